@@ -1,0 +1,52 @@
+# Two commands do all set-up on a fresh Debian machine (Python 3.11, as root):
+#   make demo   - virtual environment, toolwire, the demo
+#   make test   - everything the tests need (Debian's postgresql and redis-server too), then
+#                 ruff check, ruff format --check, mypy --strict on src/, and pytest
+# make bench prints toolwire's figures against the competitors measured in the same run.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint pytest bench system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV))
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e . --group dev
+	touch $@
+
+$(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e . --group dev --group bench
+	touch $@
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/python examples/demo.py
+
+# Debian's PostgreSQL and Redis servers; the test suite starts throwaway instances itself.
+system-deps:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; \
+	fi
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/mypy --strict src/toolwire
+
+pytest: $(VENV)/.dev-installed system-deps
+	$(BIN)/pytest
+
+test: lint pytest
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

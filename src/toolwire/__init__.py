@@ -1,0 +1,135 @@
+"""toolwire: streamed LLM tool calls made safe and fast.
+
+``import toolwire`` is cheap: names are loaded from their private modules on first use, so
+optional dependencies (pydantic for ``@tool``, redis, psycopg) are imported only by the
+code that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0.dev0"
+
+# name -> private module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    "ContentFiltered": "_errors",
+    "JSONDepthError": "_errors",
+    "JSONSizeError": "_errors",
+    "JSONSyntaxError": "_errors",
+    "ProviderError": "_errors",
+    "RetryableError": "_errors",
+    "StoreError": "_errors",
+    "StreamAborted": "_errors",
+    "StreamError": "_errors",
+    "StreamFormatError": "_errors",
+    "StreamLimitExceeded": "_errors",
+    "StreamTimeout": "_errors",
+    "TokenLimitExceeded": "_errors",
+    "ToolDefinitionError": "_errors",
+    "ToolwireError": "_errors",
+    "UnknownFormat": "_errors",
+    # events
+    "Finished": "_events",
+    "ReasoningDelta": "_events",
+    "StringAppended": "_events",
+    "TextDelta": "_events",
+    "ToolCallArguments": "_events",
+    "ToolCallEnded": "_events",
+    "ToolCallRejected": "_events",
+    "ToolCallStarted": "_events",
+    "UsageReported": "_events",
+    "ValueCompleted": "_events",
+    "ValueStarted": "_events",
+    # §1 partial JSON
+    "MISSING": "_partial_json",
+    "PartialJSONParser": "_partial_json",
+    "parse_partial": "_partial_json",
+    # §2 assembling
+    "Partial": "_response",
+    "PartialCall": "_response",
+    "RejectedCall": "_response",
+    "Response": "_response",
+    "StreamAssembler": "_assembler",
+    "ToolCall": "_response",
+    "Usage": "_response",
+    # §3 tools and execution
+    "AsyncExecutor": "_executor",
+    "Executor": "_executor",
+    "MemoryStore": "stores.memory",
+    "Outcome": "_execution",
+    "SQLiteStore": "stores.sqlite",
+    "Tool": "_toolbox",
+    "ToolContext": "_toolbox",
+    "Toolbox": "_toolbox",
+    "arguments_hash": "_idempotency",
+    "tool_results": "_results",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"toolwire.{module}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:
+    from ._assembler import StreamAssembler
+    from ._errors import (
+        ContentFiltered,
+        JSONDepthError,
+        JSONSizeError,
+        JSONSyntaxError,
+        ProviderError,
+        RetryableError,
+        StoreError,
+        StreamAborted,
+        StreamError,
+        StreamFormatError,
+        StreamLimitExceeded,
+        StreamTimeout,
+        TokenLimitExceeded,
+        ToolDefinitionError,
+        ToolwireError,
+        UnknownFormat,
+    )
+    from ._events import (
+        Finished,
+        ReasoningDelta,
+        StringAppended,
+        TextDelta,
+        ToolCallArguments,
+        ToolCallEnded,
+        ToolCallRejected,
+        ToolCallStarted,
+        UsageReported,
+        ValueCompleted,
+        ValueStarted,
+    )
+    from ._execution import Outcome
+    from ._executor import AsyncExecutor, Executor
+    from ._idempotency import arguments_hash
+    from ._partial_json import MISSING, PartialJSONParser, parse_partial
+    from ._response import (
+        Partial,
+        PartialCall,
+        RejectedCall,
+        Response,
+        ToolCall,
+        Usage,
+    )
+    from ._results import tool_results
+    from ._toolbox import Tool, ToolContext, Toolbox
+    from .stores.memory import MemoryStore
+    from .stores.sqlite import SQLiteStore

@@ -1,0 +1,125 @@
+"""The normalised deltas that provider adapters hand to the assembler.
+
+An adapter translates one wire format's payloads (decoded JSON dicts) into these deltas and
+does nothing else: no correlation, no per-call state beyond what its format needs to
+translate (an Anthropic adapter remembers ``stop_reason`` from ``message_delta`` until
+``message_stop``). The assembler alone routes fragments to calls, owns per-call parsers
+and decides how the response finished.
+
+Adapter contract (see ``_adapters/``)::
+
+    class Adapter(Protocol):
+        format: str                                   # "openai-chat", "anthropic", ...
+        def translate(self, payload: dict[str, Any]) -> list[Delta]: ...
+
+``translate`` raises ``StreamFormatError`` (without ``partial``; the assembler adds it) for
+a payload that breaks its format, and returns ``[]`` for event types it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+FinishKind = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetaDelta:
+    """Response-level identity: the provider's response id and the model name."""
+
+    response_id: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextPart:
+    """Visible text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningPart:
+    """Reasoning / thinking text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallDelta:
+    """A piece of one tool call.
+
+    - ``id``: the provider's public call id (what a tool result must echo), ``None`` when
+      absent or empty.
+    - ``ref``: a correlation id that is not the public id (Responses ``item_id``);
+      routing uses ``ref`` when set, else ``id``.
+    - ``index``: the provider's index hint (Chat ``index``, Anthropic block index,
+      Responses ``output_index``); may be missing, sparse, or reused.
+    - ``name``: set once per call; ``None`` or ``""`` when this piece does not carry it.
+    - ``arguments``: a fragment of the JSON argument text (``""`` when none).
+    - ``final_arguments``: the complete argument text as the provider restates it at the
+      end (Responses ``function_call_arguments.done``); the assembler feeds what is
+      missing and rejects the call if it contradicts the fragments.
+    - ``start``: ``True`` when the format says explicitly that this piece opens a new call
+      (``content_block_start``, ``output_item.added``, ``contentBlockStart``); ``False``
+      when the format says it must continue an open call (a delta for a block that never
+      started is then a format error); ``None`` when the format does not say (OpenAI Chat:
+      the assembler's correlation rules decide).
+    - ``end``: the provider says the call's arguments are complete after this piece.
+    - ``metadata``: values to keep and echo back (Gemini ``thought_signature``,
+      Responses ``item_id``); merged into the call's metadata.
+    """
+
+    id: str | None = None
+    ref: str | None = None
+    index: int | None = None
+    name: str | None = None
+    arguments: str = ""
+    final_arguments: str | None = None
+    start: bool | None = None
+    end: bool = False
+    metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageDelta:
+    """Usage counts reported by this payload; ``None`` means not reported here. Later
+    reports override earlier ones field by field (providers send running totals)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinishDelta:
+    """The format's terminal event: the turn is over.
+
+    ``kind`` is the adapter's reading of ``raw`` (``"stop"`` for ``stop`` / ``end_turn`` /
+    ``STOP`` / ``completed``...; ``"tool_calls"`` for ``tool_calls`` / ``tool_use``;
+    ``"length"``; ``"content_filter"``; ``"error"``). Emitted once, at the event after
+    which the response is complete (OpenAI Chat: the choice's ``finish_reason``;
+    Anthropic: ``message_stop``; Responses: ``response.completed`` / ``.incomplete`` /
+    ``.failed``; Gemini: a candidate's ``finishReason``; Bedrock: ``messageStop``;
+    Ollama: ``done: true``; Cohere: ``message-end``).
+    """
+
+    raw: str | None
+    kind: FinishKind
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorDelta:
+    """An error event or error payload inside the stream."""
+
+    message: str
+    error: Any = None
+
+
+Delta = Union[MetaDelta, TextPart, ReasoningPart, CallDelta, UsageDelta, FinishDelta, ErrorDelta]

@@ -1,0 +1,61 @@
+"""Shared test set-up: where the recorded corpus lives, and skip-or-fail for missing parts.
+
+Under ``CI=true`` a missing corpus or server fails the run instead of skipping, so a green
+CI means every test really ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci" if IN_CI else "default")
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS_DIR = Path(os.environ.get("TOOLWIRE_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip the calling test when ``condition`` is false, or fail it under ``CI=true``."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def corpus_available() -> bool:
+    """Whether ``../shared/corpus`` (the 51 recorded provider streams) is present."""
+    return (CORPUS_DIR / "expected.json").is_file()
+
+
+def load_expected() -> dict[str, Any]:
+    """The corpus's ``expected.json``, or ``{}`` where the corpus is absent."""
+    if not corpus_available():
+        return {}
+    data: dict[str, Any] = json.loads((CORPUS_DIR / "expected.json").read_text("utf-8"))
+    return data
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    """The corpus folder; skips (or fails under CI) when it is absent."""
+    require(corpus_available(), f"the recorded corpus is not at {CORPUS_DIR}")
+    return CORPUS_DIR
