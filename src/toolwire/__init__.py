@@ -59,7 +59,7 @@ _EXPORTS: dict[str, str] = {
     "AsyncExecutor": "_executor",
     "Executor": "_executor",
     "MemoryStore": "stores.memory",
-    "Outcome": "_execution",
+    "Outcome": "_outcome",
     "SQLiteStore": "stores.sqlite",
     "Tool": "_toolbox",
     "ToolContext": "_toolbox",
@@ -117,7 +117,7 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._execution import Outcome
+    from ._outcome import Outcome
     from ._executor import AsyncExecutor, Executor
     from ._idempotency import arguments_hash
     from ._partial_json import MISSING, PartialJSONParser, parse_partial

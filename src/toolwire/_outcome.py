@@ -1,0 +1,51 @@
+"""``Outcome``: what happened to one tool call, the executor's answer per call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+OutcomeStatus = Literal[
+    "completed",
+    "replayed",
+    "failed",
+    "rejected",
+    "skipped",
+    "timed_out",
+    "unknown",
+    "in_progress",
+    "conflict",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """The result of one tool call.
+
+    ``status``:
+
+    - ``"completed"``: the tool ran now and returned ``value``;
+    - ``"replayed"``: a stored result was returned, the tool did not run;
+    - ``"failed"``: the tool raised (now, or when it first ran); ``error`` says what;
+    - ``"rejected"``: unknown tool or invalid arguments; ``error`` is written for the model;
+    - ``"skipped"``: not run because another call of the same response was rejected;
+    - ``"timed_out"``: the tool did not finish within its timeout; its effect is in doubt,
+      so the store keeps the call as ``unknown``;
+    - ``"unknown"``: the tool may have run (crash, cancellation, lost lease); never re-run
+      automatically;
+    - ``"in_progress"``: another worker holds the call right now;
+    - ``"conflict"``: the same call identity was seen before with different arguments.
+
+    ``value`` is the tool's return value (for ``replayed``, decoded from the stored JSON);
+    ``result_json`` is the stored JSON text of it, byte-identical between the first run
+    and every replay; ``idempotency_key`` is the key the tool received in its context
+    (``None`` for calls that never got one: rejected or skipped).
+    """
+
+    call_id: str
+    name: str
+    status: OutcomeStatus
+    value: Any = None
+    error: str | None = None
+    idempotency_key: str | None = None
+    result_json: str | None = None
