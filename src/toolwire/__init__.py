@@ -117,9 +117,9 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._outcome import Outcome
     from ._executor import AsyncExecutor, Executor
     from ._idempotency import arguments_hash
+    from ._outcome import Outcome
     from ._partial_json import MISSING, PartialJSONParser, parse_partial
     from ._response import (
         Partial,
@@ -130,6 +130,6 @@ if TYPE_CHECKING:
         Usage,
     )
     from ._results import tool_results
-    from ._toolbox import Tool, ToolContext, Toolbox
+    from ._toolbox import Tool, Toolbox, ToolContext
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 FinishKind = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 
@@ -122,4 +122,4 @@ class ErrorDelta:
     error: Any = None
 
 
-Delta = Union[MetaDelta, TextPart, ReasoningPart, CallDelta, UsageDelta, FinishDelta, ErrorDelta]
+Delta = MetaDelta | TextPart | ReasoningPart | CallDelta | UsageDelta | FinishDelta | ErrorDelta

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ._response import Usage
 
-JSONPath = tuple[Union[str, int], ...]
+JSONPath = tuple[str | int, ...]
 ValueKind = Literal["object", "array", "string", "number", "true", "false", "null"]
 
 
@@ -59,7 +59,7 @@ class ValueCompleted:
     value: Any
 
 
-JSONEvent = Union[ValueStarted, StringAppended, ValueCompleted]
+JSONEvent = ValueStarted | StringAppended | ValueCompleted
 
 
 # ------------------------------------------------------------------------- stream events
@@ -157,13 +157,13 @@ class Finished:
     raw_finish_reason: str | None
 
 
-StreamEvent = Union[
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallArguments,
-    ToolCallEnded,
-    ToolCallRejected,
-    UsageReported,
-    Finished,
-]
+StreamEvent = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArguments
+    | ToolCallEnded
+    | ToolCallRejected
+    | UsageReported
+    | Finished
+)

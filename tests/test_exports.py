@@ -1,0 +1,63 @@
+"""The public surface: one sorted ``__all__`` that is complete, and a cheap import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import toolwire
+
+
+def test_all_is_sorted_and_unique() -> None:
+    """``toolwire.__all__`` is sorted and lists each name once."""
+    assert toolwire.__all__ == sorted(set(toolwire.__all__))
+
+
+def test_every_exported_name_resolves() -> None:
+    """Every name in ``__all__`` can be imported from ``toolwire``."""
+    for name in toolwire.__all__:
+        assert getattr(toolwire, name) is not None, name
+
+
+def test_exported_objects_say_they_are_toolwire_s() -> None:
+    """Every exported class or function is defined inside the toolwire package."""
+    for name in toolwire.__all__:
+        value = getattr(toolwire, name)
+        module = getattr(value, "__module__", None)
+        if module is None:  # a constant such as MISSING
+            continue
+        assert module.startswith("toolwire."), (name, module)
+
+
+def test_public_modules_export_nothing_else() -> None:
+    """Public objects defined in toolwire's private modules are all in ``__all__``."""
+    exported = set(toolwire.__all__)
+    modules = {
+        getattr(toolwire, name).__module__
+        for name in exported
+        if hasattr(getattr(toolwire, name), "__module__")
+    }
+    for module_name in modules:
+        module = sys.modules[module_name]
+        for name in getattr(module, "__all__", []):
+            assert name in exported, f"{module_name}.{name} is public but not exported"
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    """Asking ``toolwire`` for a name it does not have raises ``AttributeError``."""
+    try:
+        toolwire.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchThing" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
+    """``import toolwire`` loads neither pydantic, redis nor psycopg."""
+    code = (
+        "import sys, toolwire; "
+        "print(sorted(m for m in ('pydantic', 'redis', 'psycopg', 'rfc8785') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
