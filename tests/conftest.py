@@ -54,7 +54,7 @@ def load_expected() -> dict[str, Any]:
     return data
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     """The corpus folder; skips (or fails under CI) when it is absent."""
     require(corpus_available(), f"the recorded corpus is not at {CORPUS_DIR}")
