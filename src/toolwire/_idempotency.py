@@ -1,0 +1,115 @@
+"""Idempotency keys: which call this is (the call key) and what it was asked (the args hash).
+
+Strategy. Identity and payload are hashed separately, as every mature idempotency design
+does (Stripe, the IETF Idempotency-Key draft): the store keeps one record per *call key*
+and remembers the *args hash*, so the same call identity arriving with other arguments is
+recognised as a conflict instead of being replayed or re-run.
+
+- ``arguments_hash`` is the hex SHA-256 of the RFC 8785 (JSON Canonicalization Scheme)
+  form of the validated arguments: key order, whitespace, escape forms and number spelling
+  (``1.0`` and ``1``) of the model's JSON text do not matter, only the value does.
+  Values outside I-JSON (NaN, infinities, integers beyond 2**53 - 1, non-string keys,
+  lone surrogates, non-JSON types) raise :class:`IdempotencyKeyError`; they are never
+  coerced, because a coerced value could collide with a different, legitimate one.
+- ``call_key`` hashes a domain tag and the JSON array ``[scope, response_id, tool_name,
+  call_id]`` (plus an occurrence number for ids repeated inside one response). JSON
+  encoding delimits every field, so ``("a|b", "c")`` and ``("a", "b|c")`` can never meet.
+  The response id is part of the identity because OpenAI-compatible servers reuse call
+  ids such as ``call_0`` on every turn.
+- ``idempotency_key`` hashes a second domain tag with the call key and the args hash; it
+  is what a tool receives in ``ctx.idempotency_key`` and may forward downstream.
+
+Guaranteed: equal JSON values give equal hashes on every platform and Python version
+(RFC 8785 fixes the number format to ECMAScript's); distinct domain tags keep the three
+kinds of digest apart. Not guaranteed: that two *different* validated values which a tool
+treats as equal (``"1"`` and ``1``) hash alike: validation decides the value.
+
+Cost: linear in the size of the arguments (one canonical serialisation, one SHA-256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import rfc8785
+
+from ._errors import ToolwireError
+
+__all__ = ["IdempotencyKeyError", "arguments_hash", "call_key", "idempotency_key"]
+
+_CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
+_IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
+
+
+class IdempotencyKeyError(ToolwireError, ValueError):
+    """Arguments or identity fields that cannot be turned into a key.
+
+    Raised for arguments outside I-JSON (NaN, infinities, integers beyond 2**53 - 1,
+    non-string object keys, lone surrogates, values that are not JSON at all) and for
+    identity fields of the wrong type.
+    """
+
+
+def canonical_json(arguments: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 form of ``arguments``, or :class:`IdempotencyKeyError`."""
+    try:
+        data: bytes = rfc8785.dumps(arguments)
+    except RecursionError as exc:
+        raise IdempotencyKeyError("arguments nest too deeply to canonicalise") from exc
+    except (ValueError, TypeError) as exc:
+        # rfc8785.CanonicalizationError is a ValueError; TypeError guards odd mappings.
+        raise IdempotencyKeyError(f"arguments are not I-JSON: {exc}") from exc
+    return data
+
+
+def arguments_hash(arguments: Any) -> str:
+    """Hex SHA-256 of the RFC 8785 canonical form of validated ``arguments``.
+
+    Equal JSON values hash equal whatever their original spelling; a value outside I-JSON
+    raises :class:`IdempotencyKeyError` (a ``ValueError``).
+    """
+    return hashlib.sha256(canonical_json(arguments)).hexdigest()
+
+
+def _check_str(name: str, value: object, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise IdempotencyKeyError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def call_key(
+    scope: str,
+    response_id: str | None,
+    tool_name: str,
+    call_id: str,
+    occurrence: int = 0,
+) -> str:
+    """Hex SHA-256 naming one tool call: scope, provider response id, tool name, call id.
+
+    ``occurrence`` tells apart calls that repeat one id inside a single response (0 for
+    the first, as for every well-formed response). Fields are JSON-encoded as one array,
+    so no choice of field contents can make two different identities collide.
+    """
+    _check_str("scope", scope)
+    _check_str("response_id", response_id, optional=True)
+    _check_str("tool_name", tool_name)
+    _check_str("call_id", call_id)
+    if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
+        raise IdempotencyKeyError("occurrence must be a non-negative int")
+    fields: list[object] = [scope, response_id, tool_name, call_id]
+    if occurrence:
+        fields.append(occurrence)
+    # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
+    text = json.dumps(fields, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()
+
+
+def idempotency_key(call_key: str, args_hash: str) -> str:
+    """Hex SHA-256 of a call key and an args hash: the key a tool receives and forwards."""
+    _check_str("call_key", call_key)
+    _check_str("args_hash", args_hash)
+    text = json.dumps([call_key, args_hash], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(_IDEMPOTENCY_KEY_TAG + text.encode("ascii")).hexdigest()
