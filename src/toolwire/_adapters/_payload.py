@@ -1,0 +1,168 @@
+"""Typed reads from decoded provider payloads, shared by the adapters.
+
+Provider payloads are untrusted JSON: any field may be missing, ``null`` or of the wrong
+type. Every adapter reads its fields through these helpers so that a payload which breaks
+its format always becomes a ``StreamFormatError`` naming the field and carrying the payload,
+and never a ``KeyError``/``TypeError``/``AttributeError`` from inside toolwire.
+
+Conventions:
+
+- ``req_*`` helpers raise when the field is absent, ``null`` or of the wrong type;
+- ``opt_*`` helpers return ``None`` for an absent or ``null`` field and raise only for a
+  present value of the wrong type (providers send ``null`` for "not here" all the time);
+- ``where`` is a dotted description of the object being read (``"content_block"``), used
+  only to build the message.
+
+Integers never accept ``bool`` (``True`` is an ``int`` in Python, never a token count) and
+must be non-negative where they count or index something. Every helper is O(1) except
+:func:`dump_arguments`, which is linear in the size of the value it serialises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import StreamFormatError
+
+__all__ = [
+    "dump_arguments",
+    "ensure_dict",
+    "fail",
+    "opt_bool",
+    "opt_count",
+    "opt_dict",
+    "opt_list",
+    "opt_str",
+    "req_count",
+    "req_dict",
+    "req_str",
+    "type_name",
+]
+
+
+def type_name(value: Any) -> str:
+    """The JSON-ish name of ``value``'s type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def fail(message: str, payload: Any) -> StreamFormatError:
+    """A ``StreamFormatError`` for ``payload``; the caller raises it (``raise fail(...)``)."""
+    return StreamFormatError(message, payload=payload)
+
+
+def ensure_dict(value: Any, where: str, payload: Any) -> dict[str, Any]:
+    """``value`` itself as a JSON object, or a format error naming ``where``."""
+    if not isinstance(value, dict):
+        raise fail(f"{where} must be an object, got {type_name(value)}", payload)
+    return value
+
+
+def _wrong(
+    obj: Mapping[str, Any], key: str, want: str, where: str, payload: Any
+) -> StreamFormatError:
+    return fail(f"{where}.{key} must be {want}, got {type_name(obj[key])}", payload)
+
+
+def _missing(key: str, where: str, payload: Any) -> StreamFormatError:
+    return fail(f"{where}.{key} is missing", payload)
+
+
+def opt_dict(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> dict[str, Any] | None:
+    """``obj[key]`` as an object, ``None`` when absent or null."""
+    value = obj.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise _wrong(obj, key, "an object", where, payload)
+
+
+def req_dict(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> dict[str, Any]:
+    """``obj[key]`` as an object; absent, null or another type is a format error."""
+    value = opt_dict(obj, key, where, payload)
+    if value is None:
+        raise _missing(key, where, payload)
+    return value
+
+
+def opt_list(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> list[Any] | None:
+    """``obj[key]`` as an array, ``None`` when absent or null."""
+    value = obj.get(key)
+    if value is None or isinstance(value, list):
+        return value
+    raise _wrong(obj, key, "an array", where, payload)
+
+
+def opt_str(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> str | None:
+    """``obj[key]`` as a string, ``None`` when absent or null."""
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _wrong(obj, key, "a string", where, payload)
+
+
+def req_str(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> str:
+    """``obj[key]`` as a string; absent, null or another type is a format error."""
+    value = opt_str(obj, key, where, payload)
+    if value is None:
+        raise _missing(key, where, payload)
+    return value
+
+
+def opt_bool(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> bool | None:
+    """``obj[key]`` as a boolean, ``None`` when absent or null."""
+    value = obj.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise _wrong(obj, key, "a boolean", where, payload)
+
+
+def opt_count(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> int | None:
+    """``obj[key]`` as a non-negative integer (a count or an index), ``None`` when absent.
+
+    A float with an integral value (``12.0``, as some JSON encoders write counts) is
+    accepted and converted; booleans, fractions and negative numbers are format errors.
+    """
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
+        return int(value)
+    raise _wrong(obj, key, "a non-negative integer", where, payload)
+
+
+def req_count(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> int:
+    """``obj[key]`` as a non-negative integer; absent or null is a format error."""
+    value = opt_count(obj, key, where, payload)
+    if value is None:
+        raise _missing(key, where, payload)
+    return value
+
+
+def dump_arguments(value: Any, where: str, payload: Any) -> str:
+    """Serialise an argument object that a provider sent as JSON (not as JSON text).
+
+    Compact separators and ``ensure_ascii=False``: the text is toolwire's, not the
+    provider's, so it is made as short as possible and keeps non-ASCII characters
+    readable; ``json.loads`` of it gives back ``value`` exactly. Values that JSON cannot
+    carry (NaN, infinities, non-string keys, foreign objects) are a format error.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise fail(f"{where} cannot be serialised as JSON: {exc}", payload) from exc
