@@ -1,0 +1,764 @@
+"""``StreamAssembler``: one streamed response, fed payload by payload, finished strictly.
+
+Strategy (sans-IO, in the manner of h11's connection: data in through methods, events out
+as return values, no clock, no I/O):
+
+* ``feed(payload)`` normalises the payload (dict, SDK object via ``model_dump``, JSON text,
+  ``"[DONE]"``), hands it to the format's adapter (``_adapters``), and applies the
+  resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing decoder first
+  (``_framing``) and is equivalent whatever the split.
+* Tool-call fragments are correlated here, once for every format: by provider id (or
+  ``ref``), then by index hint, then to the latest open call. A fragment without a name
+  never opens a call while one is open; a fragment with a new id and a name at a taken
+  index opens one; id and name are set once and never concatenated. A call opened
+  without a name buffers its events and announces itself (``ToolCallStarted``) when the
+  name arrives. Calls are numbered 0, 1, 2... in order of appearance.
+* Each call has a :class:`CallState` with an explicit transition table
+  (``_TRANSITIONS``); a pair missing from it is a :class:`StreamFormatError`.
+* Each call owns a :class:`PartialJSONParser` fed only the new fragment; no buffer is
+  ever re-parsed. A syntax error rejects the call at once (``ToolCallRejected``); its
+  later fragments are kept as raw text only, and the stream goes on.
+* ``close()`` is all-or-nothing: a :class:`Response` only if the adapter reported the
+  terminal event with an OK kind and every call's arguments are complete JSON; otherwise
+  the matching :class:`StreamError` with a :class:`Partial` (usage included).
+
+Guarantees: no tool call is ever returned from a stream that lacks its terminal event,
+stopped at a token limit, was filtered, carried an error, or left a call's JSON
+unterminated. Bad payloads raise :class:`StreamFormatError` (never ``KeyError`` and the
+like); after any error every later call raises too. Limits (calls, argument characters
+per call, text characters) bound memory.
+
+Complexity: O(size of the payload) per payload plus the parser's amortised O(len) per
+fragment; the final arguments come from the parser's own ``close()`` (no re-parse), so a
+whole stream is linear in its size.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from typing import Any
+
+from ._adapters import Adapter, create_adapter, detect_format
+from ._deltas import (
+    CallDelta,
+    ErrorDelta,
+    FinishDelta,
+    MetaDelta,
+    ReasoningPart,
+    TextPart,
+    UsageDelta,
+)
+from ._errors import (
+    ContentFiltered,
+    JSONSyntaxError,
+    ProviderError,
+    StreamAborted,
+    StreamError,
+    StreamFormatError,
+    StreamLimitExceeded,
+    TokenLimitExceeded,
+    ToolwireError,
+)
+from ._events import (
+    Finished,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArguments,
+    ToolCallEnded,
+    ToolCallRejected,
+    ToolCallStarted,
+    UsageReported,
+)
+from ._framing import DONE, FrameDecoder, unwrap_envelope
+from ._partial_json import PartialJSONParser
+from ._response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
+
+__all__ = ["CallState", "StreamAssembler"]
+
+DEFAULT_MAX_TOOL_CALLS = 128
+DEFAULT_MAX_ARGUMENT_CHARS = 8 * 1024 * 1024
+DEFAULT_MAX_TEXT_CHARS = 32 * 1024 * 1024
+
+_OK_KINDS = frozenset({"stop", "tool_calls", "other"})
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+class CallState(enum.Enum):
+    """Where one tool call is in its life."""
+
+    PENDING = "pending"  # opened by a nameless fragment; events wait for the name
+    OPEN = "open"  # named; fragments stream into its parser
+    ENDED = "ended"  # the provider said its arguments are complete
+    REJECTED = "rejected"  # can never be valid; later fragments kept as raw text only
+
+
+class CallEvent(enum.Enum):
+    """What can happen to a call."""
+
+    NAME = "name"
+    ARGS = "args"
+    END = "end"
+    REJECT = "reject"
+
+
+_S, _E = CallState, CallEvent
+# (state, event) -> next state. Anything missing is a broken stream, not a guess.
+_TRANSITIONS: dict[tuple[CallState, CallEvent], CallState] = {
+    (_S.PENDING, _E.NAME): _S.OPEN,
+    (_S.PENDING, _E.ARGS): _S.PENDING,
+    (_S.PENDING, _E.END): _S.ENDED,
+    (_S.PENDING, _E.REJECT): _S.REJECTED,
+    (_S.OPEN, _E.ARGS): _S.OPEN,
+    (_S.OPEN, _E.END): _S.ENDED,
+    (_S.OPEN, _E.REJECT): _S.REJECTED,
+    (_S.ENDED, _E.END): _S.ENDED,
+    (_S.ENDED, _E.NAME): _S.ENDED,
+    (_S.ENDED, _E.REJECT): _S.REJECTED,
+    (_S.REJECTED, _E.NAME): _S.REJECTED,
+    (_S.REJECTED, _E.ARGS): _S.REJECTED,
+    (_S.REJECTED, _E.END): _S.REJECTED,
+}
+
+
+class _Call:
+    """Everything known about one call while the stream runs."""
+
+    __slots__ = (
+        "chars",
+        "ended_sent",
+        "hint",
+        "id",
+        "key",
+        "metadata",
+        "name",
+        "offset",
+        "parser",
+        "parts",
+        "pending",
+        "reason",
+        "ref",
+        "state",
+        "synth",
+    )
+
+    def __init__(self, key: int, hint: int | None) -> None:
+        self.key = key
+        self.hint = hint
+        self.id: str | None = None
+        self.ref: str | None = None
+        self.name: str | None = None
+        self.synth: str | None = None
+        self.state = CallState.PENDING
+        self.parser = PartialJSONParser()
+        self.parts: list[str] = []
+        self.chars = 0
+        self.pending: list[StreamEvent] | None = []  # None once the call was announced
+        self.metadata: dict[str, Any] = {}
+        self.reason: str | None = None
+        self.offset: int | None = None
+        self.ended_sent = False
+
+    def move(self, event: CallEvent, payload: Any) -> None:
+        nxt = _TRANSITIONS.get((self.state, event))
+        if nxt is None:
+            raise StreamFormatError(
+                f"tool call {self.key}: {event.value!r} is not allowed in state "
+                f"{self.state.value!r}",
+                payload=payload,
+            )
+        self.state = nxt
+
+    def raw(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+class StreamAssembler:
+    """Assemble one streamed response from provider payloads (sans-IO).
+
+    ``format`` is ``"auto"`` (decided from the first payload) or a wire format name (see
+    ``_adapters.FORMATS``). ``choice`` picks the choice of an ``n > 1`` OpenAI chat
+    stream. Limits: ``max_tool_calls`` (default 128), ``max_argument_chars`` per call
+    (default 8 MiB of text) and ``max_text_chars`` for text plus reasoning (default 32 MiB);
+    exceeding one raises :class:`StreamLimitExceeded` with ``.partial``.
+    """
+
+    __slots__ = (
+        "_adapter",
+        "_by_index",
+        "_by_ref",
+        "_calls",
+        "_choice",
+        "_closed",
+        "_error",
+        "_failed",
+        "_finish",
+        "_framer",
+        "_latest",
+        "_max_args",
+        "_max_calls",
+        "_max_text",
+        "_model",
+        "_reasoning",
+        "_response_id",
+        "_result",
+        "_text",
+        "_text_chars",
+        "_usage",
+        "format",
+    )
+
+    def __init__(
+        self,
+        format: str = "auto",
+        *,
+        choice: int = 0,
+        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        max_argument_chars: int = DEFAULT_MAX_ARGUMENT_CHARS,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    ) -> None:
+        self.format: str | None = None
+        """The wire format: as given, or detected from the first payload (``None`` before)."""
+        self._adapter: Adapter | None = None
+        if format != "auto":
+            self._adapter = create_adapter(format, choice=choice)
+            self.format = format
+        self._choice = choice
+        self._max_calls = max_tool_calls
+        self._max_args = max_argument_chars
+        self._max_text = max_text_chars
+        self._framer: FrameDecoder | None = None
+        self._calls: list[_Call] = []
+        self._by_ref: dict[str, _Call] = {}
+        self._by_index: dict[int, _Call] = {}
+        self._latest: _Call | None = None  # most recent call not ended
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._text_chars = 0
+        self._usage: Usage | None = None
+        self._finish: FinishDelta | None = None
+        self._error: ErrorDelta | None = None
+        self._response_id: str | None = None
+        self._model: str | None = None
+        self._failed: StreamError | None = None
+        self._closed = False
+        self._result: Response | None = None
+
+    # ------------------------------------------------------------------ feeding
+
+    def feed(self, payload: Any, *, event: str | None = None) -> list[StreamEvent]:
+        """Apply one provider payload; return the events it produced.
+
+        ``payload`` is a decoded dict, an SDK event object (anything with
+        ``model_dump()``), a JSON string, or ``"[DONE]"``. ``event`` is the SSE event name
+        it arrived under, if any (an ``error`` event is an error payload).
+        """
+        if self._failed is not None:
+            raise self._failed
+        if self._closed:
+            raise self._fail(StreamFormatError("feed() after close()", payload=payload))
+        if type(payload) is not dict:
+            payload = self._normalise(payload)
+            if payload is DONE:
+                return []
+        elif "__data__" in payload:
+            payload = unwrap_envelope(payload)
+        out: list[StreamEvent] = []
+        self._apply(payload, event, out)
+        return out
+
+    def feed_bytes(self, data: bytes) -> list[StreamEvent]:
+        """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
+        if self._failed is not None:
+            raise self._failed
+        if self._closed:
+            raise self._fail(StreamFormatError("feed_bytes() after close()", payload=data))
+        if type(data) is not bytes:
+            if isinstance(data, (bytearray, memoryview)):
+                data = bytes(data)
+            else:
+                raise self._fail(
+                    StreamFormatError(
+                        f"feed_bytes() takes bytes, not {type(data).__name__}", payload=data
+                    )
+                )
+        framer = self._framer
+        if framer is None:
+            framer = self._framer = FrameDecoder()
+        try:
+            items = framer.feed(data)
+        except StreamError as exc:
+            raise self._fail(exc) from None
+        out: list[StreamEvent] = []
+        for event, payload in items:
+            if payload is DONE:
+                continue
+            self._apply(payload, event, out)
+        return out
+
+    def _normalise(self, payload: Any) -> Any:
+        if isinstance(payload, str):
+            if payload.strip() == DONE:
+                return DONE
+            try:
+                payload = json.loads(payload)
+            except (ValueError, RecursionError):
+                raise self._fail(
+                    StreamFormatError("payload string is not JSON", payload=payload)
+                ) from None
+        elif isinstance(payload, (bytes, bytearray)):
+            raise self._fail(
+                StreamFormatError(
+                    "feed() takes payloads; use feed_bytes() for raw bytes", payload=payload
+                )
+            )
+        elif hasattr(payload, "model_dump"):
+            payload = self._dump(payload)
+        if type(payload) is not dict:
+            raise self._fail(
+                StreamFormatError(
+                    f"a payload must be a JSON object, not {type(payload).__name__}",
+                    payload=payload,
+                )
+            )
+        return unwrap_envelope(payload)
+
+    def _dump(self, obj: Any) -> Any:
+        # The wire shape: only fields the server sent, by their wire names.
+        try:
+            return obj.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        except TypeError:
+            pass
+        try:
+            return obj.model_dump()
+        except Exception as exc:
+            raise self._fail(
+                StreamFormatError(f"model_dump() of the payload failed: {exc}", payload=obj)
+            ) from None
+
+    def _apply(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
+        adapter = self._adapter
+        try:
+            if adapter is None:
+                if type(payload) is not dict:
+                    raise StreamFormatError(
+                        f"a payload must be a JSON object, not {type(payload).__name__}",
+                        payload=payload,
+                    )
+                self.format = detect_format(payload, event)
+                adapter = self._adapter = create_adapter(self.format, choice=self._choice)
+            if type(payload) is not dict:
+                raise StreamFormatError(
+                    f"a payload must be a JSON object, not {type(payload).__name__}",
+                    payload=payload,
+                )
+            deltas = (
+                adapter.translate(payload) if event is None else adapter.translate(payload, event)
+            )
+            for d in deltas:
+                t = type(d)
+                if t is CallDelta:
+                    self._on_call(d, payload, out)  # type: ignore[arg-type]
+                elif t is TextPart:
+                    self._on_text(d.text, payload, out, TextDelta)  # type: ignore[union-attr]
+                elif t is ReasoningPart:
+                    self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
+                elif t is UsageDelta:
+                    self._on_usage(d, out)  # type: ignore[arg-type]
+                elif t is MetaDelta:
+                    if self._response_id is None:
+                        self._response_id = d.response_id  # type: ignore[union-attr]
+                    if self._model is None:
+                        self._model = d.model  # type: ignore[union-attr]
+                elif t is FinishDelta:
+                    self._on_finish(d, out)  # type: ignore[arg-type]
+                elif t is ErrorDelta:
+                    if self._error is None:
+                        self._error = d  # type: ignore[assignment]
+                else:
+                    raise StreamFormatError(
+                        f"adapter produced {type(d).__name__}, not a delta", payload=payload
+                    )
+        except StreamError as exc:
+            raise self._fail(exc) from None
+        except ToolwireError as exc:
+            raise self._fail(StreamFormatError(str(exc), payload=payload)) from exc
+        except Exception as exc:  # a bug or a gap in an adapter must still be typed
+            raise self._fail(
+                StreamFormatError(
+                    f"payload broke the {self.format} adapter: {type(exc).__name__}: {exc}",
+                    payload=payload,
+                )
+            ) from exc
+
+    def _fail(self, exc: StreamError) -> StreamError:
+        if exc.partial is None:
+            exc.partial = self._partial()
+        self._failed = exc
+        return exc
+
+    # --------------------------------------------------------------- text, usage
+
+    def _on_text(
+        self,
+        text: str,
+        payload: Any,
+        out: list[StreamEvent],
+        kind: type[TextDelta] | type[ReasoningDelta],
+    ) -> None:
+        if not text:
+            return
+        if type(text) is not str:
+            raise StreamFormatError("text is not a string", payload=payload)
+        n = self._text_chars + len(text)
+        if n > self._max_text:
+            raise StreamLimitExceeded(
+                f"more than {self._max_text} characters of text",
+                limit="max_text_chars",
+                value=self._max_text,
+            )
+        self._text_chars = n
+        if kind is TextDelta:
+            self._text.append(text)
+            out.append(TextDelta(text=text))
+        else:
+            self._reasoning.append(text)
+            out.append(ReasoningDelta(text=text))
+
+    def _on_usage(self, d: UsageDelta, out: list[StreamEvent]) -> None:
+        old = self._usage
+        values: dict[str, Any] = {}
+        for name in _USAGE_FIELDS:
+            value = getattr(d, name)
+            if value is None and old is not None:
+                value = getattr(old, name)
+            values[name] = value
+        raw = dict(old.raw) if old is not None else {}
+        raw.update(d.raw)
+        self._usage = Usage(**values, raw=raw)
+        out.append(UsageReported(usage=self._usage))
+
+    def _on_finish(self, d: FinishDelta, out: list[StreamEvent]) -> None:
+        if self._finish is not None:
+            return  # a repeated terminal event changes nothing
+        self._finish = d
+        out.append(Finished(finish_reason=self._normalised(d), raw_finish_reason=d.raw))
+
+    def _normalised(self, d: FinishDelta) -> str:
+        if d.kind in _OK_KINDS:
+            return "tool_calls" if self._calls else "stop"
+        return d.kind
+
+    # ------------------------------------------------------------------- calls
+
+    def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
+        if self._finish is not None:
+            raise StreamFormatError("tool call fragment after the terminal event", payload=payload)
+        call = self._route(d, payload)
+        if d.id is not None and call.id is None:
+            call.id = d.id
+            self._by_ref.setdefault(d.id, call)
+        if d.metadata:
+            call.metadata.update(d.metadata)
+        if d.name and call.name is None:
+            call.name = d.name
+            call.move(CallEvent.NAME, payload)
+            self._announce(call, out)
+        if d.arguments:
+            self._on_args(call, d.arguments, payload, out)
+        if d.final_arguments is not None:
+            self._on_final(call, d.final_arguments, payload, out)
+        if d.end:
+            call.move(CallEvent.END, payload)
+            if self._latest is call:
+                self._latest = None
+            if not call.ended_sent and call.state is CallState.ENDED:
+                call.ended_sent = True
+                self._emit(call, ToolCallEnded(key=call.key), out)
+
+    def _route(self, d: CallDelta, payload: Any) -> _Call:
+        ref = d.ref or d.id
+        if ref is not None:
+            call = self._by_ref.get(ref)
+            if call is not None:
+                if d.start is True:
+                    raise StreamFormatError(f"tool call {ref!r} started twice", payload=payload)
+                return call
+        if d.start is True:
+            return self._open(d, payload)
+        index = d.index
+        latest = self._latest
+        if d.start is False:
+            # the format says this continues a call: it must be findable
+            if ref is not None:
+                raise StreamFormatError(
+                    f"fragment for tool call {ref!r} that never started", payload=payload
+                )
+            call = self._by_index.get(index) if index is not None else latest
+            if call is None:
+                raise StreamFormatError(
+                    "tool call fragment that matches no started call", payload=payload
+                )
+            return call
+        name = d.name
+        if index is not None:
+            call = self._by_index.get(index)
+            if call is not None:
+                if name and self._is_new(d, call):
+                    return self._open(d, payload)
+                return call
+            if name or latest is None:
+                return self._open(d, payload)
+            if d.id is not None and latest.id is not None and d.id != latest.id:
+                return self._open(d, payload)  # new index and new id: a call named later
+            return latest
+        if latest is None:
+            return self._open(d, payload)
+        if name and self._is_new(d, latest):
+            return self._open(d, payload)
+        return latest
+
+    @staticmethod
+    def _is_new(d: CallDelta, call: _Call) -> bool:
+        """A named fragment reaching ``call`` by position: is it really another call?"""
+        if d.id is not None and call.id is not None:
+            return d.id != call.id
+        return call.name is not None and d.name != call.name
+
+    def _open(self, d: CallDelta, payload: Any) -> _Call:
+        if len(self._calls) >= self._max_calls:
+            raise StreamLimitExceeded(
+                f"more than {self._max_calls} tool calls",
+                limit="max_tool_calls",
+                value=self._max_calls,
+            )
+        call = _Call(len(self._calls), d.index)
+        if d.ref is not None:
+            call.ref = d.ref
+            self._by_ref[d.ref] = call
+        if d.id is not None:
+            call.id = d.id
+            self._by_ref.setdefault(d.id, call)
+        if d.index is not None:
+            self._by_index[d.index] = call
+            call.metadata["provider_index"] = d.index
+        self._calls.append(call)
+        self._latest = call
+        return call
+
+    def _announce(self, call: _Call, out: list[StreamEvent]) -> None:
+        pending = call.pending
+        call.pending = None
+        out.append(
+            ToolCallStarted(
+                key=call.key, id=self._call_id(call), name=call.name or "", index=call.key
+            )
+        )
+        if pending:
+            out.extend(pending)
+
+    @staticmethod
+    def _emit(call: _Call, event: StreamEvent, out: list[StreamEvent]) -> None:
+        if call.pending is None:
+            out.append(event)
+        else:
+            call.pending.append(event)
+
+    def _on_args(self, call: _Call, text: str, payload: Any, out: list[StreamEvent]) -> None:
+        n = call.chars + len(text)
+        if n > self._max_args:
+            raise StreamLimitExceeded(
+                f"tool call {call.key}: more than {self._max_args} characters of arguments",
+                limit="max_argument_chars",
+                value=self._max_args,
+            )
+        call.chars = n
+        call.parts.append(text)
+        call.move(CallEvent.ARGS, payload)
+        if call.state is CallState.REJECTED:
+            return
+        parser = call.parser
+        try:
+            events = parser.feed(text)
+        except JSONSyntaxError as exc:
+            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+            return
+        ev = ToolCallArguments(
+            key=call.key, delta=text, json_events=events, _preview=parser.snapshot
+        )
+        if call.pending is None:
+            out.append(ev)
+        else:
+            call.pending.append(ev)
+
+    def _on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
+        if call.state is CallState.REJECTED:
+            return
+        have = call.raw()
+        if final == have:
+            return
+        if final.startswith(have):
+            self._on_args(call, final[len(have) :], payload, out)
+            return
+        self._reject(
+            call,
+            "the final arguments contradict the streamed fragments",
+            None,
+            payload,
+            out,
+        )
+
+    def _reject(
+        self,
+        call: _Call,
+        reason: str,
+        offset: int | None,
+        payload: Any,
+        out: list[StreamEvent],
+    ) -> None:
+        call.move(CallEvent.REJECT, payload)
+        call.reason = reason
+        call.offset = offset
+        self._emit(
+            call,
+            ToolCallRejected(key=call.key, reason=reason, raw_arguments=call.raw(), offset=offset),
+            out,
+        )
+
+    def _call_id(self, call: _Call) -> str:
+        if call.id:
+            return call.id
+        if call.synth is None:
+            # deterministic: same response, same position -> same id, on every run
+            seed = f"{self._response_id or ''}\0{self._model or ''}\0{call.key}"
+            call.synth = "call_" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:24]
+        return call.synth
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> Response:
+        """Finish the stream: the :class:`Response`, or the right :class:`StreamError`."""
+        if self._failed is not None:
+            raise self._failed
+        if self._result is not None:
+            return self._result
+        if not self._closed and self._framer is not None:
+            try:
+                items = self._framer.close()
+            except StreamError as exc:
+                raise self._fail(exc) from None
+            out: list[StreamEvent] = []
+            for event, payload in items:
+                if payload is not DONE:
+                    self._apply(payload, event, out)
+        self._closed = True
+        error = self._error
+        if error is not None:
+            raise self._fail(
+                ProviderError(f"the stream carried an error: {error.message}", error=error.error)
+            )
+        finish = self._finish
+        if finish is None:
+            raise self._fail(StreamAborted("the stream ended without its terminal event"))
+        if finish.kind == "length":
+            raise self._fail(
+                TokenLimitExceeded(f"the provider stopped at its token limit ({finish.raw})")
+            )
+        if finish.kind == "content_filter":
+            raise self._fail(ContentFiltered(f"the provider filtered the output ({finish.raw})"))
+        if finish.kind == "error":
+            raise self._fail(ProviderError(f"the response failed ({finish.raw})"))
+        calls: list[ToolCall] = []
+        rejected: list[RejectedCall] = []
+        for call in self._calls:
+            if call.state is not CallState.REJECTED and not call.name:
+                call.move(CallEvent.REJECT, None)
+                call.reason = "the tool name is empty"
+            if call.state is CallState.REJECTED:
+                rejected.append(self._rejected(call))
+                continue
+            raw = call.raw()
+            if not raw:
+                arguments: Any = {}
+            elif not call.parser.complete:
+                raise self._fail(
+                    TokenLimitExceeded(
+                        f"tool call {call.key} ({call.name}) has unterminated arguments under "
+                        f"finish reason {finish.raw!r}: the output was cut"
+                    )
+                )
+            else:
+                try:
+                    arguments = call.parser.close()
+                except JSONSyntaxError as exc:
+                    call.state = CallState.REJECTED
+                    call.reason = f"arguments are not valid JSON: {exc.msg}"
+                    call.offset = exc.offset
+                    rejected.append(self._rejected(call))
+                    continue
+            calls.append(
+                ToolCall(
+                    id=self._call_id(call),
+                    name=call.name or "",
+                    arguments=arguments,
+                    raw_arguments=raw,
+                    index=call.key,
+                    metadata=call.metadata,
+                )
+            )
+        self._result = Response(
+            text="".join(self._text),
+            reasoning="".join(self._reasoning),
+            tool_calls=calls,
+            rejected=rejected,
+            finish_reason=self._normalised(finish),
+            raw_finish_reason=finish.raw,
+            usage=self._usage,
+            response_id=self._response_id,
+            model=self._model,
+            format=self.format,
+        )
+        return self._result
+
+    def _rejected(self, call: _Call) -> RejectedCall:
+        return RejectedCall(
+            id=self._call_id(call),
+            name=call.name or "",
+            raw_arguments=call.raw(),
+            reason=call.reason or "rejected",
+            index=call.key,
+            offset=call.offset,
+            metadata=call.metadata,
+        )
+
+    def _partial(self) -> Partial:
+        return Partial(
+            text="".join(self._text),
+            reasoning="".join(self._reasoning),
+            calls=[
+                PartialCall(
+                    id=self._call_id(c),
+                    name=c.name or "",
+                    raw_arguments=c.raw(),
+                    index=c.key,
+                    ended=c.state is CallState.ENDED,
+                )
+                for c in self._calls
+            ],
+            usage=self._usage,
+            raw_finish_reason=self._finish.raw if self._finish is not None else None,
+            response_id=self._response_id,
+            model=self._model,
+            format=self.format,
+        )
