@@ -307,6 +307,26 @@ class StreamAssembler:
             self._apply(payload, event, out)
         return out
 
+    def feed_eof(self) -> list[StreamEvent]:
+        """Signal the end of the input; return the events of a last payload that lacked
+        only its terminator (a final SSE event without its blank line, a last NDJSON line
+        without newline). :meth:`close` calls it if you did not; later feeds raise."""
+        if self._failed is not None:
+            raise self._failed
+        out: list[StreamEvent] = []
+        if self._closed:
+            return out
+        self._closed = True
+        if self._framer is not None:
+            try:
+                items = self._framer.close()
+            except StreamError as exc:
+                raise self._fail(exc) from None
+            for event, payload in items:
+                if payload is not DONE:
+                    self._apply(payload, event, out)
+        return out
+
     def _normalise(self, payload: Any) -> Any:
         if isinstance(payload, str):
             if payload.strip() == DONE:
@@ -653,16 +673,8 @@ class StreamAssembler:
             raise self._failed
         if self._result is not None:
             return self._result
-        if not self._closed and self._framer is not None:
-            try:
-                items = self._framer.close()
-            except StreamError as exc:
-                raise self._fail(exc) from None
-            out: list[StreamEvent] = []
-            for event, payload in items:
-                if payload is not DONE:
-                    self._apply(payload, event, out)
-        self._closed = True
+        if not self._closed:
+            self.feed_eof()
         error = self._error
         if error is not None:
             raise self._fail(

@@ -59,6 +59,12 @@ def _opt_int(value: Any) -> int | None:
     return None
 
 
+def _without_nulls(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without null members (recursively): a field sent as ``null`` and a field not
+    sent are the same report, so SDK dumps and wire dicts give equal ``Usage.raw``."""
+    return {k: _without_nulls(v) if type(v) is dict else v for k, v in obj.items() if v is not None}
+
+
 def chat_usage(usage: dict[str, Any]) -> UsageDelta:
     """Read an OpenAI-style ``usage`` object (prompt/completion/total and details)."""
     cached = None
@@ -75,7 +81,7 @@ def chat_usage(usage: dict[str, Any]) -> UsageDelta:
         total_tokens=_opt_int(usage.get("total_tokens")),
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
-        raw=usage,
+        raw=_without_nulls(usage),
     )
 
 

@@ -69,6 +69,12 @@ def _obj(payload: Any, obj: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+def _without_nulls(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without null members (recursively): a field sent as ``null`` and a field not
+    sent are the same report, so SDK dumps and wire dicts give equal ``Usage.raw``."""
+    return {k: _without_nulls(v) if type(v) is dict else v for k, v in obj.items() if v is not None}
+
+
 def responses_usage(usage: dict[str, Any]) -> UsageDelta:
     """Read a Responses ``usage`` object (input/output/total tokens and their details)."""
     cached = None
@@ -85,7 +91,7 @@ def responses_usage(usage: dict[str, Any]) -> UsageDelta:
         total_tokens=_opt_int(usage.get("total_tokens")),
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
-        raw=usage,
+        raw=_without_nulls(usage),
     )
 
 
