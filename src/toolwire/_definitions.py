@@ -1,0 +1,493 @@
+"""Tool definitions in each provider's request format, and the schema rewrites they need.
+
+Strategy: a tool's ``parameters`` schema is the source of truth and is never modified;
+each format gets a fresh deep copy, rewritten for what that provider accepts. Validation
+(``Toolbox.check``) always uses the original schema, so a constraint that a provider's
+dialect cannot carry is still enforced on the model's arguments.
+
+Formats (``tool_definitions(tools, format, strict=...)`` returns one dict per tool):
+
+- ``"openai-chat"``: ``{"type": "function", "function": {"name", "description",
+  "parameters"}}``, plus ``"strict": true`` inside ``function`` when ``strict=True``.
+- ``"openai-responses"``: ``{"type": "function", "name", "description", "parameters",
+  "strict"}`` (``strict`` always present, as the Responses API expects).
+- ``"anthropic"``: ``{"name", "description", "input_schema"}``, plus ``"strict": true``
+  with a strict-mode schema when ``strict=True``.
+- ``"gemini"``: the entries of ``functionDeclarations``: ``{"name", "description",
+  "parameters"}``; send them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has
+  no meaning for Gemini and is ignored.
+
+Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
+``"additionalProperties": false`` and lists every property in ``required``; a property that
+was optional becomes nullable (``["integer", "null"]``, or ``anyOf`` with ``{"type":
+"null"}`` for references and unions; ``null`` is added to an ``enum``) and the toolbox
+reads ``null`` there as "not given". Kept keywords: ``type``, ``properties``, ``required``,
+``additionalProperties``, ``items``, ``enum``, ``const``, ``anyOf``, ``$ref``, ``$defs``,
+``definitions``, ``description``, ``pattern``, ``format`` (only the formats OpenAI lists:
+date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid), ``minimum``,
+``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf``, ``minItems``,
+``maxItems``; every other keyword is removed (``default``, ``title``, ``minLength``,
+``uniqueItems``, ``not``...). ``oneOf`` becomes ``anyOf``; ``allOf`` is merged; a ``$ref``
+with sibling keywords is inlined one level; ``prefixItems`` (tuples) becomes ``items`` with
+the member schemas as ``anyOf`` and fixed ``minItems``/``maxItems``. An object with
+arbitrary keys (``dict[str, X]``, ``additionalProperties`` a schema or absent with no
+properties) cannot be expressed in strict mode: ``ToolDefinitionError``.
+
+Gemini (:func:`gemini_schema`, the OpenAPI 3.0 subset of the Gemini API's ``Schema``,
+checked against the Gemini and Vertex AI ``Schema`` reference): every ``$ref`` is inlined
+(a recursive type cannot be: ``ToolDefinitionError``); types are the upper-case enum names
+(``"STRING"``); a type list or ``anyOf`` with ``null`` becomes ``"nullable": true``;
+``oneOf`` becomes ``anyOf``, ``allOf`` is merged; ``const`` becomes a one-value ``enum``;
+string ``enum``\\s get ``"format": "enum"``, a non-string ``enum`` is not expressible and is
+moved into the description; ``format`` is kept only for ``enum`` and ``date-time`` (the
+only formats the Gemini Developer API accepts); ``exclusiveMinimum``/``exclusiveMaximum``
+become ``minimum``/``maximum``; tuples become ``items`` with ``anyOf``; objects get
+``propertyOrdering``. Kept: ``type``, ``format``, ``description``, ``nullable``, ``enum``,
+``items``, ``minItems``, ``maxItems``, ``properties``, ``required``, ``minProperties``,
+``maxProperties``, ``minLength``, ``maxLength``, ``pattern``, ``minimum``, ``maximum``,
+``anyOf``, ``propertyOrdering``. Dropped: ``$schema``, ``$defs``, ``title``, ``default``,
+``additionalProperties``, ``examples`` and every other keyword. A tool without parameters
+gets no ``parameters`` key (Gemini rejects an ``OBJECT`` with empty ``properties``). Gemini
+names must start with a letter or ``_``: other names raise ``ToolDefinitionError``.
+
+Complexity: linear in the size of the schemas (Gemini's inlining: in the size of the
+inlined result).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ToolDefinitionError, UnknownFormat
+
+if TYPE_CHECKING:
+    from ._toolbox import Tool
+
+__all__ = ["FORMATS", "gemini_schema", "strict_schema", "tool_definitions"]
+
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+_STRICT_KEEP = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        "description",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    }
+)
+_STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+_GEMINI_KEEP = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "minItems",
+        "maxItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "propertyOrdering",
+    }
+)
+_GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+
+
+def tool_definitions(
+    tools: Iterable[Tool], format: str, *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """One definition per tool in ``format``; see the module docstring for each shape.
+
+    Raises :class:`UnknownFormat` for a format not in :data:`FORMATS` and
+    :class:`ToolDefinitionError` for a schema the format cannot express.
+    """
+    if format not in FORMATS:
+        raise UnknownFormat(
+            f"unknown tool definition format {format!r}; expected one of "
+            + ", ".join(repr(f) for f in FORMATS)
+        )
+    if not isinstance(strict, bool):
+        raise TypeError("strict must be True or False")
+    return [_definition(tool, format, strict) for tool in tools]
+
+
+def _definition(tool: Tool, format: str, strict: bool) -> dict[str, Any]:
+    where = f"tool {tool.name!r}"
+    if format == "openai-chat":
+        function: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": strict_schema(tool.parameters, where=where)
+            if strict
+            else copy.deepcopy(tool.parameters),
+        }
+        if strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+    if format == "openai-responses":
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": strict_schema(tool.parameters, where=where)
+            if strict
+            else copy.deepcopy(tool.parameters),
+            "strict": strict,
+        }
+    if format == "anthropic":
+        out: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": strict_schema(tool.parameters, where=where)
+            if strict
+            else copy.deepcopy(tool.parameters),
+        }
+        if strict:
+            out["strict"] = True
+        return out
+    # gemini
+    if not _GEMINI_NAME.match(tool.name):
+        raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")
+    declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    parameters = gemini_schema(tool.parameters, where=where)
+    if parameters.get("properties"):
+        declaration["parameters"] = parameters
+    return declaration
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _resolve(document: dict[str, Any], ref: Any, where: str) -> Any:
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        raise ToolDefinitionError(f"{where}: $ref {ref!r} points outside the schema")
+    target: Any = document
+    if ref in ("#", "#/"):
+        return target
+    for raw in ref[2:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and token in target:
+            target = target[token]
+        else:
+            raise ToolDefinitionError(f"{where}: $ref {ref!r} does not resolve")
+    return target
+
+
+def _schema_types(schema: dict[str, Any]) -> list[str]:
+    raw = schema.get("type")
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [t for t in raw if isinstance(t, str)]
+    return []
+
+
+def _admits_null(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return schema is True
+    if "null" in _schema_types(schema) or schema.get("nullable") is True:
+        return True
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and any(_admits_null(b) for b in branches):
+            return True
+    return None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None)
+
+
+def _merge_all_of(schema: dict[str, Any], where: str) -> dict[str, Any]:
+    """Fold ``allOf`` into its parent: exact for one part, for objects a union of fields."""
+    parts = schema.get("allOf")
+    if not isinstance(parts, list):
+        return schema
+    merged = {k: v for k, v in schema.items() if k != "allOf"}
+    for part in parts:
+        if not isinstance(part, dict):
+            raise ToolDefinitionError(f"{where}: allOf must hold schemas")
+        for key, value in part.items():
+            if key == "properties" and isinstance(value, dict):
+                merged.setdefault("properties", {})
+                merged["properties"] = {**merged["properties"], **value}
+            elif key == "required" and isinstance(value, list):
+                merged["required"] = list(dict.fromkeys([*merged.get("required", []), *value]))
+            elif key in merged and merged[key] != value and key not in ("description", "title"):
+                raise ToolDefinitionError(
+                    f"{where}: allOf parts disagree on {key!r}; this schema cannot be "
+                    "rewritten without allOf"
+                )
+            else:
+                merged.setdefault(key, value)
+    return merged
+
+
+def _tuple_to_items(schema: dict[str, Any]) -> dict[str, Any]:
+    prefix = schema.get("prefixItems")
+    if not isinstance(prefix, list):
+        return schema
+    out = {k: v for k, v in schema.items() if k != "prefixItems"}
+    distinct: list[Any] = []
+    for member in prefix:
+        if member not in distinct:
+            distinct.append(member)
+    if len(distinct) == 1:
+        out["items"] = distinct[0]
+    elif distinct:
+        out["items"] = {"anyOf": distinct}
+    if "items" not in schema or schema.get("items") is False:
+        out.setdefault("minItems", len(prefix))
+        out.setdefault("maxItems", len(prefix))
+    return out
+
+
+# --------------------------------------------------------------------------- strict
+
+
+def strict_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any]:
+    """A strict-mode compatible copy of ``schema`` (see the module docstring)."""
+    converted: dict[str, Any] = _Strict(schema, where).convert(schema, "#", root=True)
+    return converted
+
+
+class _Strict:
+    def __init__(self, document: dict[str, Any], where: str) -> None:
+        self.document = document
+        self.where = where
+
+    def convert(self, schema: Any, pointer: str, *, root: bool = False) -> Any:
+        where = f"{self.where} at {pointer}"
+        if schema is True or schema == {}:
+            raise ToolDefinitionError(
+                f"{where}: a value of any type cannot be expressed in strict mode"
+            )
+        if not isinstance(schema, dict):
+            raise ToolDefinitionError(f"{where}: strict mode needs a schema object")
+        schema = _merge_all_of(schema, where)
+        if "$ref" in schema and any(k not in ("$ref", "description") for k in schema):
+            siblings = {k: v for k, v in schema.items() if k != "$ref"}
+            target = _resolve(self.document, schema["$ref"], where)
+            schema = {**target, **siblings}
+            schema = _merge_all_of(schema, where)
+        if "oneOf" in schema:
+            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
+        schema = _tuple_to_items(schema)
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key not in _STRICT_KEEP:
+                continue
+            if key == "format" and value not in _STRICT_FORMATS:
+                continue
+            if key in ("properties", "$defs", "definitions"):
+                out[key] = {
+                    name: self.convert(sub, f"{pointer}/{key}/{name}")
+                    for name, sub in value.items()
+                }
+            elif key == "items":
+                out[key] = self.convert(value, f"{pointer}/items")
+            elif key == "anyOf":
+                out[key] = [self.convert(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(value)]
+            elif key == "additionalProperties":
+                continue  # decided below
+            else:
+                out[key] = copy.deepcopy(value)
+        types = _schema_types(schema)
+        is_object = "object" in types or "properties" in schema
+        if is_object:
+            extra = schema.get("additionalProperties")
+            if (
+                isinstance(extra, dict)
+                or extra is True
+                or ("properties" not in schema and extra is not False)
+            ):
+                raise ToolDefinitionError(
+                    f"{where}: an object with arbitrary keys (a dict, or additionalProperties "
+                    "with a schema) cannot be expressed in strict mode; use named fields"
+                )
+            out["additionalProperties"] = False
+            properties: dict[str, Any] = out.get("properties", {})
+            required = set(schema.get("required", []))
+            for name, sub in list(properties.items()):
+                if name not in required:
+                    properties[name] = _nullable(sub)
+            out["properties"] = properties
+            out["required"] = list(properties)
+        if root and "anyOf" in out:
+            raise ToolDefinitionError(f"{where}: the root of a strict schema must be an object")
+        return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if _admits_null(schema):
+        return schema
+    out = dict(schema)
+    raw = out.get("type")
+    if isinstance(raw, str) and "$ref" not in out and "anyOf" not in out and "const" not in out:
+        out["type"] = [raw, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+        return out
+    if isinstance(raw, list) and "$ref" not in out and "anyOf" not in out and "const" not in out:
+        out["type"] = [*raw, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+        return out
+    description = out.pop("description", None)
+    if "anyOf" in out and len(out) == 1:
+        wrapped: dict[str, Any] = {"anyOf": [*out["anyOf"], {"type": "null"}]}
+    else:
+        wrapped = {"anyOf": [out, {"type": "null"}]}
+    if description is not None:
+        wrapped["description"] = description
+    return wrapped
+
+
+# --------------------------------------------------------------------------- gemini
+
+_GEMINI_TYPES = {
+    "string": "STRING",
+    "integer": "INTEGER",
+    "number": "NUMBER",
+    "boolean": "BOOLEAN",
+    "object": "OBJECT",
+    "array": "ARRAY",
+}
+
+
+def gemini_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any]:
+    """A copy of ``schema`` in the Gemini API's OpenAPI 3.0 subset (see the module docstring)."""
+    return _Gemini(schema, where).convert(schema, "#", ())
+
+
+class _Gemini:
+    def __init__(self, document: dict[str, Any], where: str) -> None:
+        self.document = document
+        self.where = where
+
+    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
+        where = f"{self.where} at {pointer}"
+        if schema is True or schema == {}:
+            return {}
+        if not isinstance(schema, dict):
+            raise ToolDefinitionError(f"{where}: expected a schema object")
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            if ref in active:
+                raise ToolDefinitionError(
+                    f"{where}: the recursive type {ref!r} cannot be expressed for Gemini, "
+                    "whose schemas have no references"
+                )
+            target = _resolve(self.document, ref, where)
+            siblings = {k: v for k, v in schema.items() if k != "$ref"}
+            return self.convert({**target, **siblings}, ref, [*active, ref])
+        schema = _merge_all_of(schema, where)
+        if "oneOf" in schema:
+            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
+        schema = _tuple_to_items(schema)
+        out: dict[str, Any] = {}
+        nullable = schema.get("nullable") is True
+        types = _schema_types(schema)
+        if "null" in types:
+            nullable = True
+            types = [t for t in types if t != "null"]
+        if "anyOf" in schema:
+            branches = [b for b in schema["anyOf"] if not _is_null_schema(b)]
+            if len(branches) < len(schema["anyOf"]):
+                nullable = True
+            converted = [
+                self.convert(b, f"{pointer}/anyOf/{i}", active) for i, b in enumerate(branches)
+            ]
+            if len(converted) == 1:
+                out.update(converted[0])
+            elif converted:
+                out["anyOf"] = converted
+        if len(types) == 1:
+            out["type"] = _GEMINI_TYPES[types[0]]
+        elif len(types) > 1:
+            out["anyOf"] = [{"type": _GEMINI_TYPES[t]} for t in types]
+        if nullable:
+            out["nullable"] = True
+        description = schema.get("description")
+        enum_values: list[Any] | None = None
+        if "const" in schema:
+            enum_values = [schema["const"]]
+        elif isinstance(schema.get("enum"), list):
+            enum_values = [v for v in schema["enum"] if v is not None]
+            if len(enum_values) < len(schema["enum"]):
+                out["nullable"] = True
+        if enum_values is not None:
+            if all(isinstance(v, str) for v in enum_values):
+                out["type"] = "STRING"
+                out["enum"] = enum_values
+                out["format"] = "enum"
+            else:
+                shown = ", ".join(_json_text(v) for v in enum_values)
+                note = f"Allowed values: {shown}."
+                description = f"{description} {note}" if description else note
+        if description:
+            out["description"] = description
+        for key, value in schema.items():
+            if key not in _GEMINI_KEEP or key in out or key in ("description", "enum", "anyOf"):
+                continue
+            if key in ("type", "nullable"):
+                continue
+            if key == "format":
+                if value in ("enum", "date-time"):
+                    out[key] = value
+            elif key == "properties":
+                out[key] = {
+                    name: self.convert(sub, f"{pointer}/properties/{name}", active)
+                    for name, sub in value.items()
+                }
+                out["propertyOrdering"] = list(value)
+            elif key == "items":
+                out[key] = self.convert(value, f"{pointer}/items", active)
+            elif key == "propertyOrdering":
+                continue
+            else:
+                out[key] = copy.deepcopy(value)
+        for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            value = schema.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.setdefault(bound, value)
+        if out.get("type") == "OBJECT" and "properties" not in out:
+            out.pop("propertyOrdering", None)
+        return out
+
+
+def _is_null_schema(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "null" and len(schema) == 1
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,275 @@
+"""Turn a Python function's signature into a JSON Schema and a pydantic validator.
+
+Strategy: :func:`describe_function` reads the signature once (with ``typing.get_type_hints``
+so that string annotations resolve), builds one pydantic model for the arguments with
+``create_model`` (``strict=True``, ``extra="forbid"``) and asks pydantic for its JSON Schema.
+Every parameter becomes a field under a private name (``p0``, ``p1``...) with the parameter
+name as its alias, so that parameter names that clash with pydantic's own attributes
+(``json``, ``schema``, ``model_config``) or start with an underscore still work; the schema
+and the validated data use the parameter names.
+
+What the schema says:
+
+- types: whatever pydantic supports (``str``, ``int``, ``float``, ``bool``, ``None`` and
+  ``Optional``, ``list``/``tuple``/``dict``/``set``, pydantic models, dataclasses,
+  ``TypedDict``, ``Literal``, ``Enum``, ``datetime``, ``UUID``...);
+- descriptions: the function's description is the first paragraph of its docstring;
+  a parameter's description comes from ``Annotated[T, "text"]``,
+  ``Annotated[T, Field(description=...)]`` or the docstring's Google-style ``Args:`` /
+  ``Arguments:`` / ``Parameters:`` section or NumPy-style ``Parameters`` section, in that
+  order of precedence;
+- constraints from ``Field(...)`` (in ``Annotated`` or as the default) and defaults;
+- field titles are left out (they repeat the names); models keep theirs in ``$defs``.
+
+Refused with :class:`ToolDefinitionError`: ``*args``, ``**kwargs``, positional-only
+parameters, a parameter without an annotation (a missing annotation would silently accept
+anything, so it is an error rather than ``Any``; write ``Any`` to mean it), annotations
+that do not resolve, and types pydantic cannot validate or describe as JSON Schema.
+
+A parameter annotated ``ToolContext`` is the injected context: it never appears in the
+schema and must not have a default that matters (it is always passed).
+
+Complexity: all work happens once, at registration; nothing here runs per call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
+
+from ._errors import ToolDefinitionError
+
+__all__ = ["FunctionSpec", "describe_function", "parse_docstring"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionSpec:
+    """What :func:`describe_function` learnt about a function.
+
+    ``model`` validates the arguments (keys are parameter names); ``fields`` maps each
+    parameter name to the model's private field name; ``ctx_param`` is the name of the
+    ``ToolContext`` parameter, if any; ``required`` lists the parameters without defaults.
+    """
+
+    description: str
+    parameters: dict[str, Any]
+    model: type[BaseModel]
+    fields: dict[str, str]
+    ctx_param: str | None
+    required: tuple[str, ...]
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    """Leave out the per-field ``title`` pydantic derives from each name (pure noise)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        """Never add derived field titles; explicit ``Field(title=...)`` are kept."""
+        return False
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$", re.IGNORECASE)
+_NUMPY_SECTION = re.compile(r"^(Parameters|Params|Arguments)\s*$", re.IGNORECASE)
+_UNDERLINE = re.compile(r"^-{3,}\s*$")
+_OTHER_SECTION = re.compile(
+    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|References|Attributes|Warnings?)"
+    r"\s*:?\s*$",
+    re.IGNORECASE,
+)
+_GOOGLE_ITEM = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_NUMPY_ITEM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(:.*)?$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a docstring into the description (first paragraph) and parameter docs.
+
+    The description is the first paragraph with its lines joined by spaces. Parameter
+    documentation is read from a Google-style ``Args:`` section (``name (type): text``,
+    continuation lines indented further) or a NumPy-style ``Parameters`` section
+    (``name : type`` then indented text). Anything else is ignored.
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    paragraph: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if _SECTION.match(line.strip()) or (_NUMPY_SECTION.match(line.strip())):
+            break
+        paragraph.append(line.strip())
+    description = " ".join(paragraph)
+    return description, _parameter_docs(lines)
+
+
+def _parameter_docs(lines: list[str]) -> dict[str, str]:
+    docs: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        numpy = (
+            _NUMPY_SECTION.match(stripped) is not None
+            and i + 1 < len(lines)
+            and _UNDERLINE.match(lines[i + 1].strip()) is not None
+        )
+        if _SECTION.match(stripped) or numpy:
+            base = len(lines[i]) - len(lines[i].lstrip())
+            i += 2 if numpy else 1
+            current: str | None = None
+            item_indent: int | None = None
+            while i < len(lines):
+                line = lines[i]
+                text = line.strip()
+                indent = len(line) - len(line.lstrip())
+                if not text:
+                    i += 1
+                    continue
+                if _OTHER_SECTION.match(text) and indent <= base:
+                    break
+                if numpy and i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1].strip()):
+                    break
+                if not numpy and indent <= base:
+                    break
+                pattern = _NUMPY_ITEM if numpy else _GOOGLE_ITEM
+                match = pattern.match(text)
+                if match and (item_indent is None or indent <= item_indent):
+                    item_indent = indent
+                    current = match.group(1)
+                    first = "" if numpy else match.group(3)
+                    docs[current] = first.strip()
+                elif current is not None:
+                    docs[current] = f"{docs[current]} {text}".strip()
+                i += 1
+            continue
+        i += 1
+    return {k: v for k, v in docs.items() if v}
+
+
+def _is_context(annotation: Any) -> bool:
+    from ._toolbox import ToolContext  # a cycle at import time otherwise
+
+    return annotation is ToolContext
+
+
+def _split_annotated(annotation: Any) -> tuple[Any, list[Any]]:
+    if typing.get_origin(annotation) is Annotated:
+        args = typing.get_args(annotation)
+        return args[0], list(args[1:])
+    return annotation, []
+
+
+def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionSpec:
+    """Read ``fn``'s signature and docstring into a :class:`FunctionSpec`.
+
+    Raises :class:`ToolDefinitionError` for what cannot be described (see the module
+    docstring). ``name`` is only used in messages and as the model's title.
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from None
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # NameError, TypeError... from user annotations
+        raise ToolDefinitionError(
+            f"tool {name!r}: its type annotations do not resolve: {exc}"
+        ) from None
+    description, param_docs = parse_docstring(inspect.getdoc(fn))
+
+    definitions: dict[str, Any] = {}
+    fields: dict[str, str] = {}
+    required: list[str] = []
+    ctx_param: str | None = None
+    for position, param in enumerate(signature.parameters.values()):
+        where = f"tool {name!r}, parameter {param.name!r}"
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            raise ToolDefinitionError(f"{where}: *args cannot be described as JSON arguments")
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            raise ToolDefinitionError(f"{where}: **kwargs cannot be described as JSON arguments")
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                f"{where}: positional-only parameters cannot be passed by name"
+            )
+        if param.name not in hints:
+            raise ToolDefinitionError(
+                f"{where}: missing type annotation (annotate it; use typing.Any to accept "
+                "any JSON value)"
+            )
+        annotation = hints[param.name]
+        if _is_context(annotation):
+            if ctx_param is not None:
+                raise ToolDefinitionError(f"{where}: only one ToolContext parameter is allowed")
+            ctx_param = param.name
+            continue
+        base, metadata = _split_annotated(annotation)
+        texts = [m for m in metadata if isinstance(m, str)]
+        others = [m for m in metadata if not isinstance(m, str)]
+        field_type: Any = (
+            Annotated.__class_getitem__((base, *others))  # type: ignore[attr-defined]
+            if others
+            else base
+        )
+        default = param.default
+        info_kwargs: dict[str, Any] = {"alias": param.name}
+        doc = texts[0] if texts else param_docs.get(param.name)
+        if isinstance(default, FieldInfo):
+            field_info = default
+            if field_info.alias is not None:
+                raise ToolDefinitionError(f"{where}: Field(alias=...) is not supported")
+            merged = FieldInfo.merge_field_infos(field_info, **info_kwargs)
+            if doc and merged.description is None:
+                merged.description = doc
+            is_required = merged.is_required()
+            definitions[f"p{position}"] = (field_type, merged)
+        else:
+            if doc is not None:
+                info_kwargs["description"] = doc
+            is_required = default is inspect.Parameter.empty
+            if not is_required:
+                info_kwargs["default"] = default
+            definitions[f"p{position}"] = (field_type, Field(**info_kwargs))
+        fields[param.name] = f"p{position}"
+        if is_required:
+            required.append(param.name)
+
+    config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        protected_namespaces=(),
+        populate_by_name=False,
+        arbitrary_types_allowed=False,
+    )
+    try:
+        model = pydantic.create_model(_model_name(name), __config__=config, **definitions)
+        schema = model.model_json_schema(schema_generator=_NoFieldTitles)
+    except ToolDefinitionError:
+        raise
+    except Exception as exc:  # pydantic's schema generation and user types
+        raise ToolDefinitionError(
+            f"tool {name!r}: its parameters cannot be described as JSON Schema: {exc}"
+        ) from None
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return FunctionSpec(
+        description=description,
+        parameters=schema,
+        model=model,
+        fields=fields,
+        ctx_param=ctx_param,
+        required=tuple(required),
+    )
+
+
+def _model_name(name: str) -> str:
+    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return f"{cleaned}_arguments"

@@ -1,0 +1,741 @@
+"""Tools: registration, JSON Schemas, validation of the model's arguments, invocation.
+
+Strategy: a :class:`Toolbox` holds :class:`Tool` objects by name. Each tool compiles its
+validator once, at registration: a pydantic model built from the function's type hints
+(``@tools.tool``, see ``_schema.py``) or a compiled raw JSON Schema (``tools.add``, see
+``_jsonschema.py``). :meth:`Toolbox.check` turns each call of a finished response into a
+:class:`ValidCall` or an :class:`InvalidCall` whose ``reason`` is written for the model to
+read, so the application can send it back and let the model correct itself.
+
+Coercion policy: **strict JSON types**. ``"5"`` is not accepted for an ``int``, ``1.5`` and
+``1.0`` are not accepted for an ``int`` parameter of a typed tool (pydantic's ``strict=True``
+semantics on JSON input; a raw JSON Schema follows JSON Schema, where ``1.0`` is an
+integer), ``true`` is not a number, an integer *is* accepted for a ``float``. Types that JSON
+cannot carry are read from their JSON form (an ISO string for a ``datetime``, an array for a
+``tuple`` or ``set``, the value for an ``Enum``).
+
+Unknown (extra) arguments are **rejected**: the model hallucinated a parameter, and
+dropping it silently would run a call the model did not mean. (Nested pydantic models keep
+their own ``extra`` setting; pydantic's default ignores and drops extra keys there.)
+
+``null`` for an optional parameter whose type does not admit ``null`` means "not given"
+(the default applies): that is how OpenAI strict mode (``definitions(..., strict=True)``)
+expresses an omitted optional argument, and it makes both spellings hash the same. An
+optional parameter whose type admits ``null`` (``int | None = 3``) keeps the ``null``.
+
+Empty arguments: a call whose raw argument text is empty (the assembler then gives
+``arguments == {}``) is accepted as ``{}`` only for tools without required parameters; for
+a tool with required parameters it is an ``InvalidCall`` saying the arguments were empty.
+
+Validated arguments (:meth:`Tool.validate`) are JSON-compatible values in a deterministic
+form: defaults filled in (typed tools), sets as sorted arrays, enums as their values. They
+are what the executor hashes and stores; :meth:`Tool.invoke` turns them back into the
+declared Python types.
+
+Messages for the model name the tool, the path of the field (``items[2].name``), what was
+expected and what was received; an unknown tool's message lists the known tools.
+
+Complexity: registration does all schema work once; checking a call is linear in the size
+of its arguments (times the branches of unions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+import pydantic
+import pydantic_core
+
+from ._errors import ToolDefinitionError, ToolwireError
+from ._jsonschema import (
+    SchemaValidator,
+    Violation,
+    compile_schema,
+    describe_value,
+)
+from ._response import RejectedCall, Response, ToolCall
+from ._schema import FunctionSpec, describe_function
+
+__all__ = [
+    "ArgumentsInvalid",
+    "InvalidCall",
+    "Tool",
+    "ToolContext",
+    "Toolbox",
+    "ValidCall",
+    "json_value",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_MAX_VIOLATIONS = 10
+
+
+class ArgumentsInvalid(ToolwireError, ValueError):
+    """A tool's arguments do not fit its parameters.
+
+    ``str(exc)`` is a message written for the model (tool, field paths, expected, received);
+    ``tool`` is the tool's name and ``violations`` the individual problems.
+    """
+
+    def __init__(self, message: str, *, tool: str, violations: tuple[Violation, ...] = ()):
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+        self.violations = violations
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """Injected into a tool that declares a ``ctx: ToolContext`` parameter (never in its schema).
+
+    Forward ``idempotency_key`` to downstream services that honour one (Stripe-style
+    ``Idempotency-Key``) to make side effects effectively once; ``deadline`` is absolute,
+    on the ``time.monotonic()`` clock (``None``: no timeout).
+    """
+
+    idempotency_key: str
+    deadline: float | None
+    call_id: str
+    tool_name: str
+    scope: str
+
+    def remaining(self, now: float | None = None) -> float | None:
+        """Seconds left until ``deadline`` (never negative), ``None`` without a deadline.
+
+        ``now`` defaults to ``time.monotonic()``.
+        """
+        if self.deadline is None:
+            return None
+        current = time.monotonic() if now is None else now
+        return max(0.0, self.deadline - current)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidCall:
+    """A call whose tool exists and whose arguments validated; ``arguments`` are JSON values."""
+
+    call: ToolCall
+    tool: Tool
+    arguments: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidCall:
+    """A call that cannot run; ``reason`` is written for the model to read and act on."""
+
+    call: ToolCall | RejectedCall
+    reason: str
+
+
+class _Binding:
+    """How one tool validates and calls: a typed function or a raw schema plus callable."""
+
+    __slots__ = ()
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        raise NotImplementedError
+
+
+class _TypedBinding(_Binding):
+    """Validation by the pydantic model of a function's signature."""
+
+    __slots__ = ("_fn", "_known", "_nulls", "_spec")
+
+    def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
+        self._fn = fn
+        self._spec = spec
+        # Only used to strip optional nulls; pydantic does the validation.
+        self._nulls = compile_schema(spec.parameters)
+        self._known = list(spec.fields)
+
+    def _model(self, tool: str, arguments: Any) -> pydantic.BaseModel:
+        stripped = self._nulls.strip_optional_nulls(arguments)
+        try:
+            return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
+        except pydantic.ValidationError as exc:
+            violations = _from_pydantic(exc, stripped, self._known)
+            raise ArgumentsInvalid(
+                _invalid_message(tool, violations), tool=tool, violations=violations
+            ) from None
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        model = self._model(tool, arguments)
+        dumped = model.model_dump(mode="python", by_alias=True)
+        try:
+            result: dict[str, Any] = json_value(dumped)
+        except TypeError as exc:  # a default that JSON cannot carry
+            raise ToolDefinitionError(f"tool {tool!r}: {exc}") from None
+        return result
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        model = self._model(tool, arguments)
+        kwargs = {param: getattr(model, field) for param, field in self._spec.fields.items()}
+        if self._spec.ctx_param is not None:
+            kwargs[self._spec.ctx_param] = ctx
+        return self._fn(**kwargs)
+
+
+class _RawBinding(_Binding):
+    """Validation by a compiled raw JSON Schema; the callable gets ``**arguments``."""
+
+    __slots__ = ("_fn", "_pass_ctx", "_validator")
+
+    def __init__(self, fn: Callable[..., Any], validator: SchemaValidator, pass_ctx: bool):
+        self._fn = fn
+        self._validator = validator
+        self._pass_ctx = pass_ctx
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
+        violations = tuple(self._validator.errors(stripped))
+        if violations:
+            raise ArgumentsInvalid(
+                _invalid_message(tool, violations), tool=tool, violations=violations
+            )
+        return stripped
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        if not isinstance(arguments, dict):
+            raise ArgumentsInvalid(f'The arguments of "{tool}" must be a JSON object.', tool=tool)
+        if self._pass_ctx:
+            return self._fn(**arguments, ctx=ctx)
+        return self._fn(**arguments)
+
+
+class Tool:
+    """One registered tool; immutable after registration.
+
+    ``parameters`` is the JSON Schema of the arguments (do not mutate it; the definitions
+    toolwire produces are copies). ``idempotent`` says the tool is safe to repeat (reads);
+    ``timeout`` is its own timeout in seconds (``None``: the executor's default);
+    ``is_async`` is true for an ``async def`` tool; ``required`` names the required
+    parameters; ``fn`` is the registered function.
+    """
+
+    __slots__ = (
+        "_binding",
+        "description",
+        "fn",
+        "idempotent",
+        "is_async",
+        "name",
+        "parameters",
+        "required",
+        "timeout",
+    )
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    idempotent: bool
+    timeout: float | None
+    is_async: bool
+    required: tuple[str, ...]
+    fn: Callable[..., Any]
+    _binding: _Binding
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        binding: _Binding,
+        required: tuple[str, ...],
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        _check_name(name)
+        _check_options(name, idempotent, timeout)
+        values = {
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+            "fn": fn,
+            "_binding": binding,
+            "required": required,
+            "idempotent": idempotent,
+            "timeout": None if timeout is None else float(timeout),
+            "is_async": _is_async(fn),
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"Tool {self.name!r} is immutable after registration")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"Tool {self.name!r} is immutable after registration")
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, idempotent={self.idempotent}, timeout={self.timeout})"
+
+    def validate(self, arguments: Any) -> Any:
+        """Validate ``arguments``; return them as deterministic JSON-compatible values.
+
+        Raises :class:`ArgumentsInvalid` with a message for the model when they do not fit.
+        """
+        problem = _non_json(arguments, ())
+        if problem is not None:
+            violations = (problem,)
+            raise ArgumentsInvalid(
+                _invalid_message(self.name, violations), tool=self.name, violations=violations
+            )
+        if not isinstance(arguments, dict):
+            violations = (
+                Violation(
+                    path=(),
+                    message=f"expected a JSON object of named arguments, got "
+                    f"{describe_value(arguments)}",
+                ),
+            )
+            raise ArgumentsInvalid(
+                _invalid_message(self.name, violations), tool=self.name, violations=violations
+            )
+        return self._binding.validate(self.name, arguments)
+
+    def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
+        """Call the function with validated ``arguments`` turned into its declared types.
+
+        ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
+        tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
+        coroutine, not yet awaited.
+        """
+        return self._binding.invoke(self.name, arguments, ctx)
+
+    def result_json(self, value: Any) -> str:
+        """The JSON text of a return value, the same bytes for equal values.
+
+        Pydantic models, dataclasses, enums, sets (sorted), tuples, dates and whatever
+        pydantic can serialise are turned into JSON; keys are sorted, separators compact,
+        non-ASCII kept. Raises ``TypeError`` for a value JSON cannot carry (including NaN
+        and infinities).
+        """
+        return json.dumps(
+            json_value(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True
+        )
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # An object whose __call__ is ``async def`` is an async tool too.
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ToolDefinitionError(
+            f"invalid tool name {name!r}: names must be 1 to 64 characters of letters, "
+            "digits, '_' or '-' (what OpenAI, Anthropic and Gemini all accept)"
+        )
+
+
+def _check_options(name: str, idempotent: Any, timeout: Any) -> None:
+    if not isinstance(idempotent, bool):
+        raise ToolDefinitionError(f"tool {name!r}: idempotent must be True or False")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ToolDefinitionError(
+            f"tool {name!r}: timeout must be a positive number of seconds or None, not {timeout!r}"
+        )
+
+
+class Toolbox:
+    """The tools an application offers the model, by name.
+
+    Register with ``@tools.tool`` (from type hints) or :meth:`add` (a raw JSON Schema plus
+    a callable); check a finished response with :meth:`check_response`; describe the tools
+    for a provider with :meth:`definitions`.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Any:
+        """Register a function as a tool; usable as ``@tools.tool`` and ``@tools.tool(...)``.
+
+        The schema comes from the type hints, the description from the docstring's first
+        paragraph (or ``description``), the name from the function (or ``name``). Returns
+        the original function, unchanged.
+        """
+
+        def register(func: F) -> F:
+            self._register_function(
+                func,
+                name=name,
+                description=description,
+                idempotent=idempotent,
+                timeout=timeout,
+            )
+            return func
+
+        if fn is None:
+            return register
+        return register(fn)
+
+    def _register_function(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None,
+        description: str | None,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> Tool:
+        if not callable(fn):
+            raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        _check_name(tool_name)
+        assert isinstance(tool_name, str)
+        self._check_free(tool_name)
+        _check_options(tool_name, idempotent, timeout)
+        spec = describe_function(fn, name=tool_name)
+        tool = Tool(
+            name=tool_name,
+            description=spec.description if description is None else description,
+            parameters=spec.parameters,
+            fn=fn,
+            binding=_TypedBinding(fn, spec),
+            required=spec.required,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[tool_name] = tool
+        return tool
+
+    def add(
+        self,
+        name: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        *,
+        description: str = "",
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Register a tool from a raw JSON Schema of its arguments plus a callable.
+
+        The schema must describe an object (``"type": "object"`` or ``properties``); it is
+        compiled once (see ``_jsonschema.py`` for the keywords). ``fn`` is called with
+        ``**arguments``, plus ``ctx=`` when it declares a ``ctx`` parameter.
+        """
+        _check_name(name)
+        self._check_free(name)
+        _check_options(name, idempotent, timeout)
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        if not isinstance(parameters, dict):
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameters must be a JSON Schema dict, not {parameters!r}"
+            )
+        kind = parameters.get("type", "object")
+        if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
+            raise ToolDefinitionError(
+                f'tool {name!r}: the parameters schema must have "type": "object", not {kind!r}'
+            )
+        try:
+            json.dumps(parameters, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(
+                f"tool {name!r}: the parameters schema is not JSON: {exc}"
+            ) from None
+        validator = compile_schema(parameters)
+        required = parameters.get("required", [])
+        schema = {**parameters} if "type" in parameters else {"type": "object", **parameters}
+        try:
+            pass_ctx = "ctx" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            pass_ctx = False
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters=schema,
+            fn=fn,
+            binding=_RawBinding(fn, validator, pass_ctx),
+            required=tuple(required),
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[name] = tool
+        return tool
+
+    def _check_free(self, name: str) -> None:
+        if name in self._tools:
+            raise ToolDefinitionError(f"a tool named {name!r} is already registered")
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"Toolbox({', '.join(self._tools)})"
+
+    def check(self, call: ToolCall | RejectedCall) -> ValidCall | InvalidCall:
+        """Decide whether one call can run: a :class:`ValidCall` or an :class:`InvalidCall`.
+
+        Unknown tools, argument text that was not JSON (a ``RejectedCall``), empty
+        arguments for a tool with required parameters and schema violations give an
+        ``InvalidCall`` whose ``reason`` is meant for the model. Raises ``TypeError`` for
+        anything that is not a ``ToolCall`` or ``RejectedCall``.
+        """
+        if isinstance(call, RejectedCall):
+            return InvalidCall(call=call, reason=self._rejected_reason(call))
+        if not isinstance(call, ToolCall):
+            raise TypeError(
+                f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
+            )
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return InvalidCall(call=call, reason=self._unknown_reason(call.name))
+        if not call.raw_arguments.strip() and tool.required:
+            listing = ", ".join(f'"{r}"' for r in tool.required)
+            return InvalidCall(
+                call=call,
+                reason=f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
+                f"requires {listing}. Call it again with a JSON object holding them.",
+            )
+        arguments = {} if not call.raw_arguments.strip() else call.arguments
+        try:
+            validated = tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            return InvalidCall(call=call, reason=exc.message)
+        return ValidCall(call=call, tool=tool, arguments=validated)
+
+    def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
+        """Check every call of ``response`` (valid and rejected ones), ordered by index."""
+        if not isinstance(response, Response):
+            raise TypeError(
+                f"Toolbox.check_response takes a Response, not {type(response).__name__}"
+            )
+        calls: list[ToolCall | RejectedCall] = [*response.tool_calls, *response.rejected]
+        calls.sort(key=lambda c: c.index)
+        return [self.check(c) for c in calls]
+
+    def definitions(self, format: str, *, strict: bool = False) -> list[dict[str, Any]]:
+        """The tool definitions for a provider's request, one per tool, as fresh dicts.
+
+        ``format``: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"`` or
+        ``"gemini"`` (the ``functionDeclarations`` entries). ``strict=True`` makes the
+        schemas strict-mode compatible (OpenAI, Anthropic). Raises ``UnknownFormat``.
+        """
+        from ._definitions import tool_definitions
+
+        return tool_definitions(list(self._tools.values()), format, strict=strict)
+
+    def _known(self) -> str:
+        if not self._tools:
+            return "There are no tools available."
+        return "The available tools are: " + ", ".join(f'"{n}"' for n in self._tools) + "."
+
+    def _unknown_reason(self, name: str) -> str:
+        return f'There is no tool named "{name}". {self._known()}'
+
+    def _rejected_reason(self, call: RejectedCall) -> str:
+        if not call.name:
+            return f"The tool call has no tool name, so it cannot run. {self._known()}"
+        if call.name not in self._tools:
+            return (
+                f'There is no tool named "{call.name}" (and its arguments were not valid '
+                f"JSON: {call.reason}). {self._known()}"
+            )
+        return (
+            f'The arguments of the call to tool "{call.name}" are not valid JSON '
+            f"({call.reason}). Call it again with the arguments as one complete JSON object."
+        )
+
+
+def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
+    lines = "; ".join(str(v) for v in violations[:_MAX_VIOLATIONS])
+    return (
+        f'Invalid arguments for tool "{tool}": {lines}. '
+        f'Call "{tool}" again with corrected arguments.'
+    )
+
+
+def _non_json(value: Any, path: tuple[str | int, ...]) -> Violation | None:
+    """The first part of ``value`` that is not a JSON value (what ``json.loads`` gives)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        return Violation(path=path, message=f"{value!r} is not a JSON number")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            problem = _non_json(item, (*path, i))
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return Violation(path=path, message=f"the key {key!r} is not a string")
+            problem = _non_json(item, (*path, key))
+            if problem is not None:
+                return problem
+        return None
+    return Violation(path=path, message=f"got {describe_value(value)}")
+
+
+def _from_pydantic(
+    exc: pydantic.ValidationError, arguments: Any, known: list[str]
+) -> tuple[Violation, ...]:
+    grouped: dict[tuple[str | int, ...], list[str]] = {}
+    for error in exc.errors(include_url=False):
+        path = _walk_loc(arguments, error["loc"], error["type"] == "missing")
+        kind = error["type"]
+        if kind == "missing":
+            message = "this required property is missing"
+        elif kind == "extra_forbidden":
+            listing = ", ".join(f'"{k}"' for k in known) if path[:-1] == () else "none"
+            if path[:-1] == ():
+                message = (
+                    f"unknown property (not allowed here); the known properties are: {listing}"
+                )
+            else:
+                message = "unknown property (not allowed here)"
+        else:
+            text = str(error["msg"])
+            if text.startswith("Input should be "):
+                text = "expected " + text[len("Input should be ") :]
+            else:
+                text = text[:1].lower() + text[1:]
+            message = f"{text}, got {describe_value(error.get('input'))}"
+        messages = grouped.setdefault(path, [])
+        if message not in messages:
+            messages.append(message)
+    violations: list[Violation] = []
+    for path, messages in grouped.items():
+        if len(messages) > 1 and all(m.startswith("expected ") for m in messages):
+            # The branches of a union: one sentence, "expected X or Y, got Z".
+            got = messages[0].rsplit(", got ", 1)[-1]
+            wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
+            violations.append(Violation(path=path, message=f"expected {wanted}, got {got}"))
+        else:
+            violations.extend(Violation(path=path, message=m) for m in messages)
+    return tuple(violations[:_MAX_VIOLATIONS])
+
+
+def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tuple[str | int, ...]:
+    # pydantic's ``loc`` mixes real keys with union member tags ("int", "list[str]");
+    # only the parts that exist in the input (or the missing key itself) are a path.
+    path: list[str | int] = []
+    current = arguments
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        in_dict = isinstance(current, dict) and isinstance(part, str) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
+            path.append(part)
+            current = current[part]
+        elif last and isinstance(part, str) and (missing or isinstance(current, dict)):
+            path.append(part)
+    return tuple(path)
+
+
+def json_value(value: Any, _path: str = "the value") -> Any:
+    """Turn ``value`` into plain JSON values deterministically (sets sorted, enums unwrapped).
+
+    Raises ``TypeError`` naming the part that JSON cannot carry.
+    """
+    if value is None or type(value) in (str, bool, int):
+        return value
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise TypeError(f"{_path} is {value!r}, which JSON cannot represent")
+        return value
+    if isinstance(value, enum.Enum):
+        return json_value(value.value, _path)
+    if isinstance(value, (str, bool, int)):  # subclasses (IntEnum handled above)
+        return json_value(type(value).__mro__[-2](value), _path)
+    if isinstance(value, float):
+        return json_value(float(value), _path)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, enum.Enum):
+                key = key.value
+            if isinstance(key, bool) or key is None:
+                key = json.dumps(key)
+            elif isinstance(key, (int, float)):
+                key = json.dumps(json_value(key, _path))
+            elif not isinstance(key, str):
+                raise TypeError(f"{_path} has the key {key!r}, which JSON cannot represent")
+            out[str(key)] = json_value(item, f"{_path}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [json_value(item, f"{_path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        items = [json_value(item, f"{_path} (a set item)") for item in value]
+        # Set iteration order changes between processes (hash randomisation): sort by
+        # canonical text so equal sets give the same bytes everywhere.
+        items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
+        return items
+    if isinstance(value, pydantic.BaseModel):
+        return json_value(value.model_dump(mode="python", by_alias=True), _path)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_value(
+            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, _path
+        )
+    try:
+        converted = pydantic_core.to_jsonable_python(value)
+    except pydantic_core.PydanticSerializationError:
+        raise TypeError(
+            f"{_path} is of type {type(value).__name__}, which cannot be turned into JSON"
+        ) from None
+    return json_value(converted, _path)
