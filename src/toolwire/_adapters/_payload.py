@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ from .._errors import StreamFormatError
 __all__ = [
     "dump_arguments",
     "ensure_dict",
+    "escape_surrogates",
     "fail",
     "opt_bool",
     "opt_count",
@@ -154,6 +156,22 @@ def req_count(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> int
     return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone surrogate written as a ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` copies a lone surrogate (which ``json.loads``
+    accepts from ``"\\ud83d"``) into its output as a raw code point, and such a string
+    cannot be encoded as UTF-8. The escape means the same JSON value and is always
+    encodable. Only strings that contain a surrogate pay for the substitution.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def dump_arguments(value: Any, where: str, payload: Any) -> str:
     """Serialise an argument object that a provider sent as JSON (not as JSON text).
 
@@ -163,6 +181,7 @@ def dump_arguments(value: Any, where: str, payload: Any) -> str:
     carry (NaN, infinities, non-string keys, foreign objects) are a format error.
     """
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise fail(f"{where} cannot be serialised as JSON: {exc}", payload) from exc
+    return escape_surrogates(text)

@@ -67,6 +67,7 @@ from .._deltas import (
 from ._payload import (
     dump_arguments,
     ensure_dict,
+    escape_surrogates,
     fail,
     opt_bool,
     opt_count,
@@ -150,7 +151,7 @@ def parse_json_path(path: str) -> tuple[Segment, ...] | None:
 
 def _string_body(text: str) -> str:
     """``text`` JSON-escaped, without the surrounding quotes."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return escape_surrogates(json.dumps(text, ensure_ascii=False)[1:-1])
 
 
 class _Frame:
@@ -239,8 +240,15 @@ class _ArgumentWriter:
         return "".join(out)
 
     def _string_piece(self, piece: str) -> str:
-        piece = self._held + piece
-        self._held = ""
+        if self._held:
+            if piece and "\udc00" <= piece[0] <= "\udfff":
+                # The two halves of a pair arrived in two pieces: join them into one
+                # code point, as json.loads would have for the unsplit string.
+                pair = (self._held + piece[0]).encode("utf-16-le", "surrogatepass")
+                piece = pair.decode("utf-16-le") + piece[1:]
+            else:
+                piece = self._held + piece
+            self._held = ""
         # A pair split across two pieces must not be emitted half: hold the high half.
         if piece and "\ud800" <= piece[-1] <= "\udbff":
             piece, self._held = piece[:-1], piece[-1]
@@ -304,7 +312,7 @@ class _ArgumentWriter:
 
 
 def _json_key(key: str) -> str:
-    return json.dumps(key, ensure_ascii=False)
+    return escape_surrogates(json.dumps(key, ensure_ascii=False))
 
 
 # --------------------------------------------------------------------------- adapter
@@ -404,7 +412,7 @@ class GeminiAdapter:
         if call is not None:
             signature = opt_str(part, "thoughtSignature", "part", payload)
             metadata = {"thought_signature": signature} if signature else None
-            return [self._function_call(call, metadata, payload)]
+            return self._function_call(call, metadata, payload)
         text = opt_str(part, "text", "part", payload)
         if not text:
             return []  # empty text parts, and parts toolwire does not translate
@@ -414,7 +422,7 @@ class GeminiAdapter:
 
     def _function_call(
         self, call: dict[str, Any], metadata: dict[str, Any] | None, payload: dict[str, Any]
-    ) -> CallDelta:
+    ) -> list[Delta]:
         where = "functionCall"
         name = opt_str(call, "name", where, payload)
         more = opt_bool(call, "willContinue", where, payload) is True
@@ -431,9 +439,17 @@ class GeminiAdapter:
             if not more:
                 text += self._writer.finish()
                 self._writer = None
-            return CallDelta(
-                index=self._open_index, arguments=text, start=False, end=not more, metadata=metadata
-            )
+            elif not text and not metadata:
+                return []  # a keep-alive part: the call goes on, nothing to add
+            return [
+                CallDelta(
+                    index=self._open_index,
+                    arguments=text,
+                    start=False,
+                    end=not more,
+                    metadata=metadata,
+                )
+            ]
         if not name:
             raise fail(
                 "functionCall without a name, and no streamed call is open to continue", payload
@@ -455,15 +471,17 @@ class GeminiAdapter:
             elif not isinstance(args, dict):
                 raise fail(f"functionCall.args must be an object, got {type_name(args)}", payload)
             text = dump_arguments(args, "functionCall.args", payload)
-        return CallDelta(
-            id=call_id,
-            index=index,
-            name=name,
-            arguments=text,
-            start=True,
-            end=not more,
-            metadata=metadata,
-        )
+        return [
+            CallDelta(
+                id=call_id,
+                index=index,
+                name=name,
+                arguments=text,
+                start=True,
+                end=not more,
+                metadata=metadata,
+            )
+        ]
 
     @staticmethod
     def _write(writer: _ArgumentWriter, entries: list[Any] | None, payload: Any) -> str:
