@@ -179,12 +179,15 @@ class SSEDecoder:
         return out
 
     def feed(self, data: bytes) -> list[Item]:
-        """Feed raw bytes; return ``(event name, payload)`` for each completed event."""
-        return [self._item(ev) for ev in self.feed_events(data)]
+        """Feed raw bytes; return ``(event name, payload)`` for each completed event.
+
+        Events whose data is blank (keep-alives) carry no payload and are skipped.
+        """
+        return [self._item(ev) for ev in self.feed_events(data) if ev.data.strip()]
 
     def close(self) -> list[Item]:
         """End of input; see :meth:`close_events`."""
-        return [self._item(ev) for ev in self.close_events()]
+        return [self._item(ev) for ev in self.close_events() if ev.data.strip()]
 
     @staticmethod
     def _item(ev: SSEEvent) -> Item:

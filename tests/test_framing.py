@@ -1,0 +1,302 @@
+"""Framing: SSE by the WHATWG rules, NDJSON and JSON-array bodies, decoded identically
+whatever the byte split, with typed errors for bytes that are not a stream."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire import StreamFormatError
+from toolwire._framing import (
+    FrameDecoder,
+    JSONArrayDecoder,
+    NDJSONDecoder,
+    SSEDecoder,
+    SSEEvent,
+    detect_framing,
+)
+
+
+def sse_events(chunks: list[bytes]) -> list[SSEEvent]:
+    """All SSE events of ``chunks`` fed in order, then end of input."""
+    dec = SSEDecoder()
+    out: list[SSEEvent] = []
+    for chunk in chunks:
+        out.extend(dec.feed_events(chunk))
+    out.extend(dec.close_events())
+    return out
+
+
+def decode(decoder: Any, chunks: list[bytes]) -> list[Any]:
+    """All ``(event, payload)`` items of ``chunks`` through ``decoder``."""
+    out: list[Any] = []
+    for chunk in chunks:
+        out.extend(decoder.feed(chunk))
+    out.extend(decoder.close())
+    return out
+
+
+def bytewise(data: bytes) -> list[bytes]:
+    """``data`` as one-byte chunks."""
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
+    """``data`` cut at the given offsets."""
+    bounds = [0, *sorted(cuts), len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+# -------------------------------------------------------------------- SSE, WHATWG
+
+
+def test_multiline_data_is_joined_with_newlines() -> None:
+    """Several ``data:`` lines of one event join with ``\\n``."""
+    assert sse_events([b"data: a\ndata: b\n\n"]) == [SSEEvent(event="message", data="a\nb")]
+
+
+def test_one_space_after_the_colon_is_dropped() -> None:
+    """Only a single leading space of a field value is removed."""
+    events = sse_events([b"data:x\n\ndata:  y\n\n"])
+    assert [e.data for e in events] == ["x", " y"]
+
+
+def test_comments_and_unknown_fields_are_ignored() -> None:
+    """Lines starting with ``:`` and unknown field names do not change the event."""
+    events = sse_events([b": keep-alive\nfoo: bar\ndata: 1\n:x\n\n"])
+    assert [e.data for e in events] == ["1"]
+
+
+def test_event_name_is_carried_and_reset() -> None:
+    """``event:`` names one event only; the next defaults to ``message``."""
+    events = sse_events([b"event: error\ndata: {}\n\ndata: {}\n\n"])
+    assert [e.event for e in events] == ["error", "message"]
+
+
+def test_data_before_event_line_in_one_block() -> None:
+    """Field order inside an event does not matter (Bedrock Mantle sends data first)."""
+    events = sse_events([b"data: {}\nevent: response.created\n\n"])
+    assert events == [SSEEvent(event="response.created", data="{}")]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r", b"\r\n"])
+def test_every_line_ending(eol: bytes) -> None:
+    """LF, CR and CRLF all end lines."""
+    body = b"data: 1" + eol + b"data: 2" + eol + eol + b"data: 3" + eol + eol
+    assert [e.data for e in sse_events([body])] == ["1\n2", "3"]
+    assert [e.data for e in sse_events(bytewise(body))] == ["1\n2", "3"]
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    """A CR ending one chunk and an LF starting the next are a single line end."""
+    events = sse_events([b"data: 1\r", b"\ndata: 2\r\n\r\n"])
+    assert [e.data for e in events] == ["1\n2"]
+
+
+def test_id_and_retry_fields() -> None:
+    """``id:`` sets the last event id (not with NUL); ``retry:`` keeps digits only."""
+    dec = SSEDecoder()
+    events = dec.feed_events(b"id: 7\nretry: 1500\ndata: a\n\nid: x\0y\nretry: 1x\ndata: b\n\n")
+    assert [(e.data, e.id) for e in events] == [("a", "7"), ("b", "7")]
+    assert dec.retry == 1500
+
+
+def test_event_without_data_is_not_dispatched() -> None:
+    """A block with no data lines dispatches nothing."""
+    assert sse_events([b"event: ping\n\n\n\ndata: z\n\n"]) == [SSEEvent(event="message", data="z")]
+
+
+def test_bom_at_start_is_dropped_even_when_split() -> None:
+    """A UTF-8 BOM before the first field is skipped, also when its bytes are split."""
+    body = "\ufeffdata: 1\n\n".encode()
+    assert [e.data for e in sse_events([body])] == ["1"]
+    assert [e.data for e in sse_events(bytewise(body))] == ["1"]
+
+
+def test_utf8_character_split_across_chunks() -> None:
+    """A multi-byte character split between chunks decodes intact."""
+    body = 'data: {"t": "é€😀"}\n\n'.encode()
+    for cut in range(len(body)):
+        assert [e.data for e in sse_events([body[:cut], body[cut:]])] == ['{"t": "é€😀"}']
+
+
+def test_invalid_utf8_is_a_format_error() -> None:
+    """Bytes that are not UTF-8 raise StreamFormatError."""
+    with pytest.raises(StreamFormatError):
+        sse_events([b"data: \xff\xfe\n\n"])
+
+
+def test_last_event_without_blank_line_is_flushed_when_complete() -> None:
+    """At end of input an event lacking only its blank line is dispatched if it is JSON."""
+    assert decode(SSEDecoder(), [b'data: {"a": 1}\n']) == [(None, {"a": 1})]
+    assert decode(SSEDecoder(), [b'data: {"a": 1}']) == [(None, {"a": 1})]
+    assert decode(SSEDecoder(), [b"data: [DONE]"]) == [(None, "[DONE]")]
+
+
+def test_cut_line_is_never_completed() -> None:
+    """A last line cut inside its JSON is dropped, not repaired."""
+    assert decode(SSEDecoder(), [b'data: {"a": 1}\n\ndata: {"b": ']) == [(None, {"a": 1})]
+    assert decode(SSEDecoder(), [b'data: {"a": 1}\n\ndata: [DON']) == [(None, {"a": 1})]
+
+
+def test_error_event_name_travels_with_payload() -> None:
+    """An ``event: error`` with JSON data is returned with its event name."""
+    items = decode(SSEDecoder(), [b'event: error\ndata: {"error": {"code": "x"}}\n\n'])
+    assert items == [("error", {"error": {"code": "x"}})]
+
+
+def test_non_json_data_is_a_format_error() -> None:
+    """Data that is neither JSON nor ``[DONE]`` raises StreamFormatError naming it."""
+    with pytest.raises(StreamFormatError) as info:
+        decode(SSEDecoder(), [b"data: hello\n\n"])
+    assert "hello" in str(info.value)
+
+
+def test_blank_data_is_a_keep_alive() -> None:
+    """An event whose data is blank carries no payload and is skipped."""
+    assert decode(SSEDecoder(), [b"data:\n\ndata: {}\n\n"]) == [(None, {})]
+
+
+# ------------------------------------------------------------------ NDJSON, arrays
+
+
+def test_ndjson_lines_blank_lines_and_crlf() -> None:
+    """NDJSON yields one payload per line, skipping blank lines, with CRLF allowed."""
+    body = b'{"a": 1}\r\n\n{"b": 2}\n'
+    assert decode(NDJSONDecoder(), bytewise(body)) == [(None, {"a": 1}), (None, {"b": 2})]
+
+
+def test_ndjson_last_line_without_newline() -> None:
+    """A complete last line without newline is flushed; a cut one is dropped."""
+    assert decode(NDJSONDecoder(), [b'{"a": 1}\n{"b": 2}']) == [(None, {"a": 1}), (None, {"b": 2})]
+    assert decode(NDJSONDecoder(), [b'{"a": 1}\n{"b": 2']) == [(None, {"a": 1})]
+
+
+def test_ndjson_bad_line_is_a_format_error() -> None:
+    """A complete NDJSON line that is not JSON raises StreamFormatError."""
+    with pytest.raises(StreamFormatError):
+        decode(NDJSONDecoder(), [b"{oops}\n"])
+
+
+def test_json_array_elements_stream_out_and_unwrap_envelopes() -> None:
+    """Array elements are dispatched as they complete; recorder envelopes are unwrapped."""
+    body = json.dumps(
+        [{"__type__": "X", "__data__": {"s": 'a,]}"['}}, {"b": [1, {"c": 2}]}]
+    ).encode()
+    dec = JSONArrayDecoder()
+    seen: list[Any] = []
+    for i, chunk in enumerate(bytewise(body)):
+        seen.extend(dec.feed(chunk))
+        if i == body.index(b'"b"'):
+            assert seen == [(None, {"s": 'a,]}"['})]
+    seen.extend(dec.close())
+    assert seen == [(None, {"s": 'a,]}"['}), (None, {"b": [1, {"c": 2}]})]
+
+
+def test_json_array_cut_drops_the_unfinished_element() -> None:
+    """A cut array keeps the elements already complete and drops the rest."""
+    assert decode(JSONArrayDecoder(), [b'[{"a": 1}, {"b": ']) == [(None, {"a": 1})]
+
+
+def test_json_array_rejects_trailing_data_and_non_arrays() -> None:
+    """Data after the array, or a body that is not an array, raises StreamFormatError."""
+    with pytest.raises(StreamFormatError):
+        decode(JSONArrayDecoder(), [b'[{"a": 1}] x'])
+    with pytest.raises(StreamFormatError):
+        decode(JSONArrayDecoder(), [b'x[{"a": 1}]'])
+    with pytest.raises(StreamFormatError):
+        decode(JSONArrayDecoder(), [b"[{}, , {}]"])
+
+
+def test_empty_json_array() -> None:
+    """``[]`` holds no payloads."""
+    assert decode(JSONArrayDecoder(), [b" [ ] "]) == []
+
+
+def test_detect_framing() -> None:
+    """The first non-blank byte picks the framing; binary data is refused."""
+    assert detect_framing(b"  \n") is None
+    assert detect_framing(b"data: x") == "sse"
+    assert detect_framing(b": comment") == "sse"
+    assert detect_framing(b'\n{"a"') == "ndjson"
+    assert detect_framing(b"\xef\xbb\xbf[") == "json-array"
+    with pytest.raises(StreamFormatError):
+        detect_framing(b"\x00\x00\x00\x90")
+
+
+def test_frame_decoder_waits_for_a_decisive_byte() -> None:
+    """Auto framing works when the first bytes are whitespace or a split BOM."""
+    body = "\ufeff\n" + '{"a": 1}\n'
+    items = decode(FrameDecoder(), bytewise(body.encode()))
+    assert items == [(None, {"a": 1})]
+
+
+# ------------------------------------------------------------- split independence
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3)
+    ),
+    max_leaves=8,
+)
+_payloads = st.lists(
+    st.tuples(
+        st.sampled_from([None, "error", "response.created"]),
+        st.dictionaries(st.text(max_size=5), _values, min_size=1, max_size=3),
+    ),
+    max_size=6,
+)
+
+
+def _sse_body(items: list[tuple[str | None, Any]], eol: str, indent: int | None) -> bytes:
+    """Encode items as SSE, pretty-printed JSON spread over several ``data:`` lines."""
+    parts = []
+    for event, payload in items:
+        lines = json.dumps(payload, indent=indent).split("\n")
+        block = "".join(f"data: {line}{eol}" for line in lines)
+        if event:
+            block = f"event: {event}{eol}" + block
+        parts.append(block + eol)
+    return "".join(parts).encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=_payloads,
+    eol=st.sampled_from(["\n", "\r", "\r\n"]),
+    indent=st.sampled_from([None, 1]),
+    data=st.data(),
+)
+def test_sse_split_anywhere_gives_same_payloads(
+    items: list[tuple[str | None, Any]], eol: str, indent: int | None, data: st.DataObject
+) -> None:
+    """SSE bodies decode to the same payloads whole, byte by byte and at random splits."""
+    body = _sse_body(items, eol, indent)
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+    want = [(e, p) for e, p in items]
+    assert decode(SSEDecoder(), [body]) == want
+    assert decode(SSEDecoder(), bytewise(body)) == want
+    assert decode(SSEDecoder(), split_at(body, cuts)) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(items=_payloads, data=st.data())
+def test_ndjson_and_array_split_anywhere_give_same_payloads(
+    items: list[tuple[str | None, Any]], data: st.DataObject
+) -> None:
+    """NDJSON and JSON-array bodies decode to the same payloads however they are split."""
+    payloads = [p for _, p in items]
+    want = [(None, p) for p in payloads]
+    nd = "".join(json.dumps(p) + "\n" for p in payloads).encode()
+    arr = json.dumps(payloads, indent=2).encode()
+    for body, make in ((nd, NDJSONDecoder), (arr, JSONArrayDecoder), (arr, FrameDecoder)):
+        cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+        assert decode(make(), [body]) == want
+        assert decode(make(), bytewise(body)) == want
+        assert decode(make(), split_at(body, cuts)) == want
