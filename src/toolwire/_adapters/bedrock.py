@@ -26,7 +26,8 @@ Guaranteed:
 - The stream's exception events (``internalServerException``,
   ``modelStreamErrorException``, ``throttlingException``, ``validationException``,
   ``serviceUnavailableException``, and any other ``...Exception`` key) give an
-  ``ErrorDelta`` carrying ``{name: body}``.
+  ``ErrorDelta`` carrying ``{name: body}``; so does the ``{"error": {"code", "message"}}``
+  that :mod:`toolwire._eventstream` makes of the framing's protocol-level error messages.
 - ``messageStart`` and unknown events give ``[]``.
 
 Each event is translated in time linear in its size; the state is one small record per
@@ -63,6 +64,7 @@ _STOP_KINDS: dict[str, FinishKind] = {
 
 _EVENTS = frozenset(
     {
+        "error",  # a protocol-level error message of the binary framing (_eventstream)
         "messageStart",
         "contentBlockStart",
         "contentBlockDelta",
@@ -110,6 +112,10 @@ class BedrockConverseAdapter:
             message = opt_str(body, "message", name, payload)
             message = message or opt_str(body, "originalMessage", name, payload)
             return [ErrorDelta(message=f"{name}: {message or 'no message'}", error={name: body})]
+        if name == "error":
+            code = opt_str(body, "code", name, payload) or "error"
+            message = opt_str(body, "message", name, payload) or "no message"
+            return [ErrorDelta(message=f"{code}: {message}", error=body)]
         return []  # messageStart
 
     @staticmethod
