@@ -93,12 +93,12 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        """The violation as one sentence for a model: ``at "a.b": expected ...``."""
+        """The violation as one sentence for a model: ``at a.b: expected ...``."""
         return f"at {format_path(self.path)}: {self.message}"
 
 
 def format_path(path: Sequence[PathPart]) -> str:
-    """Render a JSON path for a reader: ``"items[2].name"``; the root is ``the arguments``."""
+    """Render a JSON path for a reader: ``items[2].name``, ``["a b"]``; the root is named."""
     if not path:
         return "the top level of the arguments"
     out: list[str] = []
@@ -109,7 +109,7 @@ def format_path(path: Sequence[PathPart]) -> str:
             out.append(f".{part}" if out else part)
         else:
             out.append(f"[{_quote(part)}]")
-    return f'"{"".join(out)}"'
+    return "".join(out)
 
 
 def _quote(text: str, limit: int = 60) -> str:

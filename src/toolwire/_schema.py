@@ -226,9 +226,15 @@ def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionSpec:
             field_info = default
             if field_info.alias is not None:
                 raise ToolDefinitionError(f"{where}: Field(alias=...) is not supported")
-            merged = FieldInfo.merge_field_infos(field_info, **info_kwargs)
-            if doc and merged.description is None:
-                merged.description = doc
+            overrides: dict[str, Any] = {
+                "alias": param.name,
+                "validation_alias": param.name,
+                "serialization_alias": param.name,
+                "alias_priority": 2,
+            }
+            if doc and field_info.description is None:
+                overrides["description"] = doc
+            merged = FieldInfo.merge_field_infos(field_info, **overrides)
             is_required = merged.is_required()
             definitions[f"p{position}"] = (field_type, merged)
         else:
