@@ -79,6 +79,8 @@ T = TypeVar("T")
 
 # How long an abandoned async tool task is given to honour its cancellation.
 _CANCEL_GRACE = 1.0
+# How often Executor.run's waiting main thread lets a pending KeyboardInterrupt in.
+_POLL = 0.05
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,32 +347,44 @@ class Executor(_ExecutorBase):
                 max_workers=min(self.max_concurrency, len(jobs)),
                 thread_name_prefix="toolwire-call",
             )
+            futures: list[concurrent.futures.Future[Outcome]] = []
+            # Drivers wait at the gate until every future is in ``futures``: an interrupt
+            # landing mid-submission then finds each started driver in the list (or, if
+            # not, stopped at the gate by ``cancel``, before it could claim anything).
+            gate = threading.Event()
             try:
-                futures = [pool.submit(self._drive, job, cancel, wakers, lock) for job in jobs]
-                try:
-                    concurrent.futures.wait(futures)
-                except BaseException:
-                    with lock:
-                        cancel.set()
-                        for wake in wakers:
-                            wake.set()
-                    for future in futures:
-                        future.cancel()
-                    concurrent.futures.wait(futures)
-                    raise
-                for job, future in zip(jobs, futures, strict=True):
-                    decided[job.position] = future.result()
+                for job in jobs:
+                    futures.append(pool.submit(self._drive, job, gate, cancel, wakers, lock))
+                gate.set()
+                # Wait in slices: a blocking wait is not woken by a signal delivered to
+                # another thread, and Ctrl-C must reach the main thread promptly.
+                while concurrent.futures.wait(futures, timeout=_POLL)[1]:
+                    pass
+            except BaseException:
+                with lock:
+                    cancel.set()
+                    gate.set()
+                    for wake in wakers:
+                        wake.set()
+                for future in futures:
+                    future.cancel()
+                concurrent.futures.wait(futures)
+                raise
             finally:
                 pool.shutdown(wait=False, cancel_futures=True)
+            for job, future in zip(jobs, futures, strict=True):
+                decided[job.position] = future.result()
         return [o for o in decided if o is not None]
 
     def _drive(
         self,
         job: _Job,
+        gate: threading.Event,
         cancel: threading.Event,
         wakers: list[threading.Event],
         lock: threading.Lock,
     ) -> Outcome:
+        gate.wait()
         wake = threading.Event()
         with lock:
             wakers.append(wake)

@@ -1,0 +1,494 @@
+"""``Executor`` (threads): every outcome status, timeouts, leases, concurrency, interruption."""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire import (
+    Executor,
+    MemoryStore,
+    Response,
+    RetryableError,
+    SQLiteStore,
+    ToolCall,
+    ToolContext,
+    Toolbox,
+)
+from toolwire._idempotency import arguments_hash, call_key
+
+
+class Clock:
+    """A store clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def response(*calls: tuple[str, str, Any], response_id: str | None = "resp_1") -> Response:
+    """A finished response holding ``(call_id, tool_name, arguments)`` calls."""
+    return Response(
+        text="",
+        reasoning="",
+        tool_calls=[
+            ToolCall(id=cid, name=name, arguments=args, raw_arguments=json.dumps(args), index=i)
+            for i, (cid, name, args) in enumerate(calls)
+        ],
+        rejected=[],
+        finish_reason="tool_calls",
+        raw_finish_reason="tool_calls",
+        usage=None,
+        response_id=response_id,
+        model=None,
+    )
+
+
+class Counter:
+    """Thread-safe execution counter per name."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+
+    def hit(self, name: str) -> None:
+        with self.lock:
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+    def __getitem__(self, name: str) -> int:
+        return self.counts.get(name, 0)
+
+
+@pytest.fixture
+def runs() -> Counter:
+    """Counts tool executions by tool name."""
+    return Counter()
+
+
+@pytest.fixture
+def tools(runs: Counter) -> Toolbox:
+    """A toolbox whose tools count their executions."""
+    box = Toolbox()
+
+    @box.tool
+    def transfer(amount: int, to: str, ctx: ToolContext) -> dict[str, Any]:
+        """Move money."""
+        runs.hit("transfer")
+        return {"moved": amount, "to": to, "key": ctx.idempotency_key, "z": [1.5, "é"]}
+
+    @box.tool
+    def explode(reason: str) -> None:
+        """Always fails."""
+        runs.hit("explode")
+        raise ValueError(reason)
+
+    @box.tool
+    def flaky(n: int) -> int:
+        """Fails retryably the first time."""
+        runs.hit("flaky")
+        if runs["flaky"] == 1:
+            raise RetryableError("backend busy")
+        return n
+
+    @box.tool(timeout=0.15)
+    def stuck(seconds: float) -> str:
+        """Sleeps longer than its timeout."""
+        runs.hit("stuck")
+        time.sleep(seconds)
+        return "late"
+
+    @box.tool(timeout=0.15)
+    async def astuck(seconds: float) -> str:
+        """An async tool that sleeps past its timeout."""
+        runs.hit("astuck")
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            runs.hit("astuck-cancelled")
+            raise
+        return "late"
+
+    @box.tool
+    def nap(seconds: float) -> float:
+        """Sleeps, then returns."""
+        runs.hit("nap")
+        time.sleep(seconds)
+        return seconds
+
+    @box.tool(idempotent=True)
+    def lookup(q: str) -> str:
+        """A read, safe to repeat."""
+        runs.hit("lookup")
+        return q.upper()
+
+    @box.tool
+    def weird(n: int) -> Any:
+        """Returns something JSON cannot carry."""
+        runs.hit("weird")
+        return object()
+
+    return box
+
+
+def test_completed_then_replayed_byte_identical(tools: Toolbox, runs: Counter) -> None:
+    """A completed call is stored; a second run replays the same bytes without running."""
+    ex = Executor(tools, scope="conv-1")
+    r = response(("c1", "transfer", {"amount": 5, "to": "bob"}))
+    [first] = ex.run(r)
+    [again] = ex.run(r)
+    assert first.status == "completed" and again.status == "replayed"
+    assert first.result_json is not None and again.result_json == first.result_json
+    assert again.value == json.loads(first.result_json) == first.value
+    assert runs["transfer"] == 1
+    assert first.idempotency_key == again.idempotency_key == first.value["key"]
+
+
+def test_context_carries_key_and_absolute_deadline(runs: Counter) -> None:
+    """The tool receives the outcome's idempotency key and a monotonic deadline start+timeout."""
+    box = Toolbox()
+    seen: list[ToolContext] = []
+
+    @box.tool(timeout=5.0)
+    def probe(x: int, ctx: ToolContext) -> int:
+        """Records its context."""
+        seen.append(ctx)
+        return x
+
+    @box.tool
+    def free(x: int, ctx: ToolContext) -> int:
+        """No timeout of its own."""
+        seen.append(ctx)
+        return x
+
+    before = time.monotonic()
+    outcomes = Executor(box, scope="s").run(
+        response(("a", "probe", {"x": 1}), ("b", "free", {"x": 2}))
+    )
+    after = time.monotonic()
+    by_name = {c.tool_name: c for c in seen}
+    assert by_name["probe"].idempotency_key == outcomes[0].idempotency_key
+    deadline = by_name["probe"].deadline
+    assert deadline is not None and before + 5.0 <= deadline <= after + 5.0
+    assert by_name["free"].deadline is None
+    assert by_name["probe"].scope == "s" and by_name["probe"].call_id == "a"
+
+
+def test_executor_timeout_is_the_default_for_tools_without_one() -> None:
+    """``Executor(timeout=...)`` applies to tools that declare none."""
+    box = Toolbox()
+    seen: list[float | None] = []
+
+    @box.tool
+    def probe(x: int, ctx: ToolContext) -> int:
+        """Records its deadline."""
+        seen.append(ctx.deadline)
+        return x
+
+    start = time.monotonic()
+    Executor(box, scope="s", timeout=2.0).run(response(("a", "probe", {"x": 1})))
+    assert seen[0] is not None and start + 2.0 <= seen[0] <= time.monotonic() + 2.0
+
+
+def test_failure_is_stored_and_replayed(tools: Toolbox, runs: Counter) -> None:
+    """A tool raising a plain exception fails once; the failure is replayed, not re-run."""
+    ex = Executor(tools, scope="s")
+    r = response(("c", "explode", {"reason": "no funds"}))
+    [first] = ex.run(r)
+    [again] = ex.run(r)
+    assert first.status == again.status == "failed"
+    assert first.error == again.error == "ValueError: no funds"
+    assert runs["explode"] == 1
+
+
+def test_retryable_error_releases_then_reruns(tools: Toolbox, runs: Counter) -> None:
+    """RetryableError fails the run and frees the call; the next run executes it again."""
+    ex = Executor(tools, scope="s")
+    r = response(("c", "flaky", {"n": 7}))
+    [first] = ex.run(r)
+    assert first.status == "failed" and first.error == "RetryableError: backend busy"
+    [second] = ex.run(r)
+    assert second.status == "completed" and second.value == 7
+    [third] = ex.run(r)
+    assert third.status == "replayed"
+    assert runs["flaky"] == 2
+
+
+def test_same_call_with_other_arguments_is_a_conflict(tools: Toolbox, runs: Counter) -> None:
+    """The same call identity with different arguments neither runs nor replays."""
+    ex = Executor(tools, scope="s")
+    ex.run(response(("c", "transfer", {"amount": 5, "to": "bob"})))
+    [clash] = ex.run(response(("c", "transfer", {"amount": 500, "to": "bob"})))
+    assert clash.status == "conflict" and clash.value is None
+    assert runs["transfer"] == 1
+
+
+def test_call_held_by_another_worker_is_in_progress(tools: Toolbox, runs: Counter) -> None:
+    """A call claimed by a live worker is reported in_progress and not run."""
+    store = MemoryStore()
+    args = {"amount": 5, "to": "bob"}
+    key = call_key("s", "resp_1", "transfer", "c")
+    assert store.claim(
+        key, args_hash=arguments_hash(args), idempotency_key="x", owner="other",
+        lease=60, retention=600, reclaim=False,
+    ).acquired  # fmt: skip
+    [o] = Executor(tools, store=store, scope="s").run(response(("c", "transfer", args)))
+    assert o.status == "in_progress" and runs["transfer"] == 0
+
+
+def test_rejected_call_skips_the_whole_response(tools: Toolbox, runs: Counter) -> None:
+    """One invalid call makes it rejected and every other call of the response skipped."""
+    r = response(
+        ("a", "transfer", {"amount": 1, "to": "x"}),
+        ("b", "no_such_tool", {}),
+        ("c", "transfer", {"amount": "lots", "to": "x"}),
+    )
+    outcomes = Executor(tools, scope="s").run(r)
+    assert [o.status for o in outcomes] == ["skipped", "rejected", "rejected"]
+    assert all(o.idempotency_key is None for o in outcomes)
+    assert "no_such_tool" in (outcomes[1].error or "")
+    assert runs["transfer"] == 0
+
+
+def test_run_on_rejection_runs_the_valid_calls(tools: Toolbox, runs: Counter) -> None:
+    """With run_on_rejection=True the valid calls run and the invalid ones are rejected."""
+    r = response(("a", "transfer", {"amount": 1, "to": "x"}), ("b", "no_such_tool", {}))
+    outcomes = Executor(tools, scope="s", run_on_rejection=True).run(r)
+    assert [o.status for o in outcomes] == ["completed", "rejected"]
+    assert runs["transfer"] == 1
+
+
+def test_arguments_outside_i_json_are_rejected(tools: Toolbox, runs: Counter) -> None:
+    """Validated arguments that cannot be canonically hashed (2**60) are rejected, not run."""
+    r = response(("a", "transfer", {"amount": 2**60, "to": "x"}), ("b", "lookup", {"q": "q"}))
+    outcomes = Executor(tools, scope="s").run(r)
+    assert [o.status for o in outcomes] == ["rejected", "skipped"]
+    assert "I-JSON" in (outcomes[0].error or "")
+    assert runs["transfer"] == runs["lookup"] == 0
+
+
+def test_sync_tool_timeout_leaves_record_unknown(tools: Toolbox, runs: Counter) -> None:
+    """A thread tool past its timeout is timed_out; its record stays unknown after it ends."""
+    store = MemoryStore()
+    ex = Executor(tools, store=store, scope="s")
+    r = response(("c", "stuck", {"seconds": 0.4}))
+    started = time.monotonic()
+    [o] = ex.run(r)
+    assert time.monotonic() - started < 0.35
+    assert o.status == "timed_out" and o.result_json is None
+    time.sleep(0.4)  # the thread finishes in the background; its value must be dropped
+    record = store.get(call_key("s", "resp_1", "stuck", "c"))
+    assert record is not None and record.status == "unknown" and record.result is None
+    [again] = ex.run(r)
+    assert again.status == "unknown" and runs["stuck"] == 1
+
+
+def test_async_tool_in_sync_executor_is_cancelled_at_timeout(tools: Toolbox, runs: Counter) -> None:
+    """An async tool run by Executor is cancelled at its deadline and recorded unknown."""
+    [o] = Executor(tools, scope="s").run(response(("c", "astuck", {"seconds": 5})))
+    assert o.status == "timed_out"
+    for _ in range(100):
+        if runs["astuck-cancelled"]:
+            break
+        time.sleep(0.01)
+    assert runs["astuck-cancelled"] == 1
+
+
+def test_concurrency_is_bounded(runs: Counter) -> None:
+    """At most max_concurrency tools run at once, and calls do run in parallel."""
+    box = Toolbox()
+    lock = threading.Lock()
+    active = [0]
+    peak = [0]
+
+    @box.tool
+    def busy(i: int) -> int:
+        """Holds a slot for a moment."""
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return i
+
+    calls = [(f"c{i}", "busy", {"i": i}) for i in range(6)]
+    outcomes = Executor(box, scope="a", max_concurrency=2).run(response(*calls))
+    assert [o.value for o in outcomes] == list(range(6)) and peak[0] == 2
+    peak[0] = 0
+    Executor(box, scope="b", max_concurrency=8).run(response(*calls))
+    assert peak[0] == 6
+
+
+def test_outcomes_follow_call_order(tools: Toolbox) -> None:
+    """Outcomes come back in call order even when later calls finish first."""
+    r = response(("a", "nap", {"seconds": 0.1}), ("b", "nap", {"seconds": 0.0}))
+    assert [o.call_id for o in Executor(tools, scope="s").run(r)] == ["a", "b"]
+
+
+def test_heartbeat_keeps_a_long_tool_alive(tools: Toolbox, runs: Counter) -> None:
+    """Heartbeats extend a short lease while a tool outlives it; other workers see in_progress."""
+    store = MemoryStore()
+    ex = Executor(tools, store=store, scope="s", lease=0.3, heartbeat_interval=0.05)
+    r = response(("c", "nap", {"seconds": 0.6}))
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.extend(ex.run(r)))
+    worker.start()
+    time.sleep(0.45)  # past the first lease: only heartbeats keep the claim
+    [seen] = Executor(tools, store=store, scope="s", lease=0.3, heartbeat_interval=0.05).run(r)
+    worker.join()
+    assert seen.status == "in_progress"
+    assert result[0].status == "completed" and runs["nap"] == 1
+
+
+def test_lost_lease_makes_the_outcome_unknown(runs: Counter) -> None:
+    """When another worker takes over an expired lease, the heartbeat fails: unknown."""
+    box = Toolbox()
+    started, go = threading.Event(), threading.Event()
+
+    @box.tool
+    def hold(x: int) -> int:
+        """Blocks until released."""
+        runs.hit("hold")
+        started.set()
+        go.wait(5)
+        return x
+
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    ex = Executor(box, store=store, scope="s", lease=10, heartbeat_interval=0.02)
+    r = response(("c", "hold", {"x": 1}))
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.extend(ex.run(r)))
+    worker.start()
+    assert started.wait(5)
+    key = call_key("s", "resp_1", "hold", "c")
+    while True:  # jump past the lease until a claim beats the worker's heartbeat
+        clock.now += 60
+        seen = store.claim(
+            key, args_hash=arguments_hash({"x": 1}), idempotency_key="k", owner="other",
+            lease=10, retention=600, reclaim=False,
+        )  # fmt: skip
+        if seen.record.status == "unknown":
+            break
+    worker.join(5)
+    go.set()
+    assert result[0].status == "unknown" and "lease" in (result[0].error or "")
+    [later] = Executor(box, store=store, scope="s").run(r)
+    assert later.status == "unknown" and runs["hold"] == 1
+
+
+def test_expired_claim_of_idempotent_tool_is_rerun(tools: Toolbox, runs: Counter) -> None:
+    """A crashed worker's expired claim is re-run for idempotent=True tools only."""
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    for name, args in (("lookup", {"q": "a"}), ("transfer", {"amount": 1, "to": "x"})):
+        store.claim(
+            call_key("s", "resp_1", name, "c"), args_hash=arguments_hash(args),
+            idempotency_key="k", owner="crashed", lease=5, retention=600, reclaim=False,
+        )  # fmt: skip
+    clock.now += 10
+    ex = Executor(tools, store=store, scope="s")
+    [read] = ex.run(response(("c", "lookup", {"q": "a"})))
+    [write] = ex.run(response(("c", "transfer", {"amount": 1, "to": "x"})))
+    assert read.status == "completed" and read.value == "A" and runs["lookup"] == 1
+    assert write.status == "unknown" and runs["transfer"] == 0
+
+
+def test_unserialisable_result_is_a_stored_failure(tools: Toolbox, runs: Counter) -> None:
+    """A return value JSON cannot carry fails the call, and the failure is replayed."""
+    ex = Executor(tools, scope="s")
+    [o] = ex.run(response(("c", "weird", {"n": 1})))
+    [again] = ex.run(response(("c", "weird", {"n": 1})))
+    assert o.status == again.status == "failed" and runs["weird"] == 1
+
+
+def test_response_id_separates_reused_call_ids(tools: Toolbox, runs: Counter) -> None:
+    """``call_0`` in a new response is a new call; repeated ids in one response run apart."""
+    ex = Executor(tools, scope="s")
+    args = {"amount": 1, "to": "x"}
+    ex.run(response(("call_0", "transfer", args), response_id="r1"))
+    [o] = ex.run(response(("call_0", "transfer", args), response_id="r2"))
+    assert o.status == "completed" and runs["transfer"] == 2
+    twice = ex.run(response(("d", "transfer", args), ("d", "transfer", args), response_id="r3"))
+    assert [t.status for t in twice] == ["completed", "completed"]
+    assert twice[0].idempotency_key != twice[1].idempotency_key
+
+
+def test_sqlite_replays_across_executors_and_restarts(
+    tools: Toolbox, runs: Counter, tmp_path: Path
+) -> None:
+    """A result stored in SQLite is replayed by a fresh store and executor (cold start)."""
+    r = response(("c", "transfer", {"amount": 3, "to": "y"}))
+    first_store = SQLiteStore(tmp_path / "calls.db")
+    [first] = Executor(tools, store=first_store, scope="s").run(r)
+    first_store.close()
+    second_store = SQLiteStore(tmp_path / "calls.db")
+    [again] = Executor(tools, store=second_store, scope="s").run(r)
+    second_store.close()
+    assert first.status == "completed" and again.status == "replayed"
+    assert again.result_json == first.result_json and runs["transfer"] == 1
+
+
+def test_retention_and_purge(tools: Toolbox, runs: Counter) -> None:
+    """Past its retention a record is purged and the call may run again (documented)."""
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    ex = Executor(tools, store=store, scope="s", lease=1, retention=100)
+    r = response(("c", "transfer", {"amount": 3, "to": "y"}))
+    ex.run(r)
+    assert ex.purge() == 0
+    clock.now += 101
+    assert ex.purge() == 1
+    [o] = ex.run(r)
+    assert o.status == "completed" and runs["transfer"] == 2
+
+
+def test_keyboard_interrupt_is_reraised_and_records_finalised(runs: Counter) -> None:
+    """Ctrl-C during run is re-raised after the running call's record is set unknown."""
+    box = Toolbox()
+    store = MemoryStore()
+
+    @box.tool
+    def interrupting(x: int) -> int:
+        """Interrupts the main thread, then keeps working."""
+        runs.hit("interrupting")
+        _thread.interrupt_main()
+        time.sleep(0.3)
+        return x
+
+    r = response(("c", "interrupting", {"x": 1}))
+    with pytest.raises(KeyboardInterrupt):
+        Executor(box, store=store, scope="s").run(r)
+    record = store.get(call_key("s", "resp_1", "interrupting", "c"))
+    assert record is not None and record.status == "unknown"
+    assert "cancelled" in (record.error or "")
+    time.sleep(0.35)
+    [later] = Executor(box, store=store, scope="s").run(r)
+    assert later.status == "unknown" and runs["interrupting"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"scope": 3}, TypeError),
+        ({"scope": "s", "timeout": 0}, ValueError),
+        ({"scope": "s", "max_concurrency": 0}, ValueError),
+        ({"scope": "s", "max_concurrency": 1.5}, TypeError),
+        ({"scope": "s", "lease": -1}, ValueError),
+        ({"scope": "s", "lease": 1, "heartbeat_interval": 2}, ValueError),
+        ({"scope": "s", "lease": 10, "retention": 5}, ValueError),
+    ],
+)
+def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any], error: type) -> None:
+    """Nonsensical executor settings raise a clear error at construction."""
+    with pytest.raises(error):
+        Executor(tools, **kwargs)
