@@ -18,9 +18,9 @@ from toolwire import (
     Response,
     RetryableError,
     SQLiteStore,
+    Toolbox,
     ToolCall,
     ToolContext,
-    Toolbox,
 )
 from toolwire._idempotency import arguments_hash, call_key
 
