@@ -26,10 +26,13 @@ siblings, then the next array element). A path that would reopen a container alr
 closed, skip an array index, repeat a field or index an object as an array cannot be
 expressed as a continuation of the text already emitted and is a ``StreamFormatError``.
 The writer closes containers only when the provider ends the call: a stream cut while a
-call is open leaves its text unterminated, so it can never be finalised by accident.
+call is open leaves its text unterminated, so it can never be finalised by accident. (A
+string piece marked ``willContinue`` that is followed by another path is taken as ended:
+the provider has moved on, and the call still needs its own end.)
 
 ``thoughtSignature`` on a function-call part is kept as ``metadata["thought_signature"]``
-(it must be echoed back with the call). Calls carry the provider's ``id`` when present and
+(it must be echoed back with the call); on a text part it is dropped, as deltas have no
+place for it. Calls carry the provider's ``id`` when present and
 an ``index`` that is their position among this stream's calls (Gemini has none).
 
 ``finishReason`` gives one ``FinishDelta`` (later restatements are ignored): ``STOP`` is
