@@ -8,6 +8,7 @@ accumulator), so that every adapter is held to the same properties.
 from __future__ import annotations
 
 import copy
+import importlib
 import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from conftest import load_expected
 from toolwire import StreamFormatError
+from toolwire._adapters import create_adapter
 from toolwire._adapters.anthropic import AnthropicAdapter
 from toolwire._deltas import (
     CallDelta,
@@ -514,6 +516,27 @@ def test_argument_fragments_concatenate_to_the_sent_text(text: str, cuts: list[i
     pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     deltas = run([tool_start(0), *(json_delta(0, p) for p in pieces), block_stop(0)])
     assert "".join(c.arguments for c in calls_of(deltas)) == text
+
+
+# ------------------------------------------------------------------------ registry
+
+
+@pytest.mark.parametrize(
+    ("fmt", "module", "name"),
+    [
+        ("anthropic", "anthropic", "AnthropicAdapter"),
+        ("gemini", "gemini", "GeminiAdapter"),
+        ("bedrock-converse", "bedrock", "BedrockConverseAdapter"),
+        ("ollama", "ollama", "OllamaAdapter"),
+        ("cohere", "cohere", "CohereAdapter"),
+    ],
+)
+def test_registry_builds_each_adapter_for_its_format(fmt: str, module: str, name: str) -> None:
+    """The registry's lazy import finds each adapter class, whose ``format`` is its name."""
+    adapter = create_adapter(fmt)
+    cls = getattr(importlib.import_module(f"toolwire._adapters.{module}"), name)
+    assert type(adapter) is cls and adapter.format == fmt == cls.format
+    assert adapter.translate({"type": "an-event-from-next-year"}) == []
 
 
 # ------------------------------------------------------------------------ corpus

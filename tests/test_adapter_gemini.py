@@ -22,7 +22,7 @@ from test_adapter_anthropic import (
     read_payloads,
     translate_all,
 )
-from toolwire import StreamFormatError
+from toolwire import PartialJSONParser, StreamFormatError
 from toolwire._adapters.gemini import GeminiAdapter, parse_json_path
 from toolwire._deltas import (
     CallDelta,
@@ -355,7 +355,8 @@ def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...
 def test_any_object_streamed_in_document_order_equals_its_whole_form(
     obj: dict[str, Any], data: st.DataObject
 ) -> None:
-    """Streaming an object leaf by leaf, strings split anywhere, gives its whole-call text."""
+    """Streamed leaf by leaf (strings split anywhere) an object parses incrementally, is
+    complete only at the call's end, and has exactly its whole-call text."""
     chunks: list[dict[str, Any]] = [chunk(call(name="f", willContinue=True))]
     for path, value in _leaves(obj):
         where = _render(path)
@@ -371,7 +372,14 @@ def test_any_object_streamed_in_document_order_equals_its_whole_form(
         else:
             chunks.append(partial(arg(where, numberValue=value)))
     chunks.append(chunk(call()))
-    streamed = arguments(run(chunks))
+    pieces = [c.arguments for c in calls_of(run(chunks))]
+    parser = PartialJSONParser()  # what the assembler runs on every fragment
+    for piece in pieces[:-1]:
+        parser.feed(piece)
+        assert not parser.complete
+    parser.feed(pieces[-1])
+    assert parser.complete and parser.close() == obj
+    streamed = "".join(pieces)
     assert json.loads(streamed) == obj
     assert streamed == arguments(run([chunk(call(name="f", args=obj))]))
 
