@@ -35,7 +35,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
-from toolwire._eventstream import EventStreamDecoder, decode_headers
+from toolwire._eventstream import EventStreamDecoder, decode_headers, looks_like_eventstream
 
 RECORDING = "bedrock-converse__nova-text-then-tooluse"
 
@@ -315,6 +315,14 @@ def test_error_message_becomes_an_error_event() -> None:
             message="InternalFailure: oops", error={"code": "InternalFailure", "message": "oops"}
         )
     ]
+
+
+def test_event_stream_is_recognised_from_its_first_twelve_bytes() -> None:
+    """A CRC-valid prelude identifies the framing; text bodies do not; short heads wait."""
+    assert looks_like_eventstream(SAMPLE[:12]) is True
+    assert looks_like_eventstream(SAMPLE[:11]) is None
+    for text in (b'data: {"type":"ping"}\n\n', b'{"model":"m","done":false}\n', b"[{}, {}, {}]"):
+        assert looks_like_eventstream(text) is False
 
 
 def test_cut_message_is_never_dispatched() -> None:

@@ -44,7 +44,7 @@ from typing import Any
 
 from ._errors import StreamFormatError
 
-__all__ = ["EventStreamDecoder", "HeaderValue", "decode_headers"]
+__all__ = ["EventStreamDecoder", "HeaderValue", "decode_headers", "looks_like_eventstream"]
 
 HeaderValue = bool | int | bytes | str | uuid.UUID
 
@@ -59,6 +59,26 @@ _FIXED = {2: (">b", 1), 3: (">h", 2), 4: (">i", 4), 5: (">q", 8), 8: (">q", 8)}
 
 def _error(message: str, data: Any = None) -> StreamFormatError:
     return StreamFormatError(f"AWS event stream: {message}", payload=data)
+
+
+def looks_like_eventstream(head: bytes) -> bool | None:
+    """Whether a body starting with ``head`` is in this framing; ``None``: too short to tell.
+
+    The first 12 bytes of an event stream are a prelude whose last 4 bytes are the CRC-32
+    of the first 8, with plausible lengths; text framings (SSE, NDJSON, JSON) start with
+    printable characters and match by chance with probability about 2**-32.
+    """
+    if len(head) < _PRELUDE:
+        return None
+    total: int
+    header_length: int
+    prelude_crc: int
+    total, header_length, prelude_crc = struct.unpack_from(">III", head)
+    return (
+        zlib.crc32(head[:8]) == prelude_crc
+        and _OVERHEAD <= total <= _MAX_MESSAGE
+        and header_length <= min(_MAX_HEADERS, total - _OVERHEAD)
+    )
 
 
 def decode_headers(data: bytes) -> dict[str, HeaderValue]:
