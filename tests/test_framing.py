@@ -225,8 +225,9 @@ def test_detect_framing() -> None:
     assert detect_framing(b": comment") == "sse"
     assert detect_framing(b'\n{"a"') == "ndjson"
     assert detect_framing(b"\xef\xbb\xbf[") == "json-array"
+    assert detect_framing(b"\x00\x00\x00\x90") == "aws-eventstream"
     with pytest.raises(StreamFormatError):
-        detect_framing(b"\x00\x00\x00\x90")
+        detect_framing(b"\x01\x02")
 
 
 def test_frame_decoder_waits_for_a_decisive_byte() -> None:

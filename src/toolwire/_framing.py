@@ -1,6 +1,6 @@
 """Incremental decoders that turn raw response bytes into provider payloads.
 
-Three framings are understood, each fed bytes in any split:
+Four framings are understood, each fed bytes in any split:
 
 * **SSE** (``text/event-stream``) following the WHATWG parsing rules: LF, CR and CRLF line
   ends (a CR at the end of one chunk and an LF at the start of the next are one line end),
@@ -12,6 +12,8 @@ Three framings are understood, each fed bytes in any split:
 * **A JSON array** holding one payload per element (recorded bodies); elements are cut out
   incrementally at depth one and dispatched as soon as they are complete. A recorder's
   ``{"__type__": ..., "__data__": {...}}`` envelope is unwrapped to its ``__data__``.
+* **AWS event-stream** (binary, Bedrock), recognised by its leading zero length byte and
+  handed to ``_eventstream.EventStreamDecoder``.
 
 UTF-8 is decoded incrementally, so a character split across chunks is never mangled;
 invalid UTF-8 raises :class:`StreamFormatError`.
@@ -53,7 +55,7 @@ __all__ = [
 DONE = "[DONE]"
 """The OpenAI end-of-stream sentinel, passed through as a string payload."""
 
-Framing = Literal["sse", "ndjson", "json-array"]
+Framing = Literal["sse", "ndjson", "json-array", "aws-eventstream"]
 
 # A decoded payload with the SSE event name it came with (``None`` outside SSE).
 Item = tuple["str | None", Any]
@@ -413,11 +415,11 @@ def detect_framing(head: bytes) -> Framing | None:
         return "json-array"
     if first == b"{":
         return "ndjson"
+    if head[:1] == b"\x00":
+        # a big-endian message length: AWS event-stream framing (Bedrock)
+        return "aws-eventstream"
     if first[0] < 0x09 or (0x0E <= first[0] < 0x20):
-        raise StreamFormatError(
-            "binary data (AWS event-stream?): decode it and feed the events instead",
-            payload=head[:64],
-        )
+        raise StreamFormatError("binary data that is no known stream framing", payload=head[:64])
     return "sse"
 
 
@@ -458,4 +460,8 @@ def _make(framing: Framing) -> Decoder:
         return SSEDecoder()
     if framing == "ndjson":
         return NDJSONDecoder()
+    if framing == "aws-eventstream":
+        from ._eventstream import EventStreamDecoder  # binary framing: loaded only when met
+
+        return EventStreamDecoder()
     return JSONArrayDecoder()
