@@ -355,8 +355,7 @@ def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...
 def test_any_object_streamed_in_document_order_equals_its_whole_form(
     obj: dict[str, Any], data: st.DataObject
 ) -> None:
-    """Streamed leaf by leaf (strings split anywhere) an object parses incrementally, is
-    complete only at the call's end, and has exactly its whole-call text."""
+    """An object streamed leaf by leaf parses incrementally to its exact whole-call text."""
     chunks: list[dict[str, Any]] = [chunk(call(name="f", willContinue=True))]
     for path, value in _leaves(obj):
         where = _render(path)
