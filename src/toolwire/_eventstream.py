@@ -201,6 +201,7 @@ class EventStreamDecoder:
     def _item(
         headers: dict[str, HeaderValue], body: bytes, message: bytes
     ) -> tuple[str | None, Any] | None:
+        """The ``(name, {name: payload})`` pair of one message; ``None`` for other types."""
         kind = headers.get(":message-type", "event")
         if kind == "error":
             code = headers.get(":error-code")

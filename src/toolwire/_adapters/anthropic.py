@@ -211,6 +211,7 @@ class AnthropicAdapter:
         return [CallDelta(id=call_id or None, index=index, name=name, start=True)]
 
     def _open_block(self, payload: dict[str, Any], where: str) -> tuple[int, _Block]:
+        """The started, not yet stopped block that ``payload`` addresses."""
         index = req_count(payload, "index", where, payload)
         block = self._blocks.get(index)
         if block is None:
@@ -255,6 +256,7 @@ class AnthropicAdapter:
             raise fail(f"{dtype} in content block {index}, a {block.kind} block", payload)
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Delta]:
+        """End the block; a tool block without fragments emits its start ``input``."""
         index, block = self._open_block(payload, "content_block_stop")
         block.stopped = True
         if block.kind != _TOOL:

@@ -120,6 +120,7 @@ class BedrockConverseAdapter:
 
     @staticmethod
     def _unwrap(payload: dict[str, Any], event: str | None) -> tuple[str | None, Any]:
+        """``(event name, body)`` of a boto3-shaped event, or of a body named by ``event``."""
         for key, value in payload.items():
             if key in _EVENTS or key.endswith("Exception"):
                 return key, value

@@ -132,6 +132,7 @@ class CohereAdapter:
         return out
 
     def _tool_call(self, payload: dict[str, Any], kind: str) -> dict[str, Any]:
+        """``delta.message.tool_calls`` as one object (the v2 stream sends one per event)."""
         calls = self._message(payload, kind).get("tool_calls")
         if isinstance(calls, list) and len(calls) == 1:
             calls = calls[0]
@@ -159,6 +160,7 @@ class CohereAdapter:
         return [CallDelta(id=call_id, index=index, name=name, arguments=arguments, start=True)]
 
     def _open_call(self, payload: dict[str, Any], kind: str) -> tuple[int, str | None]:
+        """The index and id of the started, not yet ended call that ``payload`` addresses."""
         index = req_count(payload, "index", kind, payload)
         if index not in self._calls:
             state = "already ended" if index in self._ended else "never started"

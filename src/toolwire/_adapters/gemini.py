@@ -375,6 +375,7 @@ class GeminiAdapter:
         return out
 
     def _candidate(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The candidate numbered ``choice`` (by ``index``, else by position), if any."""
         for position, item in enumerate(opt_list(payload, "candidates", "chunk", payload) or ()):
             candidate = ensure_dict(item, "candidates[]", payload)
             index = opt_count(candidate, "index", "candidate", payload)
@@ -426,6 +427,7 @@ class GeminiAdapter:
     def _function_call(
         self, call: dict[str, Any], metadata: dict[str, Any] | None, payload: dict[str, Any]
     ) -> list[Delta]:
+        """A whole call, the start of a streamed one, or a piece of the open one."""
         where = "functionCall"
         name = opt_str(call, "name", where, payload)
         more = opt_bool(call, "willContinue", where, payload) is True
