@@ -50,7 +50,8 @@ from typing import Any
 from ._errors import ToolwireError, UnknownFormat
 from ._outcome import Outcome
 
-__all__ = ["RESULT_FORMATS", "STATUS_TEXTS", "InvalidOutcome", "outcome_text", "tool_results"]
+# Only what ``toolwire`` exports; InvalidOutcome is proposed for export.
+__all__ = ["tool_results"]
 
 RESULT_FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 

@@ -65,15 +65,9 @@ from ._jsonschema import (
 from ._response import RejectedCall, Response, ToolCall
 from ._schema import FunctionSpec, describe_function
 
-__all__ = [
-    "ArgumentsInvalid",
-    "InvalidCall",
-    "Tool",
-    "ToolContext",
-    "Toolbox",
-    "ValidCall",
-    "json_value",
-]
+# Only what ``toolwire`` exports; ArgumentsInvalid, ValidCall and InvalidCall are proposed
+# for export (see the integration notes) and importable from here meanwhile.
+__all__ = ["Tool", "ToolContext", "Toolbox"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
