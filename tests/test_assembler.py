@@ -401,3 +401,45 @@ def test_outcome_is_all_or_nothing(pieces: list[str], finish: str | None) -> Non
     else:
         with pytest.raises(ValueError):
             json.loads(raw)
+
+
+_chunks = st.lists(
+    st.one_of(
+        st.builds(
+            lambda i, a: chunk(call(i, None, None, a)),
+            st.integers(0, 2),
+            st.text('{}[]"a:1,', max_size=4),
+        ),
+        st.builds(
+            lambda i, n: chunk(call(i, f"id{i}{n}", n, "")),
+            st.integers(0, 2),
+            st.sampled_from(["f", "g"]),
+        ),
+        st.builds(lambda t: chunk({"content": t}), st.text(max_size=3)),
+        st.just(chunk(finish="tool_calls")),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunks=_chunks)
+def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[str, Any]]) -> None:
+    """The fragment fast path changes nothing observable: same events, same outcome."""
+
+    def run(fast: bool) -> tuple[list[Any], Any]:
+        asm = StreamAssembler(format="openai-chat")
+        if not fast:
+            asm._fast = None
+        events: list[Any] = []
+        try:
+            for c in chunks:
+                events.extend(
+                    (type(e).__name__, getattr(e, "delta", None), getattr(e, "key", None))
+                    for e in asm.feed(c)
+                )
+            return events, asm.close()
+        except toolwire.StreamError as exc:
+            return events, (type(exc), str(exc))
+
+    assert run(True) == run(False)

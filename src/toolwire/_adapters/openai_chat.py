@@ -155,6 +155,51 @@ class OpenAIChatAdapter:
             out.append(finish)
         return out
 
+    def fragment(self, payload: dict[str, Any]) -> tuple[int, str] | None:
+        """Fast path: ``(index, text)`` when ``payload`` is nothing but one argument
+        fragment of the chosen choice (no id, name, text, usage, finish), else ``None``.
+
+        Pure (no state change), so the assembler may fall back to :meth:`translate`.
+        The shape checked is the one big calls stream in: ``{"choices": [{"index": c,
+        "delta": {"tool_calls": [{"index": i, "function": {"arguments": "..."}}]},
+        "finish_reason": null}]}`` plus response-level fields.
+        """
+        if not self._meta_sent:
+            return None
+        choices = payload.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if (
+            type(choice) is not dict
+            or choice.get("finish_reason") is not None
+            or choice.get("index", 0) != self._choice
+        ):
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or len(delta) != 1:
+            return None
+        calls = delta.get("tool_calls")
+        if type(calls) is not list or len(calls) != 1:
+            return None
+        call = calls[0]
+        if type(call) is not dict or len(call) != 2:
+            return None
+        index = call.get("index")
+        function = call.get("function")
+        if type(index) is not int or type(function) is not dict or len(function) != 1:
+            return None
+        args = function.get("arguments")
+        if type(args) is not str or not args:
+            return None
+        if (
+            payload.get("usage") is not None
+            or payload.get("error") is not None
+            or "x_groq" in payload
+        ):
+            return None
+        return index, args
+
     def _choice_deltas(
         self, payload: dict[str, Any], choice: dict[str, Any], out: list[Delta]
     ) -> FinishDelta | None:
