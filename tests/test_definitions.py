@@ -396,3 +396,17 @@ def test_gemini_schemas_use_only_the_subset(schema: dict[str, Any], required: bo
                 walk(value)
 
     walk(converted)
+
+
+def test_tools_without_parameters_are_strict_empty_objects() -> None:
+    """A raw tool with a bare object schema becomes a closed empty object in strict mode."""
+    tools = Toolbox()
+    tools.add("now", {"type": "object"}, lambda: "12:00")
+    (definition,) = tools.definitions("openai-responses", strict=True)
+    assert definition["parameters"] == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+    assert tools.definitions("gemini") == [{"name": "now", "description": ""}]

@@ -700,3 +700,68 @@ def test_recorded_corpus_calls_follow_the_empty_arguments_rule(corpus_dir: Any) 
             empty += not raw.strip()
     assert checked >= 40
     assert empty >= 2
+
+
+def test_raw_schemas_are_copied_at_registration() -> None:
+    """Changing the caller's schema dict afterwards changes neither schema nor validation."""
+    schema: dict[str, Any] = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    tool = Toolbox().add("t", schema, lambda **kw: kw)
+    schema["properties"]["a"]["type"] = "string"
+    assert tool.parameters["properties"]["a"] == {"type": "integer"}
+    assert tool.validate({"a": 1}) == {"a": 1}
+
+
+def test_callables_without_a_name_need_one() -> None:
+    """A callable without ``__name__`` (a partial) must be registered with ``name=``."""
+    import functools
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    tools = Toolbox()
+    with pytest.raises(ToolDefinitionError, match="name="):
+        tools.tool(functools.partial(add, b=1))
+    tools.tool(name="inc")(functools.partial(add, b=1))
+    tool = tools.get("inc")
+    assert tool is not None
+    assert tool.invoke(tool.validate({"a": 1}), _ctx()) == 2
+
+
+def test_deeply_nested_or_non_json_arguments_are_arguments_invalid() -> None:
+    """Absurd nesting and Python-only values give ArgumentsInvalid from validate and invoke."""
+    tools = _toolbox()
+    tool = tools.add("free", {"type": "object"}, lambda **kw: kw)
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ArgumentsInvalid, match="nested too deeply"):
+        tool.validate({"a": deep})
+    with pytest.raises(ArgumentsInvalid):
+        tool.invoke({"a": {1, 2}}, _ctx())
+    transfer = tools.get("transfer")
+    assert transfer is not None
+    with pytest.raises(ArgumentsInvalid):
+        transfer.invoke({"amount": float("nan"), "to": "x"}, _ctx())
+
+
+def test_parsed_arguments_win_over_empty_raw_text() -> None:
+    """Empty raw text with parsed arguments (whole-call formats) uses the arguments."""
+    result = _toolbox().check(_call("transfer", {"amount": 1, "to": "x"}, raw=""))
+    assert isinstance(result, ValidCall) and result.arguments == {"amount": 1, "to": "x"}
+
+
+def test_callable_objects_are_typed_tools() -> None:
+    """An object with an annotated ``__call__`` registers from that method's hints."""
+
+    class Multiply:
+        """Multiply by a factor."""
+
+        def __call__(self, x: int) -> int:
+            return 3 * x
+
+    tools = Toolbox()
+    tools.tool(name="triple")(Multiply())
+    tool = tools.get("triple")
+    assert tool is not None
+    assert tool.parameters["properties"] == {"x": {"type": "integer"}}
+    assert tool.invoke(tool.validate({"x": 2}), _ctx()) == 6

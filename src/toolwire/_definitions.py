@@ -30,8 +30,10 @@ date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid), ``minimum``
 ``uniqueItems``, ``not``...). ``oneOf`` becomes ``anyOf``; ``allOf`` is merged; a ``$ref``
 with sibling keywords is inlined one level; ``prefixItems`` (tuples) becomes ``items`` with
 the member schemas as ``anyOf`` and fixed ``minItems``/``maxItems``. An object with
-arbitrary keys (``dict[str, X]``, ``additionalProperties`` a schema or absent with no
-properties) cannot be expressed in strict mode: ``ToolDefinitionError``.
+arbitrary keys (``dict[str, X]``, ``additionalProperties`` a schema or ``true``, or a
+nested object without ``properties``) cannot be expressed in strict mode:
+``ToolDefinitionError``; a root without ``properties`` (a tool without parameters) becomes
+an empty closed object.
 
 Gemini (:func:`gemini_schema`, the OpenAPI 3.0 subset of the Gemini API's ``Schema``,
 checked against the Gemini and Vertex AI ``Schema`` reference): every ``$ref`` is inlined
@@ -323,11 +325,10 @@ class _Strict:
         is_object = "object" in types or "properties" in schema
         if is_object:
             extra = schema.get("additionalProperties")
-            if (
-                isinstance(extra, dict)
-                or extra is True
-                or ("properties" not in schema and extra is not False)
-            ):
+            # The root of a tool without parameters ({"type": "object"}) is closed as an
+            # empty object: the model can then only send {}, which the original accepts.
+            free_form = "properties" not in schema and extra is not False and not root
+            if isinstance(extra, dict) or extra is True or free_form:
                 raise ToolDefinitionError(
                     f"{where}: an object with arbitrary keys (a dict, or additionalProperties "
                     "with a schema) cannot be expressed in strict mode; use named fields"

@@ -34,6 +34,7 @@ Complexity: all work happens once, at registration; nothing here runs per call.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -179,7 +180,7 @@ def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionSpec:
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from None
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(_annotated_target(fn), include_extras=True)
     except Exception as exc:  # NameError, TypeError... from user annotations
         raise ToolDefinitionError(
             f"tool {name!r}: its type annotations do not resolve: {exc}"
@@ -274,6 +275,16 @@ def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionSpec:
         ctx_param=ctx_param,
         required=tuple(required),
     )
+
+
+def _annotated_target(fn: Callable[..., Any]) -> Any:
+    """The object whose annotations describe ``fn``'s parameters."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or inspect.isclass(fn):
+        return fn
+    # A callable object: its __call__ carries the annotations.
+    return type(fn).__call__
 
 
 def _model_name(name: str) -> str:

@@ -41,6 +41,7 @@ of its arguments (times the branches of unions).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import inspect
@@ -284,33 +285,46 @@ class Tool:
 
         Raises :class:`ArgumentsInvalid` with a message for the model when they do not fit.
         """
-        problem = _non_json(arguments, ())
-        if problem is not None:
-            violations = (problem,)
-            raise ArgumentsInvalid(
-                _invalid_message(self.name, violations), tool=self.name, violations=violations
-            )
-        if not isinstance(arguments, dict):
-            violations = (
-                Violation(
-                    path=(),
-                    message=f"expected a JSON object of named arguments, got "
-                    f"{describe_value(arguments)}",
-                ),
-            )
-            raise ArgumentsInvalid(
-                _invalid_message(self.name, violations), tool=self.name, violations=violations
-            )
-        return self._binding.validate(self.name, arguments)
+        self._precheck(arguments)
+        try:
+            return self._binding.validate(self.name, arguments)
+        except RecursionError:
+            raise self._too_deep() from None
 
     def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
         """Call the function with validated ``arguments`` turned into its declared types.
 
         ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
         tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
-        coroutine, not yet awaited.
+        coroutine, not yet awaited. Arguments that do not fit raise
+        :class:`ArgumentsInvalid` before the function is called.
         """
+        self._precheck(arguments)
         return self._binding.invoke(self.name, arguments, ctx)
+
+    def _precheck(self, arguments: Any) -> None:
+        # JSON values only, and an object at the top: everything after relies on it.
+        try:
+            problem = _non_json(arguments, ())
+        except RecursionError:
+            raise self._too_deep() from None
+        if problem is None and not isinstance(arguments, dict):
+            problem = Violation(
+                path=(),
+                message="expected a JSON object of named arguments, got "
+                f"{describe_value(arguments)}",
+            )
+        if problem is not None:
+            violations = (problem,)
+            raise ArgumentsInvalid(
+                _invalid_message(self.name, violations), tool=self.name, violations=violations
+            )
+
+    def _too_deep(self) -> ArgumentsInvalid:
+        violation = Violation(path=(), message="the arguments are nested too deeply")
+        return ArgumentsInvalid(
+            _invalid_message(self.name, (violation,)), tool=self.name, violations=(violation,)
+        )
 
     def result_json(self, value: Any) -> str:
         """The JSON text of a return value, the same bytes for equal values.
@@ -423,6 +437,8 @@ class Toolbox:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
         tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if tool_name is None:
+            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
         _check_name(tool_name)
         assert isinstance(tool_name, str)
         self._check_free(tool_name)
@@ -479,9 +495,12 @@ class Toolbox:
             raise ToolDefinitionError(
                 f"tool {name!r}: the parameters schema is not JSON: {exc}"
             ) from None
-        validator = compile_schema(parameters)
-        required = parameters.get("required", [])
-        schema = {**parameters} if "type" in parameters else {"type": "object", **parameters}
+        # A private copy: later changes to the caller's dict must not change the tool.
+        schema = copy.deepcopy(parameters)
+        if "type" not in schema:
+            schema = {"type": "object", **schema}
+        validator = compile_schema(schema)
+        required = schema.get("required", [])
         try:
             pass_ctx = "ctx" in inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -536,14 +555,16 @@ class Toolbox:
         tool = self._tools.get(call.name)
         if tool is None:
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
-        if not call.raw_arguments.strip() and tool.required:
+        # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
+        empty = not call.raw_arguments.strip() and call.arguments in ({}, None)
+        if empty and tool.required:
             listing = ", ".join(f'"{r}"' for r in tool.required)
             return InvalidCall(
                 call=call,
                 reason=f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
                 f"requires {listing}. Call it again with a JSON object holding them.",
             )
-        arguments = {} if not call.raw_arguments.strip() else call.arguments
+        arguments = {} if empty else call.arguments
         try:
             validated = tool.validate(arguments)
         except ArgumentsInvalid as exc:
