@@ -296,6 +296,14 @@ def test_typed_tool_gemini_schema() -> None:
             },
         ),
         (
+            {"properties": {"a": {"items": {"type": "string"}}}},
+            {
+                "type": "OBJECT",
+                "properties": {"a": {"type": "ARRAY", "items": {"type": "STRING"}}},
+                "propertyOrdering": ["a"],
+            },
+        ),
+        (
             {"type": "object", "additionalProperties": {"type": "integer"}, "title": "T"},
             {"type": "OBJECT"},
         ),

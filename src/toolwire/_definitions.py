@@ -48,7 +48,10 @@ become ``minimum``/``maximum``; tuples become ``items`` with ``anyOf``; objects 
 ``items``, ``minItems``, ``maxItems``, ``properties``, ``required``, ``minProperties``,
 ``maxProperties``, ``minLength``, ``maxLength``, ``pattern``, ``minimum``, ``maximum``,
 ``anyOf``, ``propertyOrdering``. Dropped: ``$schema``, ``$defs``, ``title``, ``default``,
-``additionalProperties``, ``examples`` and every other keyword. A tool without parameters
+``additionalProperties``, ``examples`` and every other keyword. A missing ``type`` is
+inferred from ``properties`` (object) or ``items`` (array). A nested object with arbitrary
+keys (``dict[str, X]``) can only be sent as ``{"type": "OBJECT"}`` (assumed accepted; the
+subset has no way to describe its values). A tool without parameters
 gets no ``parameters`` key (Gemini rejects an ``OBJECT`` with empty ``properties``). Gemini
 names must start with a letter or ``_``: other names raise ``ToolDefinitionError``.
 
@@ -430,6 +433,13 @@ class _Gemini:
                 out.update(converted[0])
             elif converted:
                 out["anyOf"] = converted
+        if not types and "anyOf" not in schema:
+            # Gemini needs a type on every schema: infer it from the shape, as JSON
+            # Schema writers often leave it out.
+            if "properties" in schema:
+                types = ["object"]
+            elif "items" in schema:
+                types = ["array"]
         if len(types) == 1:
             out["type"] = _GEMINI_TYPES[types[0]]
         elif len(types) > 1:
