@@ -284,3 +284,18 @@ def test_valid_arguments_validate_idempotently_into_plain_json(arguments: Any, t
     once = checked.validate(arguments)
     assert json.loads(json.dumps(once)) == once
     assert checked.validate(once) == once
+
+
+def test_patterns_only_pydantic_reads_still_validate() -> None:
+    """A Field pattern Python's re cannot compile still registers and validates via pydantic."""
+    tools = Toolbox()
+
+    @tools.tool
+    def greet(name: Annotated[str, Field(pattern=r"^\p{L}+$")], times: int = 1) -> None:
+        """Greet."""
+
+    tool = tools.get("greet")
+    assert tool is not None
+    assert tool.validate({"name": "Åsa"}) == {"name": "Åsa", "times": 1}
+    with pytest.raises(ArgumentsInvalid, match="at name: string should match pattern"):
+        tool.validate({"name": "x1"})

@@ -284,11 +284,14 @@ def strict_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[
 
 
 class _Strict:
+    """Rewrites one schema document for OpenAI strict mode."""
+
     def __init__(self, document: dict[str, Any], where: str) -> None:
         self.document = document
         self.where = where
 
     def convert(self, schema: Any, pointer: str, *, root: bool = False) -> Any:
+        """The strict-mode form of the subschema at ``pointer``."""
         where = f"{self.where} at {pointer}"
         if schema is True or schema == {}:
             raise ToolDefinitionError(
@@ -392,11 +395,14 @@ def gemini_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[
 
 
 class _Gemini:
+    """Rewrites one schema document into Gemini's OpenAPI subset, inlining references."""
+
     def __init__(self, document: dict[str, Any], where: str) -> None:
         self.document = document
         self.where = where
 
     def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
+        """The Gemini form of the subschema at ``pointer``; ``active`` are refs being inlined."""
         where = f"{self.where} at {pointer}"
         if schema is True or schema == {}:
             return {}

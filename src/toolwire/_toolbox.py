@@ -139,9 +139,11 @@ class _Binding:
     __slots__ = ()
 
     def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated, JSON-compatible arguments, or ``ArgumentsInvalid``."""
         raise NotImplementedError
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        """Call the tool's function with ``arguments`` (and ``ctx`` where declared)."""
         raise NotImplementedError
 
 
@@ -153,12 +155,16 @@ class _TypedBinding(_Binding):
     def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
         self._fn = fn
         self._spec = spec
-        # Only used to strip optional nulls; pydantic does the validation.
-        self._nulls = compile_schema(spec.parameters)
+        # Only used to strip optional nulls; pydantic does the validation. A schema this
+        # compiler refuses (a regex only pydantic's engine reads) just loses the stripping.
+        try:
+            self._nulls: SchemaValidator | None = compile_schema(spec.parameters)
+        except ToolDefinitionError:
+            self._nulls = None
         self._known = list(spec.fields)
 
     def _model(self, tool: str, arguments: Any) -> pydantic.BaseModel:
-        stripped = self._nulls.strip_optional_nulls(arguments)
+        stripped = arguments if self._nulls is None else self._nulls.strip_optional_nulls(arguments)
         try:
             return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
         except pydantic.ValidationError as exc:
@@ -168,6 +174,7 @@ class _TypedBinding(_Binding):
             ) from None
 
     def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validate with the pydantic model; dump every parameter as plain JSON."""
         model = self._model(tool, arguments)
         dumped = model.model_dump(mode="python", by_alias=True)
         try:
@@ -177,6 +184,7 @@ class _TypedBinding(_Binding):
         return result
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        """Rebuild the declared Python types and call the function by keyword."""
         model = self._model(tool, arguments)
         kwargs = {param: getattr(model, field) for param, field in self._spec.fields.items()}
         if self._spec.ctx_param is not None:
@@ -195,6 +203,7 @@ class _RawBinding(_Binding):
         self._pass_ctx = pass_ctx
 
     def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check against the compiled schema; return the arguments without optional nulls."""
         stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
         violations = tuple(self._validator.errors(stripped))
         if violations:
@@ -272,12 +281,15 @@ class Tool:
             object.__setattr__(self, key, value)
 
     def __setattr__(self, key: str, value: Any) -> None:
+        """Refuse: a registered tool never changes."""
         raise AttributeError(f"Tool {self.name!r} is immutable after registration")
 
     def __delattr__(self, key: str) -> None:
+        """Refuse: a registered tool never changes."""
         raise AttributeError(f"Tool {self.name!r} is immutable after registration")
 
     def __repr__(self) -> str:
+        """``Tool(name=..., idempotent=..., timeout=...)``."""
         return f"Tool(name={self.name!r}, idempotent={self.idempotent}, timeout={self.timeout})"
 
     def validate(self, arguments: Any) -> Any:
@@ -527,15 +539,19 @@ class Toolbox:
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
+        """Whether a tool called ``name`` is registered."""
         return name in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
+        """The tools, in registration order."""
         return iter(list(self._tools.values()))
 
     def __len__(self) -> int:
+        """How many tools are registered."""
         return len(self._tools)
 
     def __repr__(self) -> str:
+        """``Toolbox(name, name, ...)``."""
         return f"Toolbox({', '.join(self._tools)})"
 
     def check(self, call: ToolCall | RejectedCall) -> ValidCall | InvalidCall:
