@@ -321,15 +321,13 @@ class StreamAssembler:
         """``_on_args`` for an OPEN call (whose (OPEN, ARGS) transition is OPEN)."""
         n = call.chars + len(text)
         if n > self._max_args:
-            out: list[StreamEvent] = []
-            self._apply(payload, None, out)  # raises StreamLimitExceeded with the partial
-            return out
+            raise self._fail(self._too_long(call))
         try:
             events = call.parser.feed(text)
         except JSONSyntaxError as exc:
             call.chars = n
             call.parts.append(text)
-            out = []
+            out: list[StreamEvent] = []
             self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
             return out
         call.chars = n
@@ -546,6 +544,23 @@ class StreamAssembler:
     # ------------------------------------------------------------------- calls
 
     def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
+        if (
+            d.index is not None
+            and d.id is None
+            and d.ref is None
+            and d.name is None
+            and d.start is not True
+            and d.final_arguments is None
+            and not d.end
+            and not d.metadata
+            and d.arguments
+            and self._finish is None
+        ):
+            # a bare fragment at a known index: _route would pick that index's call
+            call = self._by_index.get(d.index)
+            if call is not None and call.state is _OPEN:
+                out.extend(self._fast_args(call, d.arguments, payload))
+                return
         if self._finish is not None:
             raise StreamFormatError("tool call fragment after the terminal event", payload=payload)
         call = self._route(d, payload)
@@ -661,11 +676,7 @@ class StreamAssembler:
     def _on_args(self, call: _Call, text: str, payload: Any, out: list[StreamEvent]) -> None:
         n = call.chars + len(text)
         if n > self._max_args:
-            raise StreamLimitExceeded(
-                f"tool call {call.key}: more than {self._max_args} characters of arguments",
-                limit="max_argument_chars",
-                value=self._max_args,
-            )
+            raise self._too_long(call)
         call.chars = n
         call.parts.append(text)
         call.move(CallEvent.ARGS, payload)
@@ -682,6 +693,13 @@ class StreamAssembler:
             out.append(ev)
         else:
             call.pending.append(ev)
+
+    def _too_long(self, call: _Call) -> StreamLimitExceeded:
+        return StreamLimitExceeded(
+            f"tool call {call.key}: more than {self._max_args} characters of arguments",
+            limit="max_argument_chars",
+            value=self._max_args,
+        )
 
     def _on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
         if call.state is CallState.REJECTED:
