@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 
 import servers
 from servers import free_port
-from toolwire import StoreError
-from toolwire.stores import Claim, Record
+from toolwire import AsyncExecutor, Executor, Response, StoreError, Toolbox, ToolCall
+from toolwire.stores import AsyncStore, Claim, Record, Store
 
 # The throwaway servers, registered as fixtures of this module.
 postgres_dsn = servers.postgres_dsn
@@ -122,6 +122,11 @@ class Facade:
         """Call a store method with arbitrary (possibly bad) arguments."""
         return self._call(name, *args, **kwargs)
 
+    def raw_await(self, awaitable: Any) -> Any:
+        """Run a coroutine on the facade's loop (async stores only)."""
+        assert self._loop is not None
+        return self._loop.run_until_complete(awaitable)
+
     def race(self, key: str, owners: list[str]) -> list[Claim]:
         """Claim ``key`` once per owner, all at the same moment."""
         if self._loop is None:
@@ -195,7 +200,14 @@ class Backend:
             time.sleep(seconds)
 
 
-BACKENDS = ["memory", "sqlite", "postgres", "postgres-async", "redis", "redis-async"]
+BACKENDS = [
+    "memory",
+    "sqlite",
+    *(
+        pytest.param(name, marks=pytest.mark.server)
+        for name in ["postgres", "postgres-async", "redis", "redis-async"]
+    ),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -584,6 +596,55 @@ def test_concurrent_claims_acquire_exactly_once(store: Facade) -> None:
         winner = winners[0].record
         assert all(claim.record.owner == winner.owner for claim in claims)
         assert store.get(key) == winner
+
+
+# ------------------------------------------------------------------ the executors
+
+
+def test_store_satisfies_its_protocol(store: Facade) -> None:
+    """Sync stores are ``Store``s and async ones ``AsyncStore``s (runtime Protocol check)."""
+    if store.is_async:
+        assert isinstance(store.store, AsyncStore) and not isinstance(store.store, Store)
+    else:
+        assert isinstance(store.store, Store) and not isinstance(store.store, AsyncStore)
+
+
+def test_executor_runs_once_then_replays(store: Facade) -> None:
+    """The real (Async)Executor on each backend: a tool runs once; a rerun replays its result."""
+    runs: list[int] = []
+    tools = Toolbox()
+
+    @tools.tool
+    def pay(amount: int) -> dict[str, Any]:
+        """Pay an amount."""
+        runs.append(amount)
+        return {"paid": amount, "note": "déjà vu ✓", "big": 2**70}
+
+    response = Response(
+        text="",
+        reasoning="",
+        tool_calls=[
+            ToolCall(id="call_1", name="pay", arguments={"amount": 5}, raw_arguments="", index=0)
+        ],
+        rejected=[],
+        finish_reason="tool_calls",
+        raw_finish_reason="tool_calls",
+        usage=None,
+        response_id=f"resp-{uuid.uuid4().hex}",
+        model=None,
+    )
+    outcomes = []
+    for _ in range(2):
+        if store.is_async:
+            executor = AsyncExecutor(tools, store=store.store, scope="contract")
+            outcomes.append(store.raw_await(executor.run(response))[0])
+        else:
+            outcomes.append(Executor(tools, store=store.store, scope="contract").run(response)[0])
+    first, second = outcomes
+    assert runs == [5]
+    assert (first.status, second.status) == ("completed", "replayed")
+    assert second.value == first.value == {"paid": 5, "note": "déjà vu ✓", "big": 2**70}
+    assert second.result_json == first.result_json
 
 
 # ------------------------------------------------------------------ model property
@@ -986,3 +1047,62 @@ def test_redis_records_expire_by_themselves(redis_url: str) -> None:
             assert admin.exists(f"{prefix}{key}") == 0
         finally:
             admin.close()
+
+
+MALFORMED: list[tuple[str, dict[str, Any]]] = [
+    ("claim", {"key": 42}),
+    ("claim", {"key": ""}),
+    ("claim", {"key": "lone \udc80 surrogate"}),
+    ("claim", {"owner": None}),
+    ("claim", {"args_hash": b"h"}),
+    ("claim", {"reclaim": "yes"}),
+    ("claim", {"lease": float("inf")}),
+    ("heartbeat", {"fence": "1"}),
+    ("heartbeat", {"fence": 0}),
+    ("heartbeat", {"fence": True}),
+    ("release", {"owner": 7}),
+    ("get", {"key": None}),
+]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", SERVER_BACKENDS)
+@pytest.mark.parametrize(("method", "bad"), MALFORMED)
+def test_server_stores_reject_malformed_arguments(
+    kind: str, method: str, bad: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    """Wrong types or empty identifiers raise StoreError, never a driver or Python error."""
+    target = request.getfixturevalue("postgres_dsn" if "postgres" in kind else "redis_url")
+    option = {"table": namespace()} if "postgres" in kind else {"prefix": f"{namespace()}:"}
+    facade = _open_server_store(kind, target, **option)
+    try:
+        arguments: dict[str, Any] = {
+            "claim": {
+                "key": "k",
+                "args_hash": "h",
+                "idempotency_key": "i",
+                "owner": "w1",
+                "lease": LONG,
+                "retention": RETAIN,
+                "reclaim": False,
+            },
+            "heartbeat": {"key": "k", "owner": "w1", "fence": 1, "lease": LONG},
+            "release": {"key": "k", "owner": "w1", "fence": 1},
+            "get": {"key": "k"},
+        }[method]
+        arguments.update(bad)
+        key = arguments.pop("key")
+        with pytest.raises(StoreError):
+            facade.raw(method, key, **arguments)
+    finally:
+        facade.close()
+
+
+def test_postgres_nul_in_a_key_raises_store_error(postgres_dsn: str) -> None:
+    """A key PostgreSQL cannot store (NUL) is a StoreError with the driver error chained."""
+    from toolwire.stores.postgres import PostgresStore
+
+    with PostgresStore(postgres_dsn, table=namespace()) as store:
+        with pytest.raises(StoreError) as info:
+            store.get("a\x00b")
+        assert info.value.__cause__ is not None
