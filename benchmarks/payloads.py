@@ -26,10 +26,11 @@ __all__ = ["Payload", "payloads", "split_deltas"]
 Payload = tuple[str, str, list[str]]
 
 _SEED = 20240611
-_WORDS = (
-    "alpha beta gamma delta record buffer stream parser token chunk value index cache "
-    "handler client server request response session window limit offset result"
-).split()
+_WORDS = [
+    *("alpha", "beta", "gamma", "delta", "record", "buffer", "stream", "parser", "token"),
+    *("chunk", "value", "index", "cache", "handler", "client", "server", "request"),
+    *("response", "session", "window", "limit", "offset", "result"),
+]
 _NON_ASCII = ("café", "naïve", "façade", "→", "Grüße", "日本語", "Ελληνικά", "résumé", "±", "µs")
 _EMOJI = ("🚀", "🎉", "🐍", "✨", "🔥", "📦", "😀")
 
@@ -96,7 +97,7 @@ def _python_line(rng: random.Random, n: int) -> str:
     if kind == 6:
         return f"    return [{w}.strip() for {w} in lines if {w}]"
     if kind == 7:
-        return f"class {w.title()}{n}:\n    \"\"\"{w.title()} {rng.choice(_NON_ASCII)}.\"\"\""
+        return f'class {w.title()}{n}:\n    """{w.title()} {rng.choice(_NON_ASCII)}."""'
     if kind == 8:
         return f"    total_{n} += {rng.randint(0, 10**6)} * {w}_{rng.randrange(50)}"
     return ""
