@@ -564,10 +564,14 @@ def test_result_round_trip_property(store: Facade) -> None:
     check()
 
 
+# Every backend but memory, which keeps nothing across a restart by design.
+PERSISTENT = [b for b in BACKENDS if b != "memory"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
 def test_replay_after_restart(backend: Backend) -> None:
     """A new store object on the same database returns the stored outcome and refuses claims."""
-    if not backend.persistent:
-        pytest.skip(f"{backend.name} keeps nothing across a restart by design")
+    assert backend.persistent
     ns = namespace()
     first = backend.open(ns)
     key = new_key()
@@ -943,7 +947,13 @@ def test_postgres_reconnects_after_the_server_drops_connections(postgres_dsn: st
 
     from toolwire.stores.postgres import PostgresStore
 
-    with PostgresStore(postgres_dsn, table=namespace(), max_connections=1) as store:
+    app = f"toolwire-test-{uuid.uuid4().hex[:8]}"
+    with PostgresStore(
+        postgres_dsn,
+        table=namespace(),
+        max_connections=1,
+        connect_kwargs={"application_name": app},
+    ) as store:
         key = new_key()
         store.claim(
             key,
@@ -957,8 +967,8 @@ def test_postgres_reconnects_after_the_server_drops_connections(postgres_dsn: st
         with psycopg.connect(postgres_dsn, autocommit=True) as admin:
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database() "
-                "AND backend_type = 'client backend'"
+                "WHERE application_name = %s",
+                (app,),
             )
         with pytest.raises(StoreError) as info:
             store.get(key)
