@@ -127,7 +127,7 @@ class Facade:
         assert self._loop is not None
         return self._loop.run_until_complete(awaitable)
 
-    def race(self, key: str, owners: list[str]) -> list[Claim]:
+    def race(self, key: str, owners: list[str], *, reclaim: bool = False) -> list[Claim]:
         """Claim ``key`` once per owner, all at the same moment."""
         if self._loop is None:
             barrier = threading.Barrier(len(owners))
@@ -137,7 +137,7 @@ class Facade:
             def worker(owner: str) -> None:
                 try:
                     barrier.wait()
-                    results[owner] = self.claim(key, owner=owner)
+                    results[owner] = self.claim(key, owner=owner, reclaim=reclaim)
                 except BaseException as exc:  # reported by the main thread
                     errors.append(exc)
 
@@ -155,11 +155,11 @@ class Facade:
                 self.store.claim(
                     key,
                     args_hash="h1",
-                    idempotency_key=f"idem-{key}",
+                    idempotency_key=f"idem-{key}-h1",
                     owner=owner,
                     lease=LONG,
                     retention=RETAIN,
-                    reclaim=False,
+                    reclaim=reclaim,
                 )
                 for owner in owners
             ]
@@ -600,6 +600,31 @@ def test_concurrent_claims_acquire_exactly_once(store: Facade) -> None:
         winner = winners[0].record
         assert all(claim.record.owner == winner.owner for claim in claims)
         assert store.get(key) == winner
+
+
+def test_concurrent_takeovers_of_an_expired_lease(backend: Backend, store: Facade) -> None:
+    """Racing claims of one expired lease: one takeover (reclaim) or one verdict (no reclaim).
+
+    With reclaim exactly one claimant wins with fence 2; without, the record turns
+    ``unknown`` exactly once (fence 2, not one increment per claimant) and nobody wins.
+    """
+    owners = [f"w{i}" for i in range(6)]
+    keys = {True: new_key(), False: new_key()}
+    for key in keys.values():
+        store.claim(key, owner="paused", lease=SHORT)
+    backend.wait(SHORT * 1.5)
+    for reclaim, key in keys.items():
+        claims = store.race(key, owners, reclaim=reclaim)
+        winners = [claim for claim in claims if claim.acquired]
+        record = store.get(key)
+        assert record is not None and record.fence == 2
+        if reclaim:
+            assert len(winners) == 1 and record == winners[0].record
+            assert record.owner in owners and record.status == "in_progress"
+        else:
+            assert winners == []
+            assert (record.status, record.owner) == ("unknown", None)
+            assert all(claim.record == record for claim in claims)
 
 
 # ------------------------------------------------------------------ the executors
