@@ -431,3 +431,28 @@ def test_wrong_types_are_format_errors(payload: dict[str, Any]) -> None:
     assert info.value.payload == payload
     with pytest.raises(toolwire.StreamFormatError):
         asm.feed(chunk(finish="stop"))
+
+
+def test_second_call_named_later_at_a_new_index_with_a_new_id() -> None:
+    """A nameless fragment with a new id at a new index is another call, named later."""
+    stream = [
+        chunk(calls(tc(0, "c1", "f", '{"a": 1}'))),
+        chunk(calls(tc(1, "c2", None, '{"b": '))),
+        chunk(calls(tc(1, None, "g", "2}"))),
+        chunk(finish="tool_calls"),
+    ]
+    events, response = assemble(stream)
+    assert summary(response) == [("c1", "f", {"a": 1}), ("c2", "g", {"b": 2})]
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert [(e.id, e.name, e.index) for e in started] == [("c1", "f", 0), ("c2", "g", 1)]
+
+
+def test_nameless_fragment_at_a_new_index_without_id_joins_the_open_call() -> None:
+    """Without a name or a new id, a fragment never opens a call: it joins the latest."""
+    stream = [
+        chunk(calls(tc(0, "c1", "f", '{"a": '))),
+        chunk(calls(tc(3, None, None, "1}"))),
+        chunk(finish="tool_calls"),
+    ]
+    _, response = assemble(stream)
+    assert summary(response) == [("c1", "f", {"a": 1})]

@@ -9,8 +9,10 @@ as return values, no clock, no I/O):
   (``_framing``) and is equivalent whatever the split.
 * Tool-call fragments are correlated here, once for every format: by provider id (or
   ``ref``), then by index hint, then to the latest open call. A fragment without a name
-  never opens a call while one is open; a fragment with a new id and a name at a taken
-  index opens one; id and name are set once and never concatenated. A call opened
+  never opens a call while one is open (one refinement: a nameless fragment with a new
+  id at an index no call has seen opens a call whose name comes later, the shape of a
+  second parallel call whose header lacks the name); a fragment with a new id and a name
+  at a taken index opens one; id and name are set once and never concatenated. A call opened
   without a name buffers its events and announces itself (``ToolCallStarted``) when the
   name arrives. Calls are numbered 0, 1, 2... in order of appearance.
 * Each call has a :class:`CallState` with an explicit transition table
