@@ -151,7 +151,7 @@ class _Statements:
             " ELSE c.expires_at END"
             f" WHERE {fresh} OR (c.args_hash = excluded.args_hash"
             " AND c.status = 'in_progress' AND c.lease_expires_at <= excluded.created_at)"
-            " RETURNING " + _COLUMNS.replace("key,", "c.key,", 1)
+            " RETURNING " + _COLUMNS
         )
         self.select_locked = q("SELECT " + _COLUMNS + " FROM {t} WHERE key = %(key)s")
         held = (
@@ -514,6 +514,7 @@ class PostgresStore:
                 conn.close()
 
     def __enter__(self) -> PostgresStore:
+        """Use the store as a context manager that closes it on exit."""
         return self
 
     def __exit__(
@@ -522,6 +523,7 @@ class PostgresStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the store."""
         self.close()
 
 
@@ -741,6 +743,7 @@ class AsyncPostgresStore:
                 await conn.close()
 
     async def __aenter__(self) -> AsyncPostgresStore:
+        """Open the store (table, self-test) for ``async with``; closed on exit."""
         await self.open()
         return self
 
@@ -750,4 +753,5 @@ class AsyncPostgresStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the store."""
         await self.aclose()

@@ -569,6 +569,7 @@ class RedisStore:
                 client.close()
 
     def __enter__(self) -> RedisStore:
+        """Use the store as a context manager that closes it on exit."""
         return self
 
     def __exit__(
@@ -577,6 +578,7 @@ class RedisStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the store."""
         self.close()
 
 
@@ -781,6 +783,7 @@ class AsyncRedisStore:
             await self._client.aclose()
 
     async def __aenter__(self) -> AsyncRedisStore:
+        """Run the self-test for ``async with``; the store is closed on exit."""
         await self.open()
         return self
 
@@ -790,4 +793,5 @@ class AsyncRedisStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the store."""
         await self.aclose()
