@@ -34,8 +34,11 @@ here, once:
 
 Drivers deliver a cancellation only at *interruptible* commands (``ClaimCall``,
 ``StartTool``, ``AwaitTool``, ``Heartbeat``); store writes in flight complete first, so
-the core always knows whether it holds a claim. Cost: O(1) per command; the number of
-commands is 2 + 2 x (tool duration / heartbeat interval) + 2.
+the core always knows whether it holds a claim. Closing the generator (``GeneratorExit``:
+its driver died) yields nothing more, as a crashed process would not.
+
+Cost: O(1) per command; a call takes 2 + 2 x (tool duration / heartbeat interval) + 2
+commands.
 """
 
 from __future__ import annotations
@@ -289,6 +292,8 @@ def execute_call(plan: CallPlan) -> CallFlow:
         # The tool could not be started (no thread available...): nothing ran.
         yield from _release_quietly(held)
         return _outcome(plan, "failed", error=f"the tool could not be started: {exc}")
+    except GeneratorExit:
+        raise  # the driver is gone (a crashed worker): nothing more can be done
     except BaseException:
         # Cancelled between claim and start: nothing ran, give the call back.
         yield from _release_quietly(held)
@@ -297,6 +302,8 @@ def execute_call(plan: CallPlan) -> CallFlow:
     while True:
         try:
             event: ToolEvent = yield AwaitTool(interval=plan.heartbeat_interval)
+        except GeneratorExit:
+            raise
         except BaseException:
             yield from _abandon(held, "cancelled while the tool was running")
             raise
@@ -308,6 +315,8 @@ def execute_call(plan: CallPlan) -> CallFlow:
             )
         except Exception:
             continue  # fenced writes keep a missed beat safe; try again next interval
+        except GeneratorExit:
+            raise
         except BaseException:
             yield from _abandon(held, "cancelled while the tool was running")
             raise
