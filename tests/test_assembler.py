@@ -118,6 +118,9 @@ def test_feed_after_close_raises() -> None:
     assert asm.close() is response
     with pytest.raises(toolwire.StreamFormatError):
         asm.feed(chunk({"content": "late"}))
+    with pytest.raises(toolwire.StreamFormatError):
+        asm.feed_bytes(b"data: {}\n\n")
+    assert asm.close() is response
 
 
 def test_unknown_format_name() -> None:

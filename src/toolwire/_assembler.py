@@ -294,7 +294,8 @@ class StreamAssembler:
         if self._failed is not None:
             raise self._failed
         if self._closed:
-            raise self._fail(StreamFormatError("feed() after close()", payload=payload))
+            # not recorded as the failure: the finished result stays what close() gave
+            raise StreamFormatError("feed() after close()", self._partial(), payload=payload)
         if type(payload) is not dict:
             payload = self._normalise(payload)
             if payload is DONE:
@@ -346,7 +347,7 @@ class StreamAssembler:
         if self._failed is not None:
             raise self._failed
         if self._closed:
-            raise self._fail(StreamFormatError("feed_bytes() after close()", payload=data))
+            raise StreamFormatError("feed_bytes() after close()", self._partial(), payload=data)
         if type(data) is not bytes:
             if isinstance(data, (bytearray, memoryview)):
                 data = bytes(data)
@@ -391,6 +392,8 @@ class StreamAssembler:
         return out
 
     def _normalise(self, payload: Any) -> Any:
+        if isinstance(payload, dict):
+            return unwrap_envelope(dict(payload))  # a dict subclass (OrderedDict...)
         if isinstance(payload, str):
             if payload.strip() == DONE:
                 return DONE
