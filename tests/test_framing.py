@@ -301,3 +301,17 @@ def test_ndjson_and_array_split_anywhere_give_same_payloads(
         assert decode(make(), [body]) == want
         assert decode(make(), bytewise(body)) == want
         assert decode(make(), split_at(body, cuts)) == want
+
+
+def test_an_event_that_never_ends_is_bounded() -> None:
+    """An unfinished payload larger than ``max_pending`` raises StreamLimitExceeded."""
+    from toolwire import StreamLimitExceeded
+
+    dec = FrameDecoder(max_pending=100)
+    dec.feed(b"data: " + b"x" * 90)
+    with pytest.raises(StreamLimitExceeded):
+        dec.feed(b"y" * 20)
+    dec = FrameDecoder(max_pending=100)
+    dec.feed(b'{"a": "' + b"x" * 90)
+    with pytest.raises(StreamLimitExceeded):
+        dec.feed(b"y" * 20)

@@ -27,7 +27,8 @@ is then indistinguishable from a missing terminator).
 
 Complexity: every byte is decoded once and every character is scanned a bounded number of
 times (line ends are found with ``str.find`` from where the last search stopped), so the
-work is linear in the input; memory holds at most one unfinished line or event.
+work is linear in the input; memory holds at most one unfinished line or event, bounded by
+``FrameDecoder.max_pending``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ._errors import StreamFormatError
+from ._errors import StreamFormatError, StreamLimitExceeded
 
 __all__ = [
     "DONE",
@@ -127,6 +128,11 @@ class _TextDecoder:
 class Decoder(Protocol):
     """What every framing decoder offers."""
 
+    @property
+    def pending(self) -> int:
+        """How much input is held for the payload in progress."""
+        ...
+
     def feed(self, data: bytes) -> list[Item]: ...
 
     def close(self) -> list[Item]: ...
@@ -150,6 +156,11 @@ class SSEDecoder:
         self._event = ""
         self._last_id: str | None = None
         self._retry: int | None = None
+
+    @property
+    def pending(self) -> int:
+        """Characters held for the event in progress (its data lines and the open line)."""
+        return len(self._buf) + sum(map(len, self._data))
 
     @property
     def retry(self) -> int | None:
@@ -271,6 +282,11 @@ class NDJSONDecoder:
         self._text = _TextDecoder()
         self._buf = ""
 
+    @property
+    def pending(self) -> int:
+        """Characters of the line in progress."""
+        return len(self._buf)
+
     def feed(self, data: bytes) -> list[Item]:
         """Feed raw bytes; return a ``(None, payload)`` pair per completed line."""
         text = self._text.decode(data)
@@ -315,6 +331,11 @@ class JSONArrayDecoder:
         self._in_str = False
         self._esc = False
         self._done = False
+
+    @property
+    def pending(self) -> int:
+        """Characters of the element in progress."""
+        return len(self._buf)
 
     def feed(self, data: bytes) -> list[Item]:
         """Feed raw bytes; return a ``(None, payload)`` pair per completed element."""
@@ -423,13 +444,25 @@ def detect_framing(head: bytes) -> Framing | None:
     return "sse"
 
 
+DEFAULT_MAX_PENDING = 64 * 1024 * 1024
+
+
 class FrameDecoder:
-    """Picks SSE, NDJSON or JSON-array framing from the first bytes and delegates to it."""
+    """Picks SSE, NDJSON, JSON-array or AWS event-stream framing from the first bytes and
+    delegates to it.
 
-    __slots__ = ("_decoder", "_head", "framing")
+    ``max_pending`` bounds what one unfinished payload may hold (default 64 Mi characters
+    or bytes): a body that never ends its event cannot grow memory without limit; past it,
+    :class:`StreamLimitExceeded` is raised.
+    """
 
-    def __init__(self, framing: Framing | None = None) -> None:
+    __slots__ = ("_decoder", "_head", "framing", "max_pending")
+
+    def __init__(
+        self, framing: Framing | None = None, *, max_pending: int = DEFAULT_MAX_PENDING
+    ) -> None:
         self.framing: Framing | None = framing
+        self.max_pending = max_pending
         self._head = b""
         self._decoder: Decoder | None = _make(framing) if framing else None
 
@@ -446,7 +479,14 @@ class FrameDecoder:
             self.framing = framing
             self._decoder = _make(framing)
             data, self._head = self._head, b""
-        return self._decoder.feed(data)
+        items = self._decoder.feed(data)
+        if self._decoder.pending > self.max_pending:
+            raise StreamLimitExceeded(
+                f"one payload holds more than {self.max_pending} unfinished characters",
+                limit="max_pending",
+                value=self.max_pending,
+            )
+        return items
 
     def close(self) -> list[Item]:
         """End of input: flush a last unterminated but complete payload."""
