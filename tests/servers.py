@@ -145,7 +145,8 @@ def postgres_dsn() -> Iterator[str]:
         require(started, f"PostgreSQL did not start: {done.stderr.strip()}\n{_log_tail(log)}")
         yield f"host={tmp} port={port} user=postgres dbname=postgres"
     finally:
-        if started:
+        # Stop whatever came up, even after a start that timed out half-way.
+        if started or (data / "postmaster.pid").exists():
             stop = _as_postgres_user([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
             assert stop is not None
             with contextlib.suppress(subprocess.SubprocessError, OSError):
@@ -170,39 +171,53 @@ def redis_url() -> Iterator[str]:
     require(server is not None, "redis-server is not installed (Debian package redis-server)")
     assert server is not None
     tmp = Path(tempfile.mkdtemp(prefix="toolwire-redis-"))
-    port = free_port()
     log = tmp / "server.log"
-    argv = [
-        server,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(tmp),
-        "--logfile",
-        str(log),
-    ]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process: subprocess.Popen[bytes] | None = None
     try:
-        deadline = time.monotonic() + _START_TIMEOUT
-        ready = False
-        while time.monotonic() < deadline and process.poll() is None:
-            if _redis_ping(port):
-                ready = True
+        # A free port can be taken between the probe and the bind: try a few.
+        for _attempt in range(3):
+            port = free_port()
+            argv = [
+                server,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(tmp),
+                "--logfile",
+                str(log),
+            ]
+            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + _START_TIMEOUT
+            ready = False
+            while time.monotonic() < deadline and process.poll() is None:
+                if _redis_ping(port):
+                    ready = True
+                    break
+                time.sleep(0.05)
+            if ready:
                 break
-            time.sleep(0.05)
-        require(ready, f"redis-server did not answer PING on port {port}\n{_log_tail(log)}")
+            _stop(process)
+        require(ready, f"redis-server did not answer PING\n{_log_tail(log)}")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        if process is not None:
+            _stop(process)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process, killing it if it does not exit in time."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
