@@ -765,3 +765,29 @@ def test_callable_objects_are_typed_tools() -> None:
     assert tool is not None
     assert tool.parameters["properties"] == {"x": {"type": "integer"}}
     assert tool.invoke(tool.validate({"x": 2}), _ctx()) == 6
+
+
+def test_local_types_resolve_under_postponed_annotations() -> None:
+    """Types defined inside a function resolve although annotations are strings."""
+
+    class Local(BaseModel):
+        """Defined in this function only."""
+
+        n: int
+
+    tools = Toolbox()
+
+    @tools.tool
+    def direct(item: Local) -> int:
+        """Direct decoration."""
+        return item.n
+
+    @tools.tool(name="called")
+    def with_options(item: Local) -> int:
+        """Decoration with options."""
+        return item.n + 1
+
+    for name, expected in (("direct", 2), ("called", 3)):
+        tool = tools.get(name)
+        assert tool is not None
+        assert tool.invoke(tool.validate({"item": {"n": 2}}), _ctx()) == expected

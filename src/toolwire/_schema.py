@@ -169,18 +169,21 @@ def _split_annotated(annotation: Any) -> tuple[Any, list[Any]]:
     return annotation, []
 
 
-def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionSpec:
+def describe_function(
+    fn: Callable[..., Any], *, name: str, localns: dict[str, Any] | None = None
+) -> FunctionSpec:
     """Read ``fn``'s signature and docstring into a :class:`FunctionSpec`.
 
     Raises :class:`ToolDefinitionError` for what cannot be described (see the module
-    docstring). ``name`` is only used in messages and as the model's title.
+    docstring). ``name`` is only used in messages and as the model's title; ``localns``
+    (the registering frame's locals) resolves string annotations of local types.
     """
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from None
     try:
-        hints = typing.get_type_hints(_annotated_target(fn), include_extras=True)
+        hints = typing.get_type_hints(_annotated_target(fn), localns=localns, include_extras=True)
     except Exception as exc:  # NameError, TypeError... from user annotations
         raise ToolDefinitionError(
             f"tool {name!r}: its type annotations do not resolve: {exc}"

@@ -48,6 +48,7 @@ import inspect
 import json
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class ArgumentsInvalid(ToolwireError, ValueError):
     ``tool`` is the tool's name and ``violations`` the individual problems.
     """
 
-    def __init__(self, message: str, *, tool: str, violations: tuple[Violation, ...] = ()):
+    def __init__(self, message: str, *, tool: str = "", violations: tuple[Violation, ...] = ()):
         super().__init__(message)
         self.message = message
         self.tool = tool
@@ -423,19 +424,23 @@ class Toolbox:
         the original function, unchanged.
         """
 
-        def register(func: F) -> F:
+        def register(func: F, depth: int = 1) -> F:
+            # The caller's locals resolve string annotations (``from __future__ import
+            # annotations``) of types defined inside a function, as pydantic does.
+            localns = dict(sys._getframe(depth).f_locals)
             self._register_function(
                 func,
                 name=name,
                 description=description,
                 idempotent=idempotent,
                 timeout=timeout,
+                localns=localns,
             )
             return func
 
         if fn is None:
             return register
-        return register(fn)
+        return register(fn, 2)
 
     def _register_function(
         self,
@@ -445,6 +450,7 @@ class Toolbox:
         description: str | None,
         idempotent: bool,
         timeout: float | None,
+        localns: dict[str, Any] | None = None,
     ) -> Tool:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
@@ -455,7 +461,7 @@ class Toolbox:
         assert isinstance(tool_name, str)
         self._check_free(tool_name)
         _check_options(tool_name, idempotent, timeout)
-        spec = describe_function(fn, name=tool_name)
+        spec = describe_function(fn, name=tool_name, localns=localns)
         tool = Tool(
             name=tool_name,
             description=spec.description if description is None else description,
