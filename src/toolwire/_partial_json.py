@@ -75,11 +75,13 @@ Memory is linear in the input: the parser keeps the decoded value, plus O(depth)
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json.decoder
 import re
+import types
 from collections.abc import Callable
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, TypeVar, cast
 
 from ._errors import JSONDepthError, JSONSizeError, JSONSyntaxError
 from ._events import JSONEvent, JSONPath, StringAppended, ValueCompleted, ValueStarted
@@ -139,6 +141,7 @@ _MatchAt = Callable[[str, int], "re.Match[str]"]
 _match_ws = cast(_MatchAt, _WS.match)
 _match_digits = cast(_MatchAt, _DIGITS.match)
 _match_segment = cast(_MatchAt, _SEGMENT.match)
+_match_plain = cast(_MatchAt, re.compile(f"{_STR_CHAR}*").match)
 
 # ------------------------------------------------------------------------------ scan states
 
@@ -165,6 +168,40 @@ _N_NEEDS = {
     _N_E: "a digit or a sign in the exponent",
     _N_ESIGN: "a digit in the exponent",
 }
+
+# ------------------------------------------------------------------------ event factories
+#
+# The events are frozen slotted dataclasses; their generated __init__ goes through
+# object.__setattr__ per field, which is most of the cost of an event. These factories fill
+# the slots directly (the same end state, about twice as fast). If the event classes ever
+# stop being two-slot dataclasses with these field names, the plain constructor is used.
+
+_E = TypeVar("_E")
+
+
+def _pair_factory(cls: type[_E], first: str, second: str) -> Callable[[Any, Any], _E]:
+    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    slots = (cls.__dict__.get(first), cls.__dict__.get(second))
+    if names != (first, second) or not all(
+        isinstance(slot, types.MemberDescriptorType) for slot in slots
+    ):
+        return lambda a, b: cls(**{first: a, second: b})
+    set_first = cast(types.MemberDescriptorType, slots[0]).__set__
+    set_second = cast(types.MemberDescriptorType, slots[1]).__set__
+    new = object.__new__
+
+    def make(a: Any, b: Any) -> _E:
+        event = new(cls)
+        set_first(event, a)
+        set_second(event, b)
+        return event
+
+    return make
+
+
+_started = _pair_factory(ValueStarted, "path", "kind")
+_appended = _pair_factory(StringAppended, "path", "text")
+_completed = _pair_factory(ValueCompleted, "path", "value")
 
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 _LITERAL_START = {"t": "true", "f": "false", "n": "null"}
@@ -325,28 +362,29 @@ class PartialJSONParser:
                     self._sblocks.append("".join(pieces))
                     pieces.clear()
                 self._snap_ok = False
-                return (StringAppended(path=self._spath, text=piece),)
-        return self._feed_general(text)
-
-    def _feed_general(self, text: str) -> tuple[JSONEvent, ...]:
+                return (_appended(self._spath, piece),)
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
-        room = self._max_size - self._offset
-        over = len(text) > room
-        if over:
-            text = text[:room]
         events: list[JSONEvent] = []
         try:
-            if text:
+            if len(text) > self._max_size - self._offset:
+                self._scan_over_limit(text, events)
+            else:
                 self._scan(text, events)
-            if over:
-                raise JSONSizeError(
-                    f"input longer than max_size={self._max_size} characters", self._max_size
-                )
         except JSONSyntaxError as exc:
             self._error = exc
             raise
         return tuple(events)
+
+    def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
+        # An offending character within the allowed size is reported as such; otherwise
+        # the size error, at the first character beyond the limit.
+        room = self._max_size - self._offset
+        if room > 0:
+            self._scan(text[:room], events)
+        raise JSONSizeError(
+            f"input longer than max_size={self._max_size} characters", self._max_size
+        )
 
     def _refusal(self) -> JSONSyntaxError:
         err = self._error
@@ -356,6 +394,10 @@ class PartialJSONParser:
     # --------------------------------------------------------------------------- scanning
 
     def _scan(self, text: str, ev: list[JSONEvent]) -> None:
+        # The hot transitions (whitespace, punctuation, opening and closing containers,
+        # plain keys and strings) are inlined with the state in a local variable; rarer
+        # work (escapes, numbers, literals, errors) goes through helpers, which read and
+        # write self._state, so the local is synchronised around each helper call.
         carry = self._carry
         base = self._offset - len(carry)
         self._offset += len(text)
@@ -365,116 +407,150 @@ class PartialJSONParser:
         n = len(text)
         pos = 0
         stack = self._stack
-        while pos < n:
-            state = self._state
-            if state in (_STRING, _KEY_STRING):
-                pos = self._scan_string(text, pos, base, ev)
-                continue
-            if state == _NUMBER:
-                pos = self._scan_number(text, pos, base, ev)
-                continue
-            if state == _LITERAL:
-                pos = self._scan_literal(text, pos, base, ev)
-                continue
-            ch = text[pos]
-            if ch == " " or ch == "\n" or ch == "\r" or ch == "\t":
-                pos = _match_ws(text, pos).end()
-                continue
-            if state == _AFTER:
-                frame = stack[-1]
-                if ch == ",":
-                    self._state = _KEY if frame.is_obj else _ELEM
+        append = ev.append
+        state = self._state
+        try:
+            while pos < n:
+                if state == _KEY_STRING:
+                    end = _match_plain(text, pos).end()
+                    if end < n and text[end] == '"' and not self._kpieces:
+                        key = text[pos:end]
+                        top = stack[-1]
+                        top.key = key
+                        top.child_path = (*top.path, key)
+                        state = _COLON
+                        pos = end + 1
+                        continue
+                    self._state = state
+                    pos = self._scan_string(text, pos, base, ev)
+                    state = self._state
+                    continue
+                if state == _STRING:
+                    end = _match_plain(text, pos).end()
+                    if end < n and text[end] == '"':
+                        path = self._spath
+                        if end > pos:
+                            piece = text[pos:end]
+                            self._spieces.append(piece)
+                            append(_appended(path, piece))
+                        value = self._string_text()
+                        append(_completed(path, value))
+                        state = self._attach(value, value)
+                        pos = end + 1
+                        continue
+                    self._state = state
+                    pos = self._scan_string(text, pos, base, ev)
+                    state = self._state
+                    continue
+                if state == _NUMBER:
+                    self._state = state
+                    pos = self._scan_number(text, pos, base, ev)
+                    state = self._state
+                    continue
+                if state == _LITERAL:
+                    self._state = state
+                    pos = self._scan_literal(text, pos, base, ev)
+                    state = self._state
+                    continue
+                ch = text[pos]
+                if ch in " \t\n\r":
+                    pos = _match_ws(text, pos).end()
+                    continue
+                if state == _AFTER:
+                    top = stack[-1]
+                    if ch == ",":
+                        state = _KEY if top.is_obj else _ELEM
+                        pos += 1
+                        continue
+                    if ch == ("}" if top.is_obj else "]"):
+                        state = self._close_container(append)
+                        pos += 1
+                        continue
+                    raise self._unexpected(state, text, pos, base)
+                if state == _COLON:
+                    if ch == ":":
+                        state = _VALUE
+                        pos += 1
+                        continue
+                    raise self._unexpected(state, text, pos, base)
+                if state in (_OBJ_FIRST, _KEY):
+                    if ch == '"':
+                        state = _KEY_STRING
+                        pos += 1
+                        continue
+                    if ch == "}" and state == _OBJ_FIRST:
+                        state = self._close_container(append)
+                        pos += 1
+                        continue
+                    raise self._unexpected(state, text, pos, base)
+                if state == _DONE:
+                    raise self._unexpected(state, text, pos, base)
+                # _VALUE, _ELEM, _ARR_FIRST: a value starts here
+                if ch == "]" and state == _ARR_FIRST:
+                    state = self._close_container(append)
                     pos += 1
                     continue
-                if ch == ("}" if frame.is_obj else "]"):
-                    self._close_container(ev)
-                    pos += 1
-                    continue
-                raise self._unexpected(text, pos, base)
-            if state == _COLON:
-                if ch == ":":
-                    self._state = _VALUE
-                    pos += 1
-                    continue
-                raise self._unexpected(text, pos, base)
-            if state in (_OBJ_FIRST, _KEY):
+                if stack:
+                    top = stack[-1]
+                    path = top.child_path if top.is_obj else (*top.path, len(top.container))
+                else:
+                    path = ()
+                self._started = True
                 if ch == '"':
-                    self._state = _KEY_STRING
+                    self._spath = path
+                    self._spieces = []
+                    self._sblocks = []
+                    self._snap_ok = False  # the key shows up now, with ""
+                    append(_started(path, "string"))
+                    state = _STRING
                     pos += 1
                     continue
-                if ch == "}" and state == _OBJ_FIRST:
-                    self._close_container(ev)
+                if ch == "{" or ch == "[":
+                    if len(stack) >= self._max_depth:
+                        raise JSONDepthError(
+                            f"containers nest deeper than max_depth={self._max_depth}",
+                            base + pos,
+                        )
+                    if ch == "{":
+                        stack.append(_Frame(True, {}, path))
+                        append(_started(path, "object"))
+                        state = _OBJ_FIRST
+                    else:
+                        stack.append(_Frame(False, [], path))
+                        append(_started(path, "array"))
+                        state = _ARR_FIRST
+                    self._snap_ok = False
                     pos += 1
                     continue
-                raise self._unexpected(text, pos, base)
-            if state == _DONE:
-                raise self._unexpected(text, pos, base)
-            # _VALUE, _ELEM, _ARR_FIRST: a value starts here
-            if ch == "]" and state == _ARR_FIRST:
-                self._close_container(ev)
-                pos += 1
-                continue
-            pos = self._start_value(text, pos, base, ev)
+                self._state = state
+                pos = self._start_scalar(path, text, pos, base, ev)
+                state = self._state
+        finally:
+            self._state = state
 
-    def _child_path(self) -> JSONPath:
-        stack = self._stack
-        if not stack:
-            return ()
-        top = stack[-1]
-        if top.is_obj:
-            return top.child_path
-        return (*top.path, len(top.container))
-
-    def _start_value(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+    def _start_scalar(
+        self, path: JSONPath, text: str, pos: int, base: int, ev: list[JSONEvent]
+    ) -> int:
+        """Start a number or a literal at ``pos`` (or raise: no value starts there)."""
         ch = text[pos]
-        kind: _Kind
-        if ch == '"':
-            path = self._child_path()
-            self._spath = path
-            self._spieces = []
-            self._sblocks = []
-            self._state = _STRING
-            self._started = True
-            self._snap_ok = False  # the key shows up now, with ""
-            ev.append(ValueStarted(path=path, kind="string"))
-            return pos + 1
-        if ch == "{" or ch == "[":
-            stack = self._stack
-            if len(stack) >= self._max_depth:
-                raise JSONDepthError(
-                    f"containers nest deeper than max_depth={self._max_depth}", base + pos
-                )
-            path = self._child_path()
-            is_obj = ch == "{"
-            stack.append(_Frame(is_obj, {} if is_obj else [], path))
-            self._state = _OBJ_FIRST if is_obj else _ARR_FIRST
-            self._started = True
-            self._snap_ok = False
-            kind = "object" if is_obj else "array"
-            ev.append(ValueStarted(path=path, kind=kind))
-            return pos + 1
         if ch in _NUMBER_START:
-            path = self._child_path()
             self._npath = path
             self._nstate = _N_START
             self._nparts = []
             self._nstart = base + pos
             self._state = _NUMBER
-            self._started = True
-            ev.append(ValueStarted(path=path, kind="number"))
+            ev.append(_started(path, "number"))
             return pos  # the number scanner reads the first character itself
         word = _LITERAL_START.get(ch)
-        if word is not None:
-            path = self._child_path()
-            self._lpath = path
-            self._lit = word
-            self._lit_i = 1
-            self._state = _LITERAL
-            self._started = True
-            kind = "true" if ch == "t" else "false" if ch == "f" else "null"
-            ev.append(ValueStarted(path=path, kind=kind))
-            return pos + 1
-        raise self._unexpected(text, pos, base)
+        if word is None:
+            raise self._unexpected(self._state, text, pos, base)
+        self._lpath = path
+        self._lit = word
+        self._lit_i = 1
+        self._state = _LITERAL
+        kind: _Kind = "true" if ch == "t" else "false" if ch == "f" else "null"
+        ev.append(_started(path, kind))
+        return pos + 1
 
     def _scan_string(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
         is_key = self._state == _KEY_STRING
@@ -487,7 +563,7 @@ class PartialJSONParser:
                 piece = _scanstring(seg + '"', 0)[0] if "\\" in seg else seg
                 pieces.append(piece)
                 if not is_key:
-                    ev.append(StringAppended(path=self._spath, text=piece))
+                    ev.append(_appended(self._spath, piece))
                     self._snap_ok = False
             if end == n:
                 return n
@@ -509,7 +585,7 @@ class PartialJSONParser:
                 piece = chr(int(text[end + 2 : after], 16))
                 pieces.append(piece)
                 if not is_key:
-                    ev.append(StringAppended(path=self._spath, text=piece))
+                    ev.append(_appended(self._spath, piece))
                     self._snap_ok = False
                 pos = after
                 continue
@@ -553,7 +629,7 @@ class PartialJSONParser:
             self._state = _COLON
             return
         value = self._string_text()
-        ev.append(ValueCompleted(path=self._spath, value=value))
+        ev.append(_completed(self._spath, value))
         self._attach(value, value)
 
     def _scan_number(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -631,7 +707,7 @@ class PartialJSONParser:
         else:
             value = float(s)
         if ev is not None:
-            ev.append(ValueCompleted(path=self._npath, value=value))
+            ev.append(_completed(self._npath, value))
         self._attach(value, value)
 
     def _scan_literal(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -650,28 +726,29 @@ class PartialJSONParser:
         self._lit_i = i
         if i == len(word):
             value = _LITERALS[word]
-            ev.append(ValueCompleted(path=self._lpath, value=value))
+            ev.append(_completed(self._lpath, value))
             self._attach(value, value)
         return pos + k
 
     # ------------------------------------------------------------------- tree building
 
-    def _close_container(self, ev: list[JSONEvent]) -> None:
+    def _close_container(self, append: Callable[[JSONEvent], None]) -> int:
         frame = self._stack.pop()
         value = frame.container
         final = value if frame.final is None else frame.final
-        ev.append(ValueCompleted(path=frame.path, value=final))
-        self._attach(value, final)
+        append(_completed(frame.path, final))
+        return self._attach(value, final)
 
-    def _attach(self, value: Any, final: Any) -> None:
-        """Put a completed value (preview form, json.loads form) into its parent."""
+    def _attach(self, value: Any, final: Any) -> int:
+        """Put a completed value (preview form, json.loads form) into its parent; return
+        (and set) the new state."""
         self._snap_ok = False
         stack = self._stack
         if not stack:
             self._root = value
             self._root_final = final
             self._state = _DONE
-            return
+            return _DONE
         self._state = _AFTER
         parent = stack[-1]
         c = parent.container
@@ -683,7 +760,7 @@ class PartialJSONParser:
                 if parent.final is None:
                     parent.final = c.copy()
                 parent.final[key] = final
-                return
+                return _AFTER
             c[key] = value
             if parent.final is not None:
                 parent.final[key] = final
@@ -697,12 +774,12 @@ class PartialJSONParser:
             elif final is not value:
                 parent.final = c.copy()
                 parent.final[-1] = final
+        return _AFTER
 
     # --------------------------------------------------------------------------- errors
 
-    def _unexpected(self, text: str, pos: int, base: int) -> JSONSyntaxError:
-        """The error for a structural character that does not fit the current state."""
-        state = self._state
+    def _unexpected(self, state: int, text: str, pos: int, base: int) -> JSONSyntaxError:
+        """The error for a structural character that does not fit ``state``."""
         ch = text[pos]
         stack = self._stack
         hint = ""
