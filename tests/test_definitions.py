@@ -418,3 +418,23 @@ def test_tools_without_parameters_are_strict_empty_objects() -> None:
         "additionalProperties": False,
     }
     assert tools.definitions("gemini") == [{"name": "now", "description": ""}]
+
+
+def test_strict_mode_inlines_references_that_carry_siblings() -> None:
+    """A $ref with a description is inlined in strict mode; a bare $ref stays a reference."""
+    tools = Toolbox()
+
+    @tools.tool
+    def send(to: Annotated[Address, "destination"], back: Address) -> None:
+        """Send."""
+
+    assert tools.get("send").parameters["properties"]["to"] == {  # type: ignore[union-attr]
+        "$ref": "#/$defs/Address",
+        "description": "destination",
+    }
+    strict = tools.definitions("openai-chat", strict=True)[0]["function"]["parameters"]
+    inlined = strict["properties"]["to"]
+    assert "$ref" not in inlined and inlined["description"] == "destination"
+    assert inlined["additionalProperties"] is False
+    assert inlined["required"] == ["city", "zip", "floor"]
+    assert strict["properties"]["back"] == {"$ref": "#/$defs/Address"}

@@ -300,7 +300,9 @@ class _Strict:
         if not isinstance(schema, dict):
             raise ToolDefinitionError(f"{where}: strict mode needs a schema object")
         schema = _merge_all_of(schema, where)
-        if "$ref" in schema and any(k not in ("$ref", "description") for k in schema):
+        if "$ref" in schema and len(schema) > 1:
+            # OpenAI rejects a $ref with sibling keywords (even a description): inline it.
+            # One level only, so recursive types keep their reference further down.
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
             target = _resolve(self.document, schema["$ref"], where)
             schema = {**target, **siblings}
