@@ -118,7 +118,7 @@ class ExecutionModel(RuleBasedStateMachine):
         if self.backend == "memory":
             return MemoryStore(clock=self.clock)
         assert self.sqlite_path is not None
-        return SQLiteStore(self.sqlite_path, clock=self.clock)
+        return SQLiteStore(self.sqlite_path, clock=self.clock, durable=False)
 
     def key(self, call: str) -> str:
         return f"{self.namespace}/{call}"

@@ -8,9 +8,10 @@ function the in-memory store uses (:func:`toolwire.stores.memory.claim_transitio
 Every write after the claim is one fenced statement (``... WHERE key=? AND owner=? AND
 fence=? AND status='in_progress'``) whose row count says whether it was accepted.
 
-The database runs in WAL mode with ``synchronous=FULL`` (a claim is durable before the tool
-runs) and a busy timeout; each thread gets its own connection (``sqlite3`` connections must
-not be shared between threads that run concurrently). At start-up the store creates its
+The database runs in WAL mode with ``synchronous=FULL`` by default (a claim is on disk
+before the tool runs, even across power loss) and a busy timeout; each thread gets its
+own connection (``sqlite3`` connections must not be shared between threads that run
+concurrently). At start-up the store creates its
 schema if missing and runs a self-test: it claims a probe key twice and requires exactly
 one acquisition, and requires a write with a stale fence to be refused; otherwise it
 raises :class:`~toolwire.StoreError` (fail closed).
@@ -81,8 +82,11 @@ class SQLiteStore:
 
     ``path`` is the database file (created with its schema if missing); ``clock`` returns
     seconds since the epoch and is injectable for tests; ``busy_timeout`` bounds how long
-    an operation waits for another writer. Raises :class:`~toolwire.StoreError` when the
-    database cannot be opened or fails its conditional-write self-test.
+    an operation waits for another writer. ``durable=False`` trades ``synchronous=FULL``
+    for ``NORMAL``: commits still survive a crash of any process, but the last ones may
+    be lost on power failure (a lost claim could let a call run twice after a reboot).
+    Raises :class:`~toolwire.StoreError` when the database cannot be opened or fails its
+    conditional-write self-test.
     """
 
     def __init__(
@@ -91,8 +95,10 @@ class SQLiteStore:
         *,
         clock: Callable[[], float] = time.time,
         busy_timeout: float = 30.0,
+        durable: bool = True,
     ) -> None:
         self._path = os.fspath(path)
+        self._synchronous = "FULL" if durable else "NORMAL"
         self._clock = clock
         self._busy_timeout = busy_timeout
         self._local = threading.local()
@@ -120,7 +126,7 @@ class SQLiteStore:
                 )
                 db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
                 mode = db.execute("PRAGMA journal_mode = WAL").fetchone()
-                db.execute("PRAGMA synchronous = FULL")
+                db.execute(f"PRAGMA synchronous = {self._synchronous}")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
             if mode is None or str(mode[0]).lower() not in {"wal", "memory"}:
