@@ -66,9 +66,15 @@ _FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 _LEASE_LOST = "lease expired while in progress; the tool may have run"
 _SCAN_BATCH = 500
 
-# Shared by every script: the server clock in microseconds, integer formatting that
-# survives Lua's tostring (which would print 1.7e+15), and the owner/fence test.
+# Shared by every script: effect replication, the server clock in microseconds, integer
+# formatting that survives Lua's tostring (which would print 1.7e+15), and the
+# owner/fence test.
 _PRELUDE = """
+if redis.replicate_commands then
+  -- Redis < 5 replicates scripts verbatim and refuses writes after TIME unless the
+  -- script asks for effect replication; Redis >= 5 always does it (this is a no-op).
+  redis.replicate_commands()
+end
 local function now_us()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
