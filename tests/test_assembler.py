@@ -446,3 +446,16 @@ def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[s
             return events, (type(exc), str(exc))
 
     assert run(True) == run(False)
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+
+    def run_bytes(fast: bool) -> tuple[list[Any], Any]:
+        asm = StreamAssembler(format="openai-chat")
+        if not fast:
+            asm._fast = None
+        try:
+            events = [(type(e).__name__, getattr(e, "delta", None)) for e in asm.feed_bytes(body)]
+            return events, asm.close()
+        except toolwire.StreamError as exc:
+            return [], (type(exc), str(exc))
+
+    assert run_bytes(True) == run_bytes(False)

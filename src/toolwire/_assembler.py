@@ -365,9 +365,24 @@ class StreamAssembler:
         except StreamError as exc:
             raise self._fail(exc) from None
         out: list[StreamEvent] = []
+        fast = self._fast
         for event, payload in items:
             if payload is DONE:
                 continue
+            if fast is None and self._adapter is None:
+                self._apply(payload, event, out)  # detects the format, sets the fast path
+                fast = self._fast
+                continue
+            if fast is not None and event is None and self._finish is None:
+                try:
+                    hit = fast(payload)
+                except Exception:
+                    hit = None
+                if hit is not None:
+                    call = self._by_index.get(hit[0])
+                    if call is not None and call.state is _OPEN:
+                        out.extend(self._fast_args(call, hit[1], payload))
+                        continue
             self._apply(payload, event, out)
         return out
 

@@ -10,6 +10,12 @@ structural markers that each wire format always has on its first event (the even
 ``type`` vocabulary, ``choices``/``object``, ``candidates``, Bedrock's single
 ``{eventName: {...}}`` shape, Ollama's ``message`` + ``done``). It is O(number of keys).
 A payload that matches none raises :class:`StreamFormatError` naming it.
+
+Optional fast path: an adapter may also offer ``fragment(payload) -> (index, text) |
+None``, a pure function that recognises a payload consisting of nothing but one argument
+fragment for the call at provider index ``index`` (the bulk of a big call) and returns
+``None`` for anything else. The assembler then skips building deltas; it must mean
+exactly ``[CallDelta(index=index, arguments=text)]`` from ``translate``.
 """
 
 from __future__ import annotations
