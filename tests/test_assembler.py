@@ -384,8 +384,7 @@ def test_every_registered_adapter_loads() -> None:
     finish=st.sampled_from(["tool_calls", "stop", "length", None]),
 )
 def test_outcome_is_all_or_nothing(pieces: list[str], finish: str | None) -> None:
-    """Whatever fragments arrive, close() returns calls only when every call's JSON is
-    complete and valid under an OK finish; otherwise it raises or rejects."""
+    """close() returns a call only if its JSON is complete and valid under an OK finish."""
     asm = StreamAssembler()
     asm.feed(chunk(call(0, "c1", "f", "")))
     for piece in pieces:

@@ -155,8 +155,7 @@ def test_two_ids_for_one_call_at_one_index() -> None:
 
 
 def test_first_fragment_without_name_is_buffered_until_the_name_arrives() -> None:
-    """A nameless first fragment opens a pending call; Started comes with the name, then
-    the buffered argument events."""
+    """A nameless first fragment waits; Started comes with the name, then its buffered args."""
     stream = [
         chunk(calls(tc(0, "c1", None, '{"city": '))),
         chunk(calls(tc(0, None, "weather", '"Paris"}'))),
@@ -423,8 +422,7 @@ def test_usage_in_x_groq() -> None:
     ],
 )
 def test_wrong_types_are_format_errors(payload: dict[str, Any]) -> None:
-    """A wrong type where the format has an object, list, string or int raises
-    StreamFormatError naming the payload, never KeyError/TypeError/AttributeError."""
+    """Wrong types raise StreamFormatError naming the payload, never KeyError/TypeError."""
     asm = StreamAssembler(format="openai-chat")
     with pytest.raises(toolwire.StreamFormatError) as info:
         asm.feed(payload)
