@@ -119,6 +119,16 @@ def test_gemini_shape() -> None:
     ]
 
 
+def test_bedrock_ollama_and_cohere_shapes() -> None:
+    """bedrock-converse: toolSpec with inputSchema.json; ollama and cohere: OpenAI chat shape."""
+    tools = _raw()
+    assert tools.definitions("bedrock-converse") == [
+        {"toolSpec": {"name": "search", "description": "Search.", "inputSchema": {"json": SHIP}}}
+    ]
+    for fmt in ("ollama", "cohere"):
+        assert tools.definitions(fmt) == tools.definitions("openai-chat")
+
+
 def test_strict_flags_per_format() -> None:
     """strict=True adds strict to openai-chat's function, Responses and Anthropic."""
     tools = _raw()

@@ -117,6 +117,37 @@ def test_gemini_function_responses_are_objects(status: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("status", STATUSES)
+def test_bedrock_converse_tool_results_in_one_user_message(status: str) -> None:
+    """bedrock-converse: toolResult blocks with a text content and a success/error status."""
+    ok = status in ("completed", "replayed")
+    assert tool_results([_outcome(status)], "bedrock-converse") == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "call_1",
+                        "content": [{"text": EXPECTED_TEXT[status]}],
+                        "status": "success" if ok else "error",
+                    }
+                }
+            ],
+        }
+    ]
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_ollama_and_cohere_tool_messages(status: str) -> None:
+    """ollama: role tool with tool_name; cohere: role tool with tool_call_id."""
+    assert tool_results([_outcome(status)], "ollama") == [
+        {"role": "tool", "tool_name": "transfer", "content": EXPECTED_TEXT[status]}
+    ]
+    assert tool_results([_outcome(status)], "cohere") == [
+        {"role": "tool", "tool_call_id": "call_1", "content": EXPECTED_TEXT[status]}
+    ]
+
+
 def test_many_outcomes_keep_their_order_and_group_per_format() -> None:
     """Several outcomes: one message each (OpenAI) or one message with all (Anthropic, Gemini)."""
     outcomes = [_outcome("completed", call_id="a"), _outcome("skipped", call_id="b")]
@@ -173,7 +204,7 @@ def test_completed_without_result_json_serialises_the_value() -> None:
     assert outcome_text(outcome) == ('{"a":[1,2],"b":1}', False)
 
 
-@pytest.mark.parametrize("fmt", ["openai", "Anthropic", "bedrock-converse", "", None])
+@pytest.mark.parametrize("fmt", ["openai", "Anthropic", "bedrock", "", None])
 def test_unknown_formats_raise_unknown_format(fmt: Any) -> None:
     """An unknown format raises UnknownFormat."""
     with pytest.raises(UnknownFormat):

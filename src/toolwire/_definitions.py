@@ -16,6 +16,10 @@ Formats (``tool_definitions(tools, format, strict=...)`` returns one dict per to
 - ``"gemini"``: the entries of ``functionDeclarations``: ``{"name", "description",
   "parameters"}``; send them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has
   no meaning for Gemini and is ignored.
+- ``"bedrock-converse"``: ``{"toolSpec": {"name", "description", "inputSchema": {"json":
+  schema}}}`` for ``toolConfig.tools``.
+- ``"ollama"`` (native ``/api/chat``) and ``"cohere"`` (v2 chat): the OpenAI chat shape
+  ``{"type": "function", "function": {...}}``. ``strict`` is ignored for these three.
 
 Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
 ``"additionalProperties": false`` and lists every property in ``required``; a property that
@@ -73,7 +77,15 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "gemini_schema", "strict_schema", "tool_definitions"]
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+FORMATS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "ollama",
+    "cohere",
+)
 
 _STRICT_KEEP = frozenset(
     {
@@ -181,6 +193,20 @@ def _definition(tool: Tool, format: str, strict: bool) -> dict[str, Any]:
         if strict:
             out["strict"] = True
         return out
+    if format in ("ollama", "cohere"):
+        plain = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": copy.deepcopy(tool.parameters),
+        }
+        return {"type": "function", "function": plain}
+    if format == "bedrock-converse":
+        spec = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": {"json": copy.deepcopy(tool.parameters)},
+        }
+        return {"toolSpec": spec}
     # gemini
     if not _GEMINI_NAME.match(tool.name):
         raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")

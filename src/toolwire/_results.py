@@ -33,6 +33,11 @@ Formats:
   "tool_use_id", "content", "is_error"}, ...]}`` for all outcomes;
 - ``"gemini"``: one ``{"role": "user", "parts": [{"functionResponse": {"name", "id",
   "response"}}, ...]}`` (``id`` left out when the call id is empty).
+- ``"bedrock-converse"``: one ``{"role": "user", "content": [{"toolResult": {"toolUseId",
+  "content": [{"text": ...}], "status": "success" | "error"}}, ...]}``;
+- ``"ollama"``: one ``{"role": "tool", "tool_name", "content"}`` per outcome (Ollama
+  matches results to calls by name and order);
+- ``"cohere"``: one ``{"role": "tool", "tool_call_id", "content"}`` per outcome.
 
 No outcomes give ``[]``. Bad input (an unknown format, something that is not an
 ``Outcome``, a ``result_json`` that is not JSON where Gemini needs the value) raises a
@@ -53,7 +58,15 @@ from ._outcome import Outcome
 # Only what ``toolwire`` exports; InvalidOutcome is proposed for export.
 __all__ = ["tool_results"]
 
-RESULT_FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+RESULT_FORMATS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "ollama",
+    "cohere",
+)
 
 STATUS_TEXTS: dict[str, str] = {
     "failed": 'The tool "{name}" failed: {error}',
@@ -142,8 +155,30 @@ def tool_results(outcomes: Iterable[Outcome], format: str) -> list[dict[str, Any
             {"type": "function_call_output", "call_id": o.call_id, "output": text}
             for o, (text, _) in zip(items, texts, strict=True)
         ]
+    if format == "cohere":
+        return [
+            {"role": "tool", "tool_call_id": o.call_id, "content": text}
+            for o, (text, _) in zip(items, texts, strict=True)
+        ]
+    if format == "ollama":
+        return [
+            {"role": "tool", "tool_name": o.name, "content": text}
+            for o, (text, _) in zip(items, texts, strict=True)
+        ]
     if not items:
         return []
+    if format == "bedrock-converse":
+        results = [
+            {
+                "toolResult": {
+                    "toolUseId": o.call_id,
+                    "content": [{"text": text}],
+                    "status": "error" if error else "success",
+                }
+            }
+            for o, (text, error) in zip(items, texts, strict=True)
+        ]
+        return [{"role": "user", "content": results}]
     if format == "anthropic":
         blocks = [
             {"type": "tool_result", "tool_use_id": o.call_id, "content": text, "is_error": error}

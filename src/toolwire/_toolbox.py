@@ -606,9 +606,10 @@ class Toolbox:
     def definitions(self, format: str, *, strict: bool = False) -> list[dict[str, Any]]:
         """The tool definitions for a provider's request, one per tool, as fresh dicts.
 
-        ``format``: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"`` or
-        ``"gemini"`` (the ``functionDeclarations`` entries). ``strict=True`` makes the
-        schemas strict-mode compatible (OpenAI, Anthropic). Raises ``UnknownFormat``.
+        ``format``: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
+        ``"gemini"`` (the ``functionDeclarations`` entries), ``"bedrock-converse"``,
+        ``"ollama"`` or ``"cohere"``. ``strict=True`` makes the schemas strict-mode
+        compatible (OpenAI, Anthropic). Raises ``UnknownFormat``.
         """
         from ._definitions import tool_definitions
 
