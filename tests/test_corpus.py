@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolwire
-from conftest import CORPUS_DIR, load_expected
+from conftest import CORPUS_DIR, corpus_available, load_expected, require
 from toolwire import StreamAssembler, StreamError
 
 EXPECTED = load_expected()
@@ -223,8 +223,7 @@ def test_bytes_whole_and_byte_by_byte(corpus_dir: Path, name: str) -> None:
 @given(data=st.data())
 def test_bytes_at_random_splits(name: str, data: st.DataObject) -> None:
     """Raw bytes split at Hypothesis-chosen offsets give the same events and result."""
-    if not (CORPUS_DIR / "expected.json").is_file():
-        pytest.skip("corpus absent")
+    require(corpus_available(), f"the recorded corpus is not at {CORPUS_DIR}")
     body = stream_bytes(name)
     cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=40))
     ref_events, ref = run_payloads(name, stream_payloads(name))
