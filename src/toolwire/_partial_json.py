@@ -142,6 +142,11 @@ _match_ws = cast(_MatchAt, _WS.match)
 _match_digits = cast(_MatchAt, _DIGITS.match)
 _match_segment = cast(_MatchAt, _SEGMENT.match)
 _match_plain = cast(_MatchAt, re.compile(f"{_STR_CHAR}*").match)
+# Shortcuts for the common shapes: a whole plain key with its colon, the same after a comma,
+# a whole number (its delimiter is checked by the caller).
+_match_key = re.compile(f'"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
+_match_comma_key = re.compile(f',[ \\t\\n\\r]*"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
+_match_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?").match
 
 # ------------------------------------------------------------------------------ scan states
 
@@ -206,6 +211,7 @@ _completed = _pair_factory(ValueCompleted, "path", "value")
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 _LITERAL_START = {"t": "true", "f": "false", "n": "null"}
 _NUMBER_START = frozenset("-0123456789")
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 _Kind = Literal["object", "array", "string", "number", "true", "false", "null"]
 
@@ -394,10 +400,11 @@ class PartialJSONParser:
     # --------------------------------------------------------------------------- scanning
 
     def _scan(self, text: str, ev: list[JSONEvent]) -> None:
-        # The hot transitions (whitespace, punctuation, opening and closing containers,
-        # plain keys and strings) are inlined with the state in a local variable; rarer
-        # work (escapes, numbers, literals, errors) goes through helpers, which read and
-        # write self._state, so the local is synchronised around each helper call.
+        # The hot transitions (whitespace, punctuation, containers, plain keys with their
+        # colon, plain strings, delimited numbers, whole literals) are inlined with the
+        # state in a local variable; rarer work (escapes, split numbers and literals,
+        # errors) goes through helpers, which read and write self._state, so the local is
+        # synchronised around each helper call.
         carry = self._carry
         base = self._offset - len(carry)
         self._offset += len(text)
@@ -411,45 +418,59 @@ class PartialJSONParser:
         state = self._state
         try:
             while pos < n:
-                if state == _KEY_STRING:
-                    end = _match_plain(text, pos).end()
-                    if end < n and text[end] == '"' and not self._kpieces:
-                        key = text[pos:end]
-                        top = stack[-1]
-                        top.key = key
-                        top.child_path = (*top.path, key)
-                        state = _COLON
-                        pos = end + 1
-                        continue
-                    self._state = state
-                    pos = self._scan_string(text, pos, base, ev)
-                    state = self._state
-                    continue
-                if state == _STRING:
-                    end = _match_plain(text, pos).end()
-                    if end < n and text[end] == '"':
-                        path = self._spath
+                if state >= _STRING:  # inside a token, or after the top-level value
+                    if state == _STRING:
+                        end = _match_plain(text, pos).end()
                         if end > pos:
                             piece = text[pos:end]
                             self._spieces.append(piece)
-                            append(_appended(path, piece))
-                        value = self._string_text()
-                        append(_completed(path, value))
-                        state = self._attach(value, value)
-                        pos = end + 1
+                            append(_appended(self._spath, piece))
+                            self._snap_ok = False
+                        if end == n:
+                            break
+                        if text[end] == '"':
+                            value = self._string_text()
+                            append(_completed(self._spath, value))
+                            state = self._attach(value, value)
+                            pos = end + 1
+                            continue
+                        self._state = state
+                        pos = self._scan_string(text, end, base, ev)
+                        state = self._state
+                        continue
+                    if state == _KEY_STRING:
+                        end = _match_plain(text, pos).end()
+                        kpieces = self._kpieces
+                        if end == n:
+                            kpieces.append(text[pos:])
+                            break
+                        if text[end] == '"':
+                            key = text[pos:end]
+                            if kpieces:
+                                kpieces.append(key)
+                                key = "".join(kpieces)
+                                kpieces.clear()
+                            top = stack[-1]
+                            top.key = key
+                            top.child_path = (*top.path, key)
+                            state = _COLON
+                            pos = end + 1
+                            continue
+                        if end > pos:
+                            kpieces.append(text[pos:end])
+                        self._state = state
+                        pos = self._scan_string(text, end, base, ev)
+                        state = self._state
                         continue
                     self._state = state
-                    pos = self._scan_string(text, pos, base, ev)
-                    state = self._state
-                    continue
-                if state == _NUMBER:
-                    self._state = state
-                    pos = self._scan_number(text, pos, base, ev)
-                    state = self._state
-                    continue
-                if state == _LITERAL:
-                    self._state = state
-                    pos = self._scan_literal(text, pos, base, ev)
+                    if state == _NUMBER:
+                        pos = self._scan_number(text, pos, base, ev)
+                    elif state == _LITERAL:
+                        pos = self._scan_literal(text, pos, base, ev)
+                    elif text[pos] in " \t\n\r":  # _DONE
+                        pos = _match_ws(text, pos).end()
+                    else:
+                        raise self._unexpected(state, text, pos, base)
                     state = self._state
                     continue
                 ch = text[pos]
@@ -459,7 +480,20 @@ class PartialJSONParser:
                 if state == _AFTER:
                     top = stack[-1]
                     if ch == ",":
-                        state = _KEY if top.is_obj else _ELEM
+                        if top.is_obj:
+                            # ',' "key" ':' in one step when the key is plain and whole
+                            m = _match_comma_key(text, pos)
+                            if m is None:
+                                state = _KEY
+                                pos += 1
+                                continue
+                            key = m.group(1)
+                            top.key = key
+                            top.child_path = (*top.path, key)
+                            state = _VALUE
+                            pos = m.end()
+                            continue
+                        state = _ELEM
                         pos += 1
                         continue
                     if ch == ("}" if top.is_obj else "]"):
@@ -475,15 +509,22 @@ class PartialJSONParser:
                     raise self._unexpected(state, text, pos, base)
                 if state in (_OBJ_FIRST, _KEY):
                     if ch == '"':
-                        state = _KEY_STRING
-                        pos += 1
+                        m = _match_key(text, pos)
+                        if m is None:
+                            state = _KEY_STRING
+                            pos += 1
+                            continue
+                        key = m.group(1)
+                        top = stack[-1]
+                        top.key = key
+                        top.child_path = (*top.path, key)
+                        state = _VALUE
+                        pos = m.end()
                         continue
                     if ch == "}" and state == _OBJ_FIRST:
                         state = self._close_container(append)
                         pos += 1
                         continue
-                    raise self._unexpected(state, text, pos, base)
-                if state == _DONE:
                     raise self._unexpected(state, text, pos, base)
                 # _VALUE, _ELEM, _ARR_FIRST: a value starts here
                 if ch == "]" and state == _ARR_FIRST:
@@ -495,8 +536,8 @@ class PartialJSONParser:
                     path = top.child_path if top.is_obj else (*top.path, len(top.container))
                 else:
                     path = ()
-                self._started = True
                 if ch == '"':
+                    self._started = True
                     self._spath = path
                     self._spieces = []
                     self._sblocks = []
@@ -511,6 +552,7 @@ class PartialJSONParser:
                             f"containers nest deeper than max_depth={self._max_depth}",
                             base + pos,
                         )
+                    self._started = True
                     if ch == "{":
                         stack.append(_Frame(True, {}, path))
                         append(_started(path, "object"))
@@ -522,6 +564,30 @@ class PartialJSONParser:
                     self._snap_ok = False
                     pos += 1
                     continue
+                if ch in _NUMBER_START:
+                    # A whole number followed by its delimiter: complete it at once.
+                    m = _match_number(text, pos)
+                    if m is not None:
+                        end = m.end()
+                        if end < n and text[end] not in _NUMBER_CHARS and end - pos < 300:
+                            token = m.group()
+                            number: Any = int(token) if m.lastindex is None else float(token)
+                            self._started = True
+                            append(_started(path, "number"))
+                            append(_completed(path, number))
+                            state = self._attach(number, number)
+                            pos = end
+                            continue
+                else:
+                    word = _LITERAL_START.get(ch)
+                    if word is not None and text.startswith(word, pos):
+                        literal = _LITERALS[word]
+                        self._started = True
+                        append(_started(path, word))
+                        append(_completed(path, literal))
+                        state = self._attach(literal, literal)
+                        pos += len(word)
+                        continue
                 self._state = state
                 pos = self._start_scalar(path, text, pos, base, ev)
                 state = self._state
