@@ -30,7 +30,7 @@ from toolwire import (
     ToolDefinitionError,
     ToolwireError,
 )
-from toolwire._toolbox import ArgumentsInvalid, InvalidCall, ValidCall
+from toolwire._toolbox import ArgumentsInvalid, InvalidCall, ToolboxInputError, ValidCall
 
 
 class Color(enum.Enum):
@@ -653,12 +653,15 @@ def test_check_response_orders_valid_and_rejected_calls_by_index() -> None:
 
 
 def test_check_rejects_things_that_are_not_calls() -> None:
-    """check and check_response raise TypeError for input that is not a call or response."""
+    """check, check_response and definitions raise typed toolwire errors for wrong input."""
     tools = _toolbox()
-    with pytest.raises(TypeError, match="ToolCall or RejectedCall"):
+    with pytest.raises(ToolboxInputError, match="ToolCall or RejectedCall") as info:
         tools.check({"name": "now"})  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="takes a Response"):
+    assert isinstance(info.value, ToolwireError) and isinstance(info.value, TypeError)
+    with pytest.raises(ToolboxInputError, match="takes a Response"):
         tools.check_response([])  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="strict"):
+        tools.definitions("openai-chat", strict="yes")  # type: ignore[arg-type]
 
 
 def test_arguments_invalid_is_a_typed_toolwire_value_error() -> None:

@@ -155,7 +155,7 @@ def tool_definitions(
             + ", ".join(repr(f) for f in FORMATS)
         )
     if not isinstance(strict, bool):
-        raise TypeError("strict must be True or False")
+        raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
     return [_definition(tool, format, strict) for tool in tools]
 
 

@@ -67,7 +67,8 @@ from ._jsonschema import (
 from ._response import RejectedCall, Response, ToolCall
 from ._schema import FunctionSpec, describe_function
 
-# Only what ``toolwire`` exports; ArgumentsInvalid, ValidCall and InvalidCall are proposed
+# Only what ``toolwire`` exports; ArgumentsInvalid, ValidCall, InvalidCall and
+# ToolboxInputError are proposed
 # for export (see the integration notes) and importable from here meanwhile.
 __all__ = ["Tool", "ToolContext", "Toolbox"]
 
@@ -89,6 +90,10 @@ class ArgumentsInvalid(ToolwireError, ValueError):
         self.message = message
         self.tool = tool
         self.violations = violations
+
+
+class ToolboxInputError(ToolwireError, TypeError):
+    """A Toolbox method got something of the wrong kind (not a call, not a Response)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -565,13 +570,14 @@ class Toolbox:
 
         Unknown tools, argument text that was not JSON (a ``RejectedCall``), empty
         arguments for a tool with required parameters and schema violations give an
-        ``InvalidCall`` whose ``reason`` is meant for the model. Raises ``TypeError`` for
-        anything that is not a ``ToolCall`` or ``RejectedCall``.
+        ``InvalidCall`` whose ``reason`` is meant for the model. Raises
+        :class:`ToolboxInputError` (a ``TypeError``) for anything that is not a
+        ``ToolCall`` or ``RejectedCall``.
         """
         if isinstance(call, RejectedCall):
             return InvalidCall(call=call, reason=self._rejected_reason(call))
         if not isinstance(call, ToolCall):
-            raise TypeError(
+            raise ToolboxInputError(
                 f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
             )
         tool = self._tools.get(call.name)
@@ -596,7 +602,7 @@ class Toolbox:
     def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
         """Check every call of ``response`` (valid and rejected ones), ordered by index."""
         if not isinstance(response, Response):
-            raise TypeError(
+            raise ToolboxInputError(
                 f"Toolbox.check_response takes a Response, not {type(response).__name__}"
             )
         calls: list[ToolCall | RejectedCall] = [*response.tool_calls, *response.rejected]
