@@ -662,6 +662,10 @@ def test_check_rejects_things_that_are_not_calls() -> None:
         tools.check_response([])  # type: ignore[arg-type]
     with pytest.raises(ToolDefinitionError, match="strict"):
         tools.definitions("openai-chat", strict="yes")  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="description"):
+        tools.tool(name="d", description=5)(lambda: None)  # type: ignore[arg-type]
+    assert tools.get(["now"]) is None  # type: ignore[arg-type]
+    assert ["now"] not in tools
 
 
 def test_arguments_invalid_is_a_typed_toolwire_value_error() -> None:

@@ -466,6 +466,8 @@ class Toolbox:
         assert isinstance(tool_name, str)
         self._check_free(tool_name)
         _check_options(tool_name, idempotent, timeout)
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
         spec = describe_function(fn, name=tool_name, localns=localns)
         tool = Tool(
             name=tool_name,
@@ -547,11 +549,11 @@ class Toolbox:
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+        return self._tools.get(name) if isinstance(name, str) else None
 
     def __contains__(self, name: object) -> bool:
         """Whether a tool called ``name`` is registered."""
-        return name in self._tools
+        return isinstance(name, str) and name in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
         """The tools, in registration order."""
