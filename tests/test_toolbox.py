@@ -518,7 +518,17 @@ def test_result_json_serialises_common_return_values() -> None:
     assert tool.result_json(None) == "null"
 
 
-@pytest.mark.parametrize("value", [object(), float("nan"), {"a": float("inf")}, {(1, 2): 1}])
+def _deep_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [object(), float("nan"), {"a": float("inf")}, {(1, 2): 1}, _deep_list(5000), {"k": [object()]}],
+)
 def test_result_json_raises_type_error_for_unserialisable_values(value: Any) -> None:
     """A value JSON cannot carry raises TypeError."""
     tool = Toolbox().add("t", {"type": "object"}, lambda: None)

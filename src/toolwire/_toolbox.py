@@ -352,9 +352,13 @@ class Tool:
         non-ASCII kept. Raises ``TypeError`` for a value JSON cannot carry (including NaN
         and infinities).
         """
-        return json.dumps(
-            json_value(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True
-        )
+        try:
+            plain = json_value(value)
+        except RecursionError:
+            raise TypeError("the return value is nested too deeply for JSON") from None
+        except pydantic_core.PydanticSerializationError as exc:
+            raise TypeError(f"the return value cannot be serialised: {exc}") from None
+        return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -688,13 +692,10 @@ def _from_pydantic(
         if kind == "missing":
             message = "this required property is missing"
         elif kind == "extra_forbidden":
-            listing = ", ".join(f'"{k}"' for k in known) if path[:-1] == () else "none"
-            if path[:-1] == ():
-                message = (
-                    f"unknown property (not allowed here); the known properties are: {listing}"
-                )
-            else:
-                message = "unknown property (not allowed here)"
+            message = "unknown property (not allowed here)"
+            if len(path) == 1:  # a top-level argument: name the real parameters
+                listing = ", ".join(f'"{k}"' for k in known) or "none"
+                message += f"; the known properties are: {listing}"
         else:
             text = str(error["msg"])
             if text.startswith("Input should be "):
