@@ -135,6 +135,13 @@ _TRANSITIONS: dict[tuple[CallState, CallEvent], CallState] = {
 
 
 _OPEN = CallState.OPEN
+_SLICE = 64 * 1024  # bytes framed at a time by feed_bytes()
+
+
+def _slices(data: bytes) -> list[bytes]:
+    return [data[i : i + _SLICE] for i in range(0, len(data), _SLICE)]
+
+
 _new = object.__new__
 _set = object.__setattr__
 
@@ -360,11 +367,20 @@ class StreamAssembler:
         framer = self._framer
         if framer is None:
             framer = self._framer = FrameDecoder()
-        try:
-            items = framer.feed(data)
-        except StreamError as exc:
-            raise self._fail(exc) from None
         out: list[StreamEvent] = []
+        # A big read is framed in slices so that only one slice's payloads are alive at a
+        # time: a whole body's worth of dicts makes the cyclic GC rescan a growing heap.
+        pieces = [data] if len(data) <= _SLICE else _slices(data)
+        for piece in pieces:
+            try:
+                items = framer.feed(piece)
+            except StreamError as exc:
+                raise self._fail(exc) from None
+            self._items(items, out)
+        return out
+
+    def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
+        """Apply framed payloads, taking the fragment fast path where it applies."""
         fast = self._fast
         for event, payload in items:
             if payload is DONE:
@@ -384,7 +400,6 @@ class StreamAssembler:
                         out.extend(self._fast_args(call, hit[1], payload))
                         continue
             self._apply(payload, event, out)
-        return out
 
     def feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input; return the events of a last payload that lacked
@@ -401,9 +416,7 @@ class StreamAssembler:
                 items = self._framer.close()
             except StreamError as exc:
                 raise self._fail(exc) from None
-            for event, payload in items:
-                if payload is not DONE:
-                    self._apply(payload, event, out)
+            self._items(items, out)
         return out
 
     def _normalise(self, payload: Any) -> Any:

@@ -104,6 +104,14 @@ def _is_complete_payload(text: str) -> bool:
     return True
 
 
+_Raw = tuple[str, str, "str | None"]  # event type, data, last event id
+
+
+def _item(event: str, data: str) -> Item:
+    name = None if event == "message" else event
+    return (name, decode_payload(data, where=f"SSE data of event {event!r}"))
+
+
 class _TextDecoder:
     """Incremental UTF-8 with the BOM dropped at the very start; typed errors."""
 
@@ -169,10 +177,26 @@ class SSEDecoder:
 
     def feed_events(self, data: bytes) -> list[SSEEvent]:
         """Feed raw bytes; return the events completed by them."""
-        return self._consume(self._text.decode(data))
+        return [
+            SSEEvent(event=e, data=d, id=i) for e, d, i in self._consume(self._text.decode(data))
+        ]
 
     def close_events(self) -> list[SSEEvent]:
         """End of input: flush a last event that lacks only its blank line."""
+        return [SSEEvent(event=e, data=d, id=i) for e, d, i in self._close()]
+
+    def feed(self, data: bytes) -> list[Item]:
+        """Feed raw bytes; return ``(event name, payload)`` for each completed event.
+
+        Events whose data is blank (keep-alives) carry no payload and are skipped.
+        """
+        return [_item(e, d) for e, d, _ in self._consume(self._text.decode(data)) if d.strip()]
+
+    def close(self) -> list[Item]:
+        """End of input; see :meth:`close_events`."""
+        return [_item(e, d) for e, d, _ in self._close() if d.strip()]
+
+    def _close(self) -> list[_Raw]:
         out = self._consume(self._text.decode(b"", True))
         if self._buf:
             # The final line has no line end: it is processed only if the event it
@@ -186,28 +210,12 @@ class SSEDecoder:
         if self._data:
             pending = "\n".join(self._data)
             if _is_complete_payload(pending):
-                out.append(SSEEvent(event=self._event or "message", data=pending, id=self._last_id))
+                out.append((self._event or "message", pending, self._last_id))
         self._data = []
         self._event = ""
         return out
 
-    def feed(self, data: bytes) -> list[Item]:
-        """Feed raw bytes; return ``(event name, payload)`` for each completed event.
-
-        Events whose data is blank (keep-alives) carry no payload and are skipped.
-        """
-        return [self._item(ev) for ev in self.feed_events(data) if ev.data.strip()]
-
-    def close(self) -> list[Item]:
-        """End of input; see :meth:`close_events`."""
-        return [self._item(ev) for ev in self.close_events() if ev.data.strip()]
-
-    @staticmethod
-    def _item(ev: SSEEvent) -> Item:
-        name = None if ev.event == "message" else ev.event
-        return (name, decode_payload(ev.data, where=f"SSE data of event {ev.event!r}"))
-
-    def _consume(self, text: str) -> list[SSEEvent]:
+    def _consume(self, text: str) -> list[_Raw]:
         if not text:
             return []
         if self._skip_lf:
@@ -215,13 +223,15 @@ class SSEDecoder:
             if text[0] == "\n":
                 text = text[1:]
         buf = self._buf + text if self._buf else text
-        out: list[SSEEvent] = []
+        out: list[_Raw] = []
         pos = 0
         n = len(buf)
         find = buf.find
+        has_cr = "\r" in buf  # most streams use LF only: skip the CR search then
+        data = self._data
         while pos < n:
             lf = find("\n", pos)
-            cr = find("\r", pos, lf if lf >= 0 else n)
+            cr = find("\r", pos, lf if lf >= 0 else n) if has_cr else -1
             if cr >= 0:
                 end = cr
                 if cr + 1 < n:
@@ -234,20 +244,16 @@ class SSEDecoder:
                 nxt = lf + 1
             else:
                 break
-            line = buf[pos:end]
-            pos = nxt
-            if line:
-                self._line(line)
-            elif self._data:
-                out.append(
-                    SSEEvent(
-                        event=self._event or "message", data="\n".join(self._data), id=self._last_id
-                    )
-                )
-                self._data = []
+            if end == pos:  # blank line: dispatch
+                if data:
+                    out.append((self._event or "message", "\n".join(data), self._last_id))
+                    data = self._data = []
                 self._event = ""
+            elif buf.startswith("data: ", pos):  # the common line, without a call
+                data.append(buf[pos + 6 : end])
             else:
-                self._event = ""
+                self._line(buf[pos:end])
+            pos = nxt
         self._buf = buf[pos:]
         return out
 
