@@ -24,7 +24,15 @@ from dataclasses import replace
 from .._errors import StoreError
 from ._protocol import Claim, FinalStatus, Record
 
-__all__ = ["MemoryStore", "claim_transition", "holds"]
+__all__ = [
+    "MemoryStore",
+    "check_claim_arguments",
+    "check_fence",
+    "check_final_status",
+    "check_strings",
+    "claim_transition",
+    "holds",
+]
 
 _FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 LEASE_EXPIRED = "the lease expired while the tool may have been running"
@@ -101,6 +109,19 @@ def holds(record: Record | None, *, owner: str, fence: int, now: float) -> bool:
     )
 
 
+def check_strings(**fields: object) -> None:
+    """Reject identity fields that are not ``str`` (typed, before any read or write)."""
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            raise StoreError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def check_fence(fence: object) -> None:
+    """Reject a fence that is not an ``int``."""
+    if isinstance(fence, bool) or not isinstance(fence, int):
+        raise StoreError(f"fence must be an int, not {type(fence).__name__}")
+
+
 def check_claim_arguments(lease: float, retention: float) -> None:
     """Reject durations that would make a claim meaningless (typed, before any write)."""
     for name, value in (("lease", lease), ("retention", retention)):
@@ -147,6 +168,7 @@ class MemoryStore:
         reclaim: bool,
     ) -> Claim:
         """Atomically claim ``key`` for ``owner`` (see :meth:`Store.claim`)."""
+        check_strings(key=key, args_hash=args_hash, idempotency_key=idempotency_key, owner=owner)
         check_claim_arguments(lease, retention)
         with self._lock:
             self._check_open()
@@ -167,6 +189,8 @@ class MemoryStore:
 
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` while ``owner``/``fence`` hold the call."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         check_claim_arguments(lease, 1.0)
         with self._lock:
             self._check_open()
@@ -188,6 +212,8 @@ class MemoryStore:
         error: str | None,
     ) -> bool:
         """Record the final outcome while ``owner``/``fence`` hold the call."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         check_final_status(status, result, error)
         with self._lock:
             self._check_open()
@@ -201,6 +227,8 @@ class MemoryStore:
 
     def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim while ``owner``/``fence`` hold it (the tool asked for a retry)."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         with self._lock:
             self._check_open()
             record = self._records.get(key)
@@ -211,6 +239,7 @@ class MemoryStore:
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` when absent or past retention."""
+        check_strings(key=key)
         with self._lock:
             self._check_open()
             record = self._records.get(key)

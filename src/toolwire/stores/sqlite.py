@@ -34,7 +34,13 @@ from typing import Any
 
 from .._errors import StoreError
 from ._protocol import Claim, FinalStatus, Record
-from .memory import check_claim_arguments, check_final_status, claim_transition
+from .memory import (
+    check_claim_arguments,
+    check_fence,
+    check_final_status,
+    check_strings,
+    claim_transition,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -61,6 +67,24 @@ _COLUMNS = (
 _HELD = "key = ? AND owner = ? AND fence = ? AND status = 'in_progress' AND expires_at > ?"
 
 
+def _text_in(value: str | None) -> str | bytes | None:
+    """Text as SQLite can hold it: lone surrogates (valid in JSON text) go in as a BLOB."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _text_out(value: str | bytes | None) -> str | None:
+    """The exact ``str`` that :func:`_text_in` stored."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value
+
+
 def _record(row: tuple[Any, ...]) -> Record:
     return Record(
         key=row[0],
@@ -70,8 +94,8 @@ def _record(row: tuple[Any, ...]) -> Record:
         owner=row[4],
         fence=row[5],
         lease_expires_at=row[6],
-        result=row[7],
-        error=row[8],
+        result=_text_out(row[7]),
+        error=_text_out(row[8]),
         created_at=row[9],
         expires_at=row[10],
     )
@@ -161,7 +185,7 @@ class SQLiteStore:
         try:
             with self._transaction() as db:
                 return db.execute(sql, params).rowcount
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite write failed: {exc}") from exc
 
     def _self_test(self) -> None:
@@ -213,6 +237,7 @@ class SQLiteStore:
         reclaim: bool,
     ) -> Claim:
         """Atomically claim ``key`` for ``owner`` (see :meth:`Store.claim`)."""
+        check_strings(key=key, args_hash=args_hash, idempotency_key=idempotency_key, owner=owner)
         check_claim_arguments(lease, retention)
         try:
             with self._transaction() as db:
@@ -242,18 +267,20 @@ class SQLiteStore:
                             record.owner,
                             record.fence,
                             record.lease_expires_at,
-                            record.result,
-                            record.error,
+                            _text_in(record.result),
+                            _text_in(record.error),
                             record.created_at,
                             record.expires_at,
                         ),
                     )
                 return claim
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite claim failed: {exc}") from exc
 
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` while ``owner``/``fence`` hold the call."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         check_claim_arguments(lease, 1.0)
         now = self._clock()
         sql = f"UPDATE toolwire_calls SET lease_expires_at = ? WHERE {_HELD}"
@@ -270,20 +297,26 @@ class SQLiteStore:
         error: str | None,
     ) -> bool:
         """Record the final outcome while ``owner``/``fence`` hold the call."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         check_final_status(status, result, error)
         sql = (
             "UPDATE toolwire_calls SET status = ?, result = ?, error = ?, "
             f"lease_expires_at = NULL WHERE {_HELD}"
         )
-        return self._write(sql, (status, result, error, key, owner, fence, self._clock())) == 1
+        params = (status, _text_in(result), _text_in(error), key, owner, fence, self._clock())
+        return self._write(sql, params) == 1
 
     def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim while ``owner``/``fence`` hold it (the tool asked for a retry)."""
+        check_strings(key=key, owner=owner)
+        check_fence(fence)
         sql = f"DELETE FROM toolwire_calls WHERE {_HELD}"
         return self._write(sql, (key, owner, fence, self._clock())) == 1
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` when absent or past retention."""
+        check_strings(key=key)
         try:
             row = (
                 self._connection()
@@ -293,7 +326,7 @@ class SQLiteStore:
                 )
                 .fetchone()
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         return None if row is None else _record(row)
 
