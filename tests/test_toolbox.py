@@ -342,8 +342,22 @@ def test_registering_a_name_twice_is_refused() -> None:
 )
 def test_bad_raw_schemas_are_refused(parameters: Any) -> None:
     """A raw schema that is not a valid object schema raises ToolDefinitionError."""
-    with pytest.raises(ToolDefinitionError):
+    with pytest.raises(ToolDefinitionError) as info:
         Toolbox().add("raw", parameters, lambda **kw: kw)
+    assert "tool 'raw'" in str(info.value) or "invalid JSON Schema at" in str(info.value)
+
+
+def test_bad_raw_schema_messages_say_what_is_wrong() -> None:
+    """Schema errors keep their own message; too-deep schemas say so."""
+    with pytest.raises(ToolDefinitionError, match=r"invalid JSON Schema at #/properties/a: "):
+        Toolbox().add("raw", {"properties": {"a": {"type": "nope"}}}, lambda **kw: kw)
+    deep: dict[str, Any] = {"type": "object"}
+    node = deep
+    for _ in range(3000):
+        node["properties"] = {"a": {"type": "object"}}
+        node = node["properties"]["a"]
+    with pytest.raises(ToolDefinitionError, match="nested too deeply"):
+        Toolbox().add("deep", deep, lambda **kw: kw)
 
 
 def test_tools_are_immutable() -> None:

@@ -520,15 +520,21 @@ class Toolbox:
             )
         try:
             json.dumps(parameters, allow_nan=False)
+            # A private copy: later changes to the caller's dict must not change the tool.
+            schema = copy.deepcopy(parameters)
+            if "type" not in schema:
+                schema = {"type": "object", **schema}
+            validator = compile_schema(schema)
+        except ToolDefinitionError:
+            raise  # already says what is wrong with the schema
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(
                 f"tool {name!r}: the parameters schema is not JSON: {exc}"
             ) from None
-        # A private copy: later changes to the caller's dict must not change the tool.
-        schema = copy.deepcopy(parameters)
-        if "type" not in schema:
-            schema = {"type": "object", **schema}
-        validator = compile_schema(schema)
+        except RecursionError:
+            raise ToolDefinitionError(
+                f"tool {name!r}: the parameters schema is nested too deeply"
+            ) from None
         required = schema.get("required", [])
         try:
             pass_ctx = "ctx" in inspect.signature(fn).parameters
