@@ -156,7 +156,10 @@ def tool_definitions(
         )
     if not isinstance(strict, bool):
         raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
-    return [_definition(tool, format, strict) for tool in tools]
+    try:
+        return [_definition(tool, format, strict) for tool in tools]
+    except RecursionError:
+        raise ToolDefinitionError(f"a tool schema is nested too deeply for {format}") from None
 
 
 def _definition(tool: Tool, format: str, strict: bool) -> dict[str, Any]:
