@@ -139,7 +139,7 @@ class ExecutionModel(RuleBasedStateMachine):
         except Cancelled:
             del self.workers[wid]
             # A cancelled worker re-raised; if its tool had an effect it is now unknown.
-            if worker.effect is not None:
+            if worker.effect is not None and not worker.plan.idempotent:
                 record = self.store.get(self.key(worker.call))
                 assert record is not None
                 assert record.status != "in_progress" or record.owner != worker.plan.owner

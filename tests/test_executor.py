@@ -291,6 +291,26 @@ def test_sync_tool_timeout_leaves_record_unknown(tools: Toolbox, runs: Counter) 
     assert again.status == "unknown" and runs["stuck"] == 1
 
 
+def test_idempotent_tool_timeout_frees_the_call(runs: Counter) -> None:
+    """A timed-out idempotent=True tool is not left unknown: the next run repeats it."""
+    box = Toolbox()
+
+    @box.tool(idempotent=True, timeout=0.1)
+    def fetch(slow: bool) -> str:
+        """A read that is slow the first time."""
+        runs.hit("fetch")
+        if runs["fetch"] == 1:
+            time.sleep(0.3)
+        return "data"
+
+    ex = Executor(box, scope="s")
+    r = response(("c", "fetch", {"slow": True}))
+    [first] = ex.run(r)
+    [second] = ex.run(r)
+    assert first.status == "timed_out"
+    assert second.status == "completed" and second.value == "data" and runs["fetch"] == 2
+
+
 def test_async_tool_in_sync_executor_is_cancelled_at_timeout(tools: Toolbox, runs: Counter) -> None:
     """An async tool run by Executor is cancelled at its deadline and recorded unknown."""
     [o] = Executor(tools, scope="s").run(response(("c", "astuck", {"seconds": 5})))

@@ -24,7 +24,10 @@ here, once:
   ``release``; it raised another ``Exception``: ``finish(failed)``; it raised a
   ``BaseException`` (its own cancellation, ``SystemExit``): ``finish(unknown)``;
 - the deadline passed: the tool is abandoned (an async task is cancelled, a thread cannot
-  be) and the record is finished ``unknown``; the outcome is ``timed_out``;
+  be) and the record is finished ``unknown``; the outcome is ``timed_out``. Whenever the
+  effect is in doubt like this (timeout, cancellation, the tool's own ``BaseException``)
+  and the tool is declared ``idempotent=True``, the claim is released instead, so that a
+  later run repeats the call rather than reporting ``unknown`` forever;
 - a final write that is refused or raises leaves the outcome ``unknown``: the store does
   not hold the result, so the caller must not treat it as durable (the tool's value is
   still attached to the outcome);
@@ -305,7 +308,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
         except GeneratorExit:
             raise
         except BaseException:
-            yield from _abandon(held, "cancelled while the tool was running")
+            yield from _abandon(held, plan.idempotent, "cancelled while the tool was running")
             raise
         if not isinstance(event, ToolPending):
             break
@@ -318,7 +321,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
         except GeneratorExit:
             raise
         except BaseException:
-            yield from _abandon(held, "cancelled while the tool was running")
+            yield from _abandon(held, plan.idempotent, "cancelled while the tool was running")
             raise
         if not alive:
             yield AbandonTool(reason="lease lost")
@@ -331,7 +334,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
     if isinstance(event, ToolTimedOut):
         yield AbandonTool(reason="timed out")
         message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
-        yield from _finish_quietly(held, "unknown", None, message)
+        yield from _in_doubt(held, plan.idempotent, message)
         return _outcome(plan, "timed_out", error=message)
 
     if isinstance(event, ToolReturned):
@@ -355,7 +358,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
         return _outcome(plan, "unknown", error=message + _NOT_DURABLE)
     if not isinstance(raised, Exception):
         # The tool was interrupted from inside (its own cancellation, SystemExit).
-        yield from _finish_quietly(held, "unknown", None, message)
+        yield from _in_doubt(held, plan.idempotent, message)
         return _outcome(plan, "unknown", error=message)
     stored = yield from _finish_quietly(held, "failed", None, message)
     if stored:
@@ -390,8 +393,17 @@ def _release_quietly(held: _Held) -> Generator[Command, Any, bool]:
     return bool(released)
 
 
-def _abandon(held: _Held, message: str) -> Generator[Command, Any, None]:
-    """Stop the tool and mark the record ``unknown`` (the cancellation path)."""
+def _in_doubt(held: _Held, idempotent: bool, message: str) -> Generator[Command, Any, None]:
+    """The effect is in doubt: record ``unknown``, or, for a tool that is safe to repeat,
+    give the call back so that a later run executes it again."""
+    if idempotent:
+        yield from _release_quietly(held)
+    else:
+        yield from _finish_quietly(held, "unknown", None, message)
+
+
+def _abandon(held: _Held, idempotent: bool, message: str) -> Generator[Command, Any, None]:
+    """Stop the tool and settle its record as in doubt (the cancellation path)."""
     with suppress(Exception):  # abandoning is best effort; the record below is what matters
         yield AbandonTool(reason=message)
-    yield from _finish_quietly(held, "unknown", None, message)
+    yield from _in_doubt(held, idempotent, message)
