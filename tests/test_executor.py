@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from toolwire import (
+    AsyncExecutor,
     Executor,
     MemoryStore,
     Response,
@@ -21,7 +22,9 @@ from toolwire import (
     Toolbox,
     ToolCall,
     ToolContext,
+    ToolwireError,
 )
+from toolwire._executor import ExecutorSettingsError
 from toolwire._idempotency import arguments_hash, call_key
 
 
@@ -497,18 +500,24 @@ def test_keyboard_interrupt_is_reraised_and_records_finalised(runs: Counter) -> 
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "error"),
+    "kwargs",
     [
-        ({"scope": 3}, TypeError),
-        ({"scope": "s", "timeout": 0}, ValueError),
-        ({"scope": "s", "max_concurrency": 0}, ValueError),
-        ({"scope": "s", "max_concurrency": 1.5}, TypeError),
-        ({"scope": "s", "lease": -1}, ValueError),
-        ({"scope": "s", "lease": 1, "heartbeat_interval": 2}, ValueError),
-        ({"scope": "s", "lease": 10, "retention": 5}, ValueError),
+        {"scope": 3},
+        {"scope": "s", "timeout": 0},
+        {"scope": "s", "timeout": "1"},
+        {"scope": "s", "max_concurrency": 0},
+        {"scope": "s", "max_concurrency": 1.5},
+        {"scope": "s", "lease": -1},
+        {"scope": "s", "lease": 1, "heartbeat_interval": 2},
+        {"scope": "s", "lease": 10, "retention": 5},
+        {"scope": "s", "store": object()},
+        {"scope": "s", "store": "toolwire.db"},
     ],
 )
-def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any], error: type) -> None:
-    """Nonsensical executor settings raise a clear error at construction."""
-    with pytest.raises(error):
+def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any]) -> None:
+    """Nonsensical executor settings raise ExecutorSettingsError (a ToolwireError)."""
+    with pytest.raises(ExecutorSettingsError) as info:
         Executor(tools, **kwargs)
+    assert isinstance(info.value, ToolwireError)
+    with pytest.raises(ExecutorSettingsError):
+        AsyncExecutor(tools, **kwargs)

@@ -25,6 +25,11 @@ know how to wait.
   released, and calls whose tool is running are finalised ``unknown``. Store operations
   already in flight are shielded and completed first, so a claim is never left orphaned
   by a cancellation that arrived mid-write.
+- Store failures fail closed. A claim the store cannot record means the tool does not
+  run: the outcome is ``failed`` with an error starting ``StoreError:`` (nothing ran and
+  nothing was recorded as done, so retrying is safe; ``run`` does not raise, so the other
+  calls' outcomes are not lost). A final write that fails makes the outcome ``unknown``:
+  the tool ran, but the store does not hold its result.
 - Deadlines are absolute (``time.monotonic()``), computed when a tool starts (a call
   waiting for a concurrency slot does not spend its budget) and given to the tool in
   ``ctx.deadline`` together with ``ctx.idempotency_key``.
@@ -48,6 +53,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ._errors import ToolwireError
 from ._execution import (
     AbandonTool,
     AwaitTool,
@@ -73,7 +79,7 @@ from ._toolbox import Tool, Toolbox, ToolContext, ValidCall
 from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 
-__all__ = ["AsyncExecutor", "Executor"]
+__all__ = ["AsyncExecutor", "Executor", "ExecutorSettingsError"]
 
 T = TypeVar("T")
 
@@ -92,6 +98,12 @@ class _Job:
     tool: Tool
     arguments: Any
     scope: str
+
+
+class ExecutorSettingsError(ToolwireError, TypeError, ValueError):
+    """An ``Executor`` or ``AsyncExecutor`` was given settings it cannot work with
+    (a non-string scope, a non-positive lease, a heartbeat not shorter than the lease,
+    a retention not longer than it, an object that is not a store...)."""
 
 
 class _RunInterrupted(BaseException):
@@ -117,20 +129,28 @@ class _ExecutorBase:
         run_on_rejection: bool,
     ) -> None:
         if not isinstance(scope, str):
-            raise TypeError(f"scope must be a str, not {type(scope).__name__}")
+            raise ExecutorSettingsError(f"scope must be a str, not {type(scope).__name__}")
         if timeout is not None and not _positive(timeout):
-            raise ValueError(f"timeout must be None or a positive number, not {timeout!r}")
+            raise ExecutorSettingsError(
+                f"timeout must be None or a positive number, not {timeout!r}"
+            )
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
-            raise TypeError("max_concurrency must be an int")
+            raise ExecutorSettingsError("max_concurrency must be an int")
         if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
+            raise ExecutorSettingsError("max_concurrency must be at least 1")
         if not _positive(lease):
-            raise ValueError(f"lease must be a positive number of seconds, not {lease!r}")
+            raise ExecutorSettingsError(
+                f"lease must be a positive number of seconds, not {lease!r}"
+            )
         interval = lease / 3 if heartbeat_interval is None else heartbeat_interval
         if not _positive(interval) or interval >= lease:
-            raise ValueError("heartbeat_interval must be positive and shorter than the lease")
+            raise ExecutorSettingsError(
+                "heartbeat_interval must be positive and shorter than the lease"
+            )
         if not _positive(retention) or retention <= lease:
-            raise ValueError("retention must be a positive number of seconds above the lease")
+            raise ExecutorSettingsError(
+                "retention must be a positive number of seconds above the lease"
+            )
         self.toolbox = toolbox
         self.scope = scope
         self.timeout = timeout
@@ -196,6 +216,20 @@ class _ExecutorBase:
             for position, check, plan in candidates
         ]
         return decided, jobs
+
+
+_STORE_METHODS = ("claim", "heartbeat", "finish", "release", "purge")
+
+
+def _check_store(store: T) -> T:
+    """Refuse, at construction, an object that lacks the store operations."""
+    missing = [m for m in _STORE_METHODS if not callable(getattr(store, m, None))]
+    if missing:
+        raise ExecutorSettingsError(
+            f"store must implement the toolwire Store or AsyncStore protocol; "
+            f"{type(store).__name__} lacks {', '.join(missing)}"
+        )
+    return store
 
 
 def _positive(value: object) -> bool:
@@ -326,7 +360,7 @@ class Executor(_ExecutorBase):
             retention=retention,
             run_on_rejection=run_on_rejection,
         )
-        self.store: Store = MemoryStore() if store is None else store
+        self.store: Store = MemoryStore() if store is None else _check_store(store)
 
     def purge(self) -> int:
         """Delete the store's records past their retention; return how many."""
@@ -517,7 +551,7 @@ class AsyncExecutor(_ExecutorBase):
             retention=retention,
             run_on_rejection=run_on_rejection,
         )
-        self.store: Store | AsyncStore = MemoryStore() if store is None else store
+        self.store: Store | AsyncStore = MemoryStore() if store is None else _check_store(store)
         self._async_store = inspect.iscoroutinefunction(getattr(self.store, "claim", None))
 
     async def purge(self) -> int:
