@@ -186,6 +186,9 @@ class Backend:
     clock: FakeClock | None = None
     persistent: bool = True
     opened: list[Facade] = field(default_factory=list)
+    # Move every stored time of a namespace back by some seconds: for a server store that
+    # is the same as its clock jumping forward, without waiting.
+    backdate: Callable[[str, float], None] | None = None
 
     def open(self, namespace: str) -> Facade:
         facade = self.opener(namespace)
@@ -198,6 +201,19 @@ class Backend:
             self.clock.advance(seconds)
         else:
             time.sleep(seconds)
+
+    def jump(self, namespace: str, seconds: float) -> None:
+        """Jump ``seconds`` ahead on the store's clock (fake clock, or backdated records)."""
+        if self.clock is not None:
+            self.clock.advance(seconds)
+        else:
+            assert self.backdate is not None
+            self.backdate(namespace, seconds)
+
+    def close(self, facade: Facade) -> None:
+        """Close one opened store now."""
+        self.opened.remove(facade)
+        facade.close()
 
 
 BACKENDS = [
@@ -245,6 +261,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             )
         else:
             result = Backend(name, lambda ns: Facade(PostgresStore(dsn, table=ns), False))
+        result.backdate = lambda ns, seconds: _backdate_postgres(dsn, ns, seconds)
     else:
         from toolwire.stores.redis import AsyncRedisStore, RedisStore
 
@@ -255,11 +272,49 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             )
         else:
             result = Backend(name, lambda ns: Facade(RedisStore(url, prefix=f"{ns}:"), False))
+        result.backdate = lambda ns, seconds: _backdate_redis(url, ns, seconds)
     try:
         yield result
     finally:
         for facade in result.opened:
             facade.close()
+
+
+def _backdate_postgres(dsn: str, table: str, seconds: float) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+        if not exists or not exists[0]:
+            return  # an async store creates its table on first use: nothing to move yet
+        conn.execute(
+            f"UPDATE {table} SET created_at = created_at - %(s)s,"
+            " expires_at = expires_at - %(s)s, lease_expires_at = lease_expires_at - %(s)s",
+            {"s": seconds},
+        )
+
+
+_BACKDATE_LUA = """
+for _, k in ipairs(KEYS) do
+  for _, f in ipairs({'created_at', 'expires_at', 'lease_expires_at'}) do
+    if redis.call('HEXISTS', k, f) == 1 then
+      redis.call('HINCRBY', k, f, -tonumber(ARGV[1]))
+    end
+  end
+end
+"""
+
+
+def _backdate_redis(url: str, prefix: str, seconds: float) -> None:
+    import redis as redis_py
+
+    client = redis_py.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.eval(_BACKDATE_LUA, len(keys), *keys, round(seconds * 1_000_000))
+    finally:
+        client.close()
 
 
 @pytest.fixture
@@ -777,6 +832,181 @@ def test_random_operation_sequences_match_the_model(store: Facade) -> None:
                     record.result,
                 )
                 assert got_fields == want
+
+    check()
+
+
+class TimedModel:
+    """The Protocol's rules with time (seconds on the model clock): the reference answers."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.records: dict[str, dict[str, Any]] = {}
+        # (owner, fence) of the latest acquisition per key, to aim writes at: the holder's,
+        # or a stale holder's once the call has moved on.
+        self.last_holder: dict[str, tuple[str, int]] = {}
+
+    def _live(self, key: str) -> dict[str, Any] | None:
+        record = self.records.get(key)
+        return record if record is not None and record["expires"] > self.now else None
+
+    def claim(
+        self, key: str, owner: str, args_hash: str, lease: float, retention: float, reclaim: bool
+    ) -> bool:
+        record = self.records.get(key)
+        now = self.now
+        if record is None or record["expires"] <= now:
+            fence = 1 if record is None else record["fence"] + 1
+            self.records[key] = {
+                "args_hash": args_hash,
+                "status": "in_progress",
+                "owner": owner,
+                "fence": fence,
+                "lease": now + lease,
+                "result": None,
+                "expires": now + retention,
+            }
+            return True
+        if record["args_hash"] != args_hash:
+            return False
+        if record["status"] == "in_progress" and record["lease"] <= now:
+            record["fence"] += 1
+            if reclaim:
+                record.update(owner=owner, lease=now + lease)
+                record["expires"] = max(record["expires"], now + retention)
+                return True
+            record.update(status="unknown", owner=None, lease=None)
+        return False
+
+    def holds(self, key: str, owner: str, fence: int) -> bool:
+        record = self._live(key)
+        return (
+            record is not None
+            and record["status"] == "in_progress"
+            and (record["owner"], record["fence"]) == (owner, fence)
+        )
+
+    def view(self, key: str) -> tuple[Any, ...] | None:
+        record = self._live(key)
+        if record is None:
+            return None
+        fields = ("args_hash", "status", "owner", "fence", "result")
+        return (*(record[name] for name in fields), record["lease"] is not None)
+
+    def purge(self) -> int:
+        old = [key for key, record in self.records.items() if record["expires"] <= self.now]
+        for key in old:
+            del self.records[key]
+        return len(old)
+
+
+# Durations are multiples of 50 s so that the few real milliseconds a server's clock moves
+# during an example never decide a comparison; ties fall the same way on both sides
+# (``<=`` means "over" for leases and retention alike).
+_CLAIM_OP = st.tuples(
+    st.just("claim"),
+    st.integers(0, 1),  # key
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from(["h1", "h1", "h2"]),
+    st.sampled_from([100.0, 1000.0]),  # lease
+    st.sampled_from([300.0, 1500.0]),  # retention
+    st.booleans(),  # reclaim
+)
+_WRITE_OP = st.tuples(
+    st.sampled_from(["heartbeat", "finish", "finish", "release"]),
+    st.integers(0, 1),  # key
+    st.sampled_from(["a", "b", "c"]),
+    st.integers(1, 3),  # fence
+    st.sampled_from([100.0, 1000.0]),  # heartbeat lease
+    st.sampled_from(["completed", "failed", "unknown"]),
+    st.booleans(),  # aim: write as the key's current (or last) holder
+)
+TIMED_OPERATION = st.one_of(
+    _CLAIM_OP,
+    _CLAIM_OP,
+    _WRITE_OP,
+    _WRITE_OP,
+    st.tuples(st.just("jump"), st.sampled_from([50.0, 100.0, 500.0, 1000.0, 2000.0])),
+    st.tuples(st.just("purge")),
+)
+
+
+def test_timed_operation_sequences_match_the_model(backend: Backend) -> None:
+    """Random claims, fenced writes, clock jumps and purges give the timed model's answers.
+
+    This is the stale-owner scenario at scale: owners whose lease ran out while "paused",
+    takeovers, unknown verdicts, retention expiry and purges, checked after every step.
+    """
+
+    @settings(max_examples=25, database=None)
+    @given(st.lists(TIMED_OPERATION, min_size=5, max_size=40))
+    def check(operations: list[tuple[Any, ...]]) -> None:
+        ns = namespace()
+        store = backend.open(ns)
+        model = TimedModel()
+        try:
+            for operation in operations:
+                op = operation[0]
+                if op == "jump":
+                    backend.jump(ns, operation[1])
+                    model.now += operation[1]
+                    continue
+                if op == "purge":
+                    assert store.purge() == model.purge()
+                    continue
+                key = f"k{operation[1]}"
+                if op == "claim":
+                    _, _, owner, args_hash, lease, retention, reclaim = operation
+                    claim = store.claim(
+                        key,
+                        owner=owner,
+                        args_hash=args_hash,
+                        lease=lease,
+                        retention=retention,
+                        reclaim=reclaim,
+                    )
+                    expected = model.claim(key, owner, args_hash, lease, retention, reclaim)
+                    assert claim.acquired == expected
+                    if expected:
+                        model.last_holder[key] = (owner, claim.record.fence)
+                else:
+                    _, _, owner, fence, lease, status, aim = operation
+                    last = model.last_holder.get(key)
+                    if aim and last is not None:
+                        owner, fence = last
+                    allowed = model.holds(key, owner, fence)
+                    if op == "heartbeat":
+                        assert store.heartbeat(key, owner=owner, fence=fence, lease=lease) == (
+                            allowed
+                        )
+                        if allowed:
+                            model.records[key]["lease"] = model.now + lease
+                    elif op == "finish":
+                        result = f"{owner}:{fence}:{status}"
+                        got = store.finish(
+                            key, owner=owner, fence=fence, status=status, result=result
+                        )
+                        assert got == allowed
+                        if allowed:
+                            model.records[key].update(status=status, result=result, lease=None)
+                    else:
+                        assert store.release(key, owner=owner, fence=fence) == allowed
+                        if allowed:
+                            del model.records[key]
+                record = store.get(key)
+                seen = None
+                if record is not None:
+                    seen = (
+                        record.args_hash,
+                        record.status,
+                        record.owner,
+                        record.fence,
+                        record.result,
+                        record.lease_expires_at is not None,
+                    )
+                assert seen == model.view(key)
+        finally:
+            backend.close(store)
 
     check()
 
