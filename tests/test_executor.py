@@ -521,3 +521,42 @@ def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any]) -> Non
     assert isinstance(info.value, ToolwireError)
     with pytest.raises(ExecutorSettingsError):
         AsyncExecutor(tools, **kwargs)
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_replay_both_sided(backend: str, tmp_path: Path, runs: Counter) -> None:
+    """T8: 1,000 identical replays return the stored bytes, 1,000 divergent ones conflict."""
+    box = Toolbox()
+
+    @box.tool
+    def pay(n: int, note: str) -> dict[str, Any]:
+        """A side effect with a result worth replaying."""
+        runs.hit("pay")
+        return {"n": n, "note": note, "f": n / 7, "list": [n, None, True]}
+
+    def open_store() -> Any:
+        return MemoryStore() if backend == "memory" else SQLiteStore(tmp_path / "t8.db")
+
+    store = open_store()
+    same = response(*((f"c{i}", "pay", {"n": i, "note": "é\u2028"}) for i in range(100)))
+    first = Executor(box, store=store, scope="t8").run(same)
+    assert [o.status for o in first] == ["completed"] * 100
+    stored = [o.result_json for o in first]
+    if backend == "sqlite":  # replay from a cold store, as after a restart
+        store.close()
+        store = open_store()
+    ex = Executor(box, store=store, scope="t8")
+    replays = [o for _ in range(10) for o in ex.run(same)]
+    assert [o.status for o in replays] == ["replayed"] * 1000
+    assert [o.result_json for o in replays] == stored * 10
+    assert [o.value for o in replays] == [o.value for o in first] * 10
+    divergent = [
+        o
+        for k in range(10)
+        for o in ex.run(
+            response(*((f"c{i}", "pay", {"n": i, "note": f"other {k}"}) for i in range(100)))
+        )
+    ]
+    assert [o.status for o in divergent] == ["conflict"] * 1000
+    assert runs["pay"] == 100
+    store.close()
