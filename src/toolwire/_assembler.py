@@ -578,20 +578,21 @@ class StreamAssembler:
 
     def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
         if (
-            d.index is not None
-            and d.id is None
-            and d.ref is None
+            d.arguments
             and d.name is None
             and d.start is not True
             and d.final_arguments is None
             and not d.end
             and not d.metadata
-            and d.arguments
             and self._finish is None
         ):
-            # a bare fragment at a known index: _route would pick that index's call
-            call = self._by_index.get(d.index)
-            if call is not None and call.state is _OPEN:
+            # a bare fragment: _route would pick the call of its ref/id, else of its index
+            ref = d.ref or d.id
+            if ref is not None:
+                call = self._by_ref.get(ref)
+            else:
+                call = self._by_index.get(d.index) if d.index is not None else None
+            if call is not None and call.state is _OPEN and (d.id is None or call.id == d.id):
                 out.extend(self._fast_args(call, d.arguments, payload))
                 return
         if self._finish is not None:
