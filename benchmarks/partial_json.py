@@ -23,6 +23,7 @@ skips the slow pure-Python re-parsers and shortens the budgets.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -130,10 +131,27 @@ def _competitors(quick: bool) -> list[tuple[str, Parse | None, str]]:
 # --------------------------------------------------------------------------- measuring
 
 
+def _gc_paused(measure: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``measure`` with the cyclic garbage collector paused, as ``timeit`` does, so a
+    collection triggered by earlier allocations does not land in one method's cell."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return measure(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return wrapper
+
+
+@_gc_paused
 def _best_of(run: Callable[[], None], min_passes: int = 3, min_total: float = 0.2) -> float:
     """Best time of one call of ``run``: at least ``min_passes`` passes, each pass looping
     ``run`` enough times to last ``min_total`` seconds when it is fast."""
-    gc.collect()
     start = time.perf_counter()
     run()
     first = time.perf_counter() - start
@@ -148,16 +166,15 @@ def _best_of(run: Callable[[], None], min_passes: int = 3, min_total: float = 0.
 
 
 def _call(parse: Parse, buf: str) -> None:
-    try:
+    # A re-parser failing on a prefix still spent the time.
+    with contextlib.suppress(Exception):
         parse(buf)
-    except Exception:  # a re-parser failing on a prefix still spent the time
-        pass
 
 
+@_gc_paused
 def measure_reparse(parse: Parse, deltas: list[str], budget: float) -> Cell:
     """Total time of ``buf += delta; parse(buf)`` over all deltas, extrapolated past
     ``budget`` seconds (first N deltas measured, 24 later prefixes, trapezoid rule)."""
-    gc.collect()
     buf = ""
     start = time.perf_counter()
     done = 0
@@ -194,8 +211,8 @@ def measure_reparse(parse: Parse, deltas: list[str], budget: float) -> Cell:
         _call(parse, prefix)
         costs.append(time.perf_counter() - t0)
     rest = 0.0
-    for (k0, c0), (k1, c1) in zip(zip(points, costs), zip(points[1:], costs[1:]), strict=False):
-        rest += (c0 + c1) / 2 * (k1 - k0)
+    for i in range(len(points) - 1):
+        rest += (costs[i] + costs[i + 1]) / 2 * (points[i + 1] - points[i])
     return Cell(seconds=measured + rest, extrapolated=True, note=f"first {done:,} deltas measured")
 
 
@@ -266,7 +283,9 @@ def main() -> None:
     print(f"| method | {header} |")
     print("|---|" + "---|" * len(names))
     ev = ours["events"]
-    row = [f"{_fmt_time(ev[n].seconds)} · {sizes[n] / ev[n].seconds / 1e6:,.1f} MB/s" for n in names]
+    row = [
+        f"{_fmt_time(ev[n].seconds)} · {sizes[n] / ev[n].seconds / 1e6:,.1f} MB/s" for n in names
+    ]
     print("| **toolwire events** | " + " | ".join(row) + " |")
     row = [_fmt_cell(ours["snap64"][n], "", ev[n].seconds) for n in names]
     print("| toolwire snapshot() every 64 deltas | " + " | ".join(row) + " |")
@@ -286,7 +305,9 @@ def main() -> None:
     print()
     print("### toolwire peak memory (tracemalloc), events only and with snapshots")
     print()
-    print("| payload | bytes | events: peak | peak / byte | snapshot every 64: peak | peak / byte |")
+    print(
+        "| payload | bytes | events: peak | peak / byte | snapshot every 64: peak | peak / byte |"
+    )
     print("|---|---|---|---|---|---|")
     for name, _doc, deltas in data:
         p1 = peak_memory(toolwire_events, deltas)

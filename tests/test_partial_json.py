@@ -616,3 +616,20 @@ def test_errors_are_value_errors() -> None:
         parse_partial("[1,,]")
     assert isinstance(info.value, JSONSyntaxError)
     assert info.value.offset == 3
+
+
+def test_events_are_real_frozen_dataclass_instances() -> None:
+    """Events from feed() equal, hash and freeze exactly like constructor-made events."""
+    import dataclasses
+
+    events = PartialJSONParser().feed('{"k": "v')
+    made = (
+        ValueStarted(path=(), kind="object"),
+        ValueStarted(path=("k",), kind="string"),
+        StringAppended(path=("k",), text="v"),
+    )
+    assert events == made
+    assert [hash(e) for e in events] == [hash(e) for e in made]
+    assert [repr(e) for e in events] == [repr(e) for e in made]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        events[0].kind = "array"  # type: ignore[misc]

@@ -279,7 +279,6 @@ class PartialJSONParser:
         "_spath",
         "_spieces",
         "_stack",
-        "_started",
         "_state",
     )
 
@@ -297,7 +296,6 @@ class PartialJSONParser:
         self._offset = 0
         self._carry = ""
         self._error: JSONSyntaxError | None = None
-        self._started = False
         # the open string value: its path and decoded text (pieces, then joined blocks)
         self._spath: JSONPath = ()
         self._spieces: list[str] = []
@@ -542,7 +540,6 @@ class PartialJSONParser:
                 else:
                     path = ()
                 if ch == '"':
-                    self._started = True
                     self._spath = path
                     self._spieces = []
                     self._sblocks = []
@@ -557,7 +554,6 @@ class PartialJSONParser:
                             f"containers nest deeper than max_depth={self._max_depth}",
                             base + pos,
                         )
-                    self._started = True
                     if ch == "{":
                         stack.append(_Frame(True, {}, path))
                         append(_started(path, "object"))
@@ -577,7 +573,6 @@ class PartialJSONParser:
                         if end < n and text[end] not in _NUMBER_CHARS and end - pos < 300:
                             token = m.group()
                             number: Any = int(token) if m.lastindex is None else float(token)
-                            self._started = True
                             append(_started(path, "number"))
                             append(_completed(path, number))
                             state = self._attach(number, number)
@@ -587,7 +582,6 @@ class PartialJSONParser:
                     word = _LITERAL_START.get(ch)
                     if word is not None and text.startswith(word, pos):
                         literal = _LITERALS[word]
-                        self._started = True
                         append(_started(path, word))
                         append(_completed(path, literal))
                         state = self._attach(literal, literal)
@@ -894,7 +888,7 @@ class PartialJSONParser:
         state = self._state
         stack = self._stack
         what: str
-        if not self._started:
+        if state == _VALUE and not stack:  # nothing but whitespace so far
             what = "empty input (no JSON value)"
         elif state == _STRING:
             what = "unterminated string"
