@@ -603,17 +603,9 @@ def test_finish_keeps_result_text_byte_for_byte(store: Facade) -> None:
         assert type(record.result) is str
 
 
-def test_finish_keeps_lone_surrogates(request: pytest.FixtureRequest, store: Facade) -> None:
+def test_finish_keeps_lone_surrogates(store: Facade) -> None:
     """A result with a lone surrogate (``json.dumps(..., ensure_ascii=False)`` can make one)
     reads back identical: no store may lose it or leak a UnicodeEncodeError."""
-    if "[sqlite]" in request.node.name:
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                raises=UnicodeEncodeError,
-                reason="SQLiteStore passes lone surrogates to sqlite3, which cannot encode them",
-            )
-        )
     text = '{"s": "lone \udc80 and \ud83d halves"}'
     key = new_key()
     store.claim(key, owner="w1")
