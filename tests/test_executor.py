@@ -560,3 +560,13 @@ def test_replay_both_sided(backend: str, tmp_path: Path, runs: Counter) -> None:
     assert [o.status for o in divergent] == ["conflict"] * 1000
     assert runs["pay"] == 100
     store.close()
+
+
+def test_sqlite_connections_do_not_grow_with_runs(tools: Toolbox, tmp_path: Path) -> None:
+    """Many runs (each with fresh worker threads) reuse a bounded pool of SQLite connections."""
+    store = SQLiteStore(tmp_path / "pool.db")
+    ex = Executor(tools, store=store, scope="s", max_concurrency=4)
+    for i in range(30):
+        ex.run(response(*((f"c{i}-{j}", "lookup", {"q": str(j)}) for j in range(4))))
+    assert len(store._idle) <= 4 + 1  # peak concurrency (+ the start-up connection)
+    store.close()

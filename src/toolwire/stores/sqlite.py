@@ -9,12 +9,12 @@ Every write after the claim is one fenced statement (``... WHERE key=? AND owner
 fence=? AND status='in_progress'``) whose row count says whether it was accepted.
 
 The database runs in WAL mode with ``synchronous=FULL`` by default (a claim is on disk
-before the tool runs, even across power loss) and a busy timeout; each thread gets its
-own connection (``sqlite3`` connections must not be shared between threads that run
-concurrently). At start-up the store creates its
-schema if missing and runs a self-test: it claims a probe key twice and requires exactly
-one acquisition, and requires a write with a stale fence to be refused; otherwise it
-raises :class:`~toolwire.StoreError` (fail closed).
+before the tool runs, even across power loss) and a busy timeout. Connections live in a
+small pool: each operation checks one out, so no connection is ever used by two threads
+at once, and the pool never grows beyond the peak number of concurrent operations. At
+start-up the store creates its schema if missing and runs a self-test: it claims a probe
+key twice and requires exactly one acquisition, and requires a write with a stale fence
+to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
 
 Not guaranteed: safety on network file systems (SQLite's locking is unreliable there) or
 across machines. Each operation is O(log n) in the number of records; ``purge`` is
@@ -125,8 +125,7 @@ class SQLiteStore:
         self._synchronous = "FULL" if durable else "NORMAL"
         self._clock = clock
         self._busy_timeout = busy_timeout
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
         with self._transaction() as db:
@@ -136,50 +135,71 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ connections
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StoreError("the store is closed")
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            try:
-                db = sqlite3.connect(
-                    self._path,
-                    timeout=self._busy_timeout,
-                    isolation_level=None,  # we issue BEGIN IMMEDIATE ourselves
-                    check_same_thread=False,  # close() runs on another thread
-                )
-                db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()
-                db.execute(f"PRAGMA synchronous = {self._synchronous}")
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
-            if mode is None or str(mode[0]).lower() not in {"wal", "memory"}:
-                db.close()
-                raise StoreError(f"SQLite database {self._path!r} refused WAL mode")
-            self._local.db = db
-            with self._lock:
-                self._connections.append(db)
+    def _open_connection(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(
+                self._path,
+                timeout=self._busy_timeout,
+                isolation_level=None,  # we issue BEGIN IMMEDIATE ourselves
+                check_same_thread=False,  # pooled: used by one thread at a time, any thread
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()
+            db.execute(f"PRAGMA synchronous = {self._synchronous}")
+        except sqlite3.Error as exc:
+            db.close()
+            raise StoreError(f"cannot set up SQLite database {self._path!r}: {exc}") from exc
+        if mode is None or str(mode[0]).lower() not in {"wal", "memory"}:
+            db.close()
+            raise StoreError(f"SQLite database {self._path!r} refused WAL mode")
         return db
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        db = self._connection()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(f"SQLite store busy or unavailable: {exc}") from exc
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """Check a connection out of the pool for one operation.
+
+        The pool grows to the peak number of concurrent operations and no further; threads
+        come and go (each ``Executor.run`` has its own) without leaking connections.
+        """
+        with self._lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            db = self._idle.pop() if self._idle else None
+        if db is None:
+            db = self._open_connection()
         try:
             yield db
-        except BaseException:
-            with suppress(sqlite3.Error):  # the original error is the one worth reporting
-                db.execute("ROLLBACK")
-            raise
-        try:
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise StoreError(f"SQLite commit failed: {exc}") from exc
+        finally:
+            with self._lock:
+                keep = not self._closed
+                if keep:
+                    self._idle.append(db)
+            if not keep:
+                with suppress(sqlite3.Error):
+                    db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as db:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store busy or unavailable: {exc}") from exc
+            try:
+                yield db
+            except BaseException:
+                with suppress(sqlite3.Error):  # the original error is the one worth reporting
+                    db.execute("ROLLBACK")
+                raise
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise StoreError(f"SQLite commit failed: {exc}") from exc
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
         try:
@@ -318,14 +338,11 @@ class SQLiteStore:
         """The record for ``key``, or ``None`` when absent or past retention."""
         check_strings(key=key)
         try:
-            row = (
-                self._connection()
-                .execute(
+            with self._connection() as db:
+                row = db.execute(
                     f"SELECT {_COLUMNS} FROM toolwire_calls WHERE key = ? AND expires_at > ?",
                     (key, self._clock()),
-                )
-                .fetchone()
-            )
+                ).fetchone()
         except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         return None if row is None else _record(row)
@@ -335,10 +352,11 @@ class SQLiteStore:
         return self._write("DELETE FROM toolwire_calls WHERE expires_at <= ?", (self._clock(),))
 
     def close(self) -> None:
-        """Close every connection this store opened; later operations raise ``StoreError``."""
+        """Close the pooled connections (busy ones as they come back); later operations
+        raise ``StoreError``."""
         with self._lock:
             self._closed = True
-            connections, self._connections = self._connections, []
+            connections, self._idle = self._idle, []
         for db in connections:
             with suppress(sqlite3.Error):  # best effort: nothing is pending outside a transaction
                 db.close()
