@@ -429,32 +429,27 @@ _chunks = st.lists(
 def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[str, Any]]) -> None:
     """The fragment fast path changes nothing observable: same events, same outcome."""
 
-    def run(fast: bool) -> tuple[list[Any], Any]:
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+
+    def run(fast: bool, as_bytes: bool) -> tuple[list[Any], Any]:
+        StreamAssembler._shortcuts = fast
         asm = StreamAssembler(format="openai-chat")
-        if not fast:
-            asm._fast = None
         events: list[Any] = []
         try:
-            for c in chunks:
+            if as_bytes:
                 events.extend(
-                    (type(e).__name__, getattr(e, "delta", None), getattr(e, "key", None))
-                    for e in asm.feed(c)
+                    (type(e).__name__, getattr(e, "delta", None)) for e in asm.feed_bytes(body)
                 )
+            else:
+                for c in chunks:
+                    events.extend(
+                        (type(e).__name__, getattr(e, "delta", None)) for e in asm.feed(c)
+                    )
             return events, asm.close()
         except toolwire.StreamError as exc:
             return events, (type(exc), str(exc))
+        finally:
+            StreamAssembler._shortcuts = True
 
-    assert run(True) == run(False)
-    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
-
-    def run_bytes(fast: bool) -> tuple[list[Any], Any]:
-        asm = StreamAssembler(format="openai-chat")
-        if not fast:
-            asm._fast = None
-        try:
-            events = [(type(e).__name__, getattr(e, "delta", None)) for e in asm.feed_bytes(body)]
-            return events, asm.close()
-        except toolwire.StreamError as exc:
-            return [], (type(exc), str(exc))
-
-    assert run_bytes(True) == run_bytes(False)
+    assert run(True, False) == run(False, False)
+    assert run(True, True) == run(False, True)

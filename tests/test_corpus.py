@@ -269,3 +269,14 @@ def _is_prefix(old: Any, new: Any) -> bool:
     if isinstance(old, dict):
         return all(k in new and _is_prefix(v, new[k]) for k, v in old.items())
     return bool(old == new)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fast_paths_change_nothing(corpus_dir: Path, name: str, monkeypatch: Any) -> None:
+    """With the fragment fast paths switched off, every stream gives the same events."""
+    payloads = stream_payloads(name)
+    fast = run_payloads(name, payloads)
+    monkeypatch.setattr(StreamAssembler, "_shortcuts", False)
+    slow = run_payloads(name, payloads)
+    assert fast[0] == slow[0]
+    assert outcome_key(fast[1]) == outcome_key(slow[1])

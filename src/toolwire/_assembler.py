@@ -41,7 +41,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from ._adapters import Adapter, create_adapter, detect_format
 from ._deltas import (
@@ -252,6 +252,8 @@ class StreamAssembler:
         "format",
     )
 
+    _shortcuts: ClassVar[bool] = True  # tests switch the fast paths off to compare
+
     def __init__(
         self,
         format: str = "auto",
@@ -346,7 +348,7 @@ class StreamAssembler:
 
     def _use(self, adapter: Adapter) -> Adapter:
         self._adapter = adapter
-        self._fast = getattr(adapter, "fragment", None)
+        self._fast = getattr(adapter, "fragment", None) if self._shortcuts else None
         return adapter
 
     def feed_bytes(self, data: bytes) -> list[StreamEvent]:
@@ -578,7 +580,8 @@ class StreamAssembler:
 
     def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
         if (
-            d.arguments
+            self._shortcuts
+            and d.arguments
             and d.name is None
             and d.start is not True
             and d.final_arguments is None
