@@ -523,6 +523,18 @@ def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any]) -> Non
         AsyncExecutor(tools, **kwargs)
 
 
+def test_a_toolbox_is_required() -> None:
+    """Passing something other than a Toolbox raises ExecutorSettingsError at construction."""
+    with pytest.raises(ExecutorSettingsError):
+        Executor({"transfer": print}, scope="s")  # type: ignore[arg-type]
+
+
+def test_run_refuses_what_is_not_a_response(tools: Toolbox) -> None:
+    """``run`` of a non-Response raises a typed toolwire error, never an AttributeError."""
+    with pytest.raises(ToolwireError):
+        Executor(tools, scope="s").run({"tool_calls": []})  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 def test_replay_both_sided(backend: str, tmp_path: Path, runs: Counter) -> None:
     """T8: 1,000 identical replays return the stored bytes, 1,000 divergent ones conflict."""

@@ -128,6 +128,10 @@ class _ExecutorBase:
         retention: float,
         run_on_rejection: bool,
     ) -> None:
+        if not isinstance(toolbox, Toolbox):
+            raise ExecutorSettingsError(
+                f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}"
+            )
         if not isinstance(scope, str):
             raise ExecutorSettingsError(f"scope must be a str, not {type(scope).__name__}")
         if timeout is not None and not _positive(timeout):
