@@ -1406,3 +1406,26 @@ def test_postgres_nul_in_a_key_raises_store_error(postgres_dsn: str) -> None:
         with pytest.raises(StoreError) as info:
             store.get("a\x00b")
         assert info.value.__cause__ is not None
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", SERVER_BACKENDS)
+def test_server_stores_use_the_server_clock(
+    kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client clock that is days off changes nothing: times come from the server."""
+    target = request.getfixturevalue("postgres_dsn" if "postgres" in kind else "redis_url")
+    option = {"table": namespace()} if "postgres" in kind else {"prefix": f"{namespace()}:"}
+    real_now = time.time()
+    monkeypatch.setattr(time, "time", lambda: real_now - 5 * 86400.0)
+    facade = _open_server_store(kind, target, **option)
+    try:
+        record = facade.claim(new_key(), owner="w1", lease=SHORT).record
+        monkeypatch.undo()
+        assert abs(record.created_at - time.time()) < 60
+        time.sleep(SHORT * 1.5)
+        # The lease ran out by the server's clock, whatever the client's says.
+        claim = facade.claim(record.key, owner="w2", reclaim=True)
+        assert claim.acquired and claim.record.fence == 2
+    finally:
+        facade.close()

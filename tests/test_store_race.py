@@ -42,7 +42,7 @@ KEYS = 1_000
 CALLS = 200
 LEASE = 300.0
 RETENTION = 3600.0
-WAIT = 240.0  # upper bound on any one wait for a worker; the runs take seconds
+WAIT = 120.0  # upper bound on any one wait for a worker; the runs take seconds
 
 
 def _open_store(kind: str, target: str, namespace: str) -> Store:
