@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -439,3 +439,128 @@ def test_model_on_sqlite_store(tmp_path: Path) -> None:
         machine, settings=settings(max_examples=EXAMPLES["sqlite"], stateful_step_count=50)
     )
     assert FAULTS["restart"] > 0 and FAULTS["clock past lease"] > 0
+
+
+# ----------------------------------------------------------------- the core on its own
+
+
+def test_core_is_sans_io() -> None:
+    """The decision core imports no clock, thread, event loop, socket or database module."""
+    import ast
+
+    import toolwire._execution as core
+
+    tree = ast.parse(Path(core.__file__).read_text("utf-8"))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
+    forbidden = {"time", "threading", "asyncio", "socket", "sqlite3", "concurrent", "os"}
+    assert imported & forbidden == set()
+
+
+_RECORD_STATUSES = ["in_progress", "completed", "failed", "unknown"]
+
+
+@settings(max_examples=1500)
+@given(st.data())
+def test_core_never_writes_without_its_claim(data: st.DataObject) -> None:
+    """Under any driver answers, writes carry the claim's owner/fence and follow a claim."""
+    from toolwire.stores import Claim, Record
+
+    plan = CallPlan(
+        call_id="c", name="t", key="k", args_hash="h", idempotency_key="i", owner="me",
+        lease=30.0, retention=600.0, heartbeat_interval=10.0,
+        idempotent=data.draw(st.booleans()), timeout=5.0,
+    )  # fmt: skip
+    flow = execute_call(plan)
+    command: Any = next(flow)
+    acquired = data.draw(st.booleans())
+    fence = data.draw(st.integers(1, 5))
+    record = Record(
+        key="k",
+        args_hash=data.draw(st.sampled_from(["h", "h", "other"])) if not acquired else "h",
+        idempotency_key="i",
+        status="in_progress" if acquired else data.draw(st.sampled_from(_RECORD_STATUSES)),
+        owner="me" if acquired else "someone",
+        fence=fence,
+        lease_expires_at=None,
+        result=json.dumps("stored"),
+        error="stored error",
+        created_at=0.0,
+        expires_at=1.0,
+    )
+    cancellation: Cancelled | None = None
+    returned: ToolReturned | None = None
+    completed_written = False
+    settled = False
+    steps = 0
+    outcome: Outcome | None = None
+    try:
+        while True:
+            steps += 1
+            assert steps < 100
+            if isinstance(command, (Heartbeat, FinishCall, ReleaseCall)):
+                assert acquired and not settled
+                assert (command.owner, command.fence, command.key) == ("me", fence, "k")
+            if isinstance(command, StartTool):
+                assert acquired and command.fence == fence
+            if cancellation is None and command.interruptible and data.draw(st.integers(0, 9)) == 0:
+                cancellation = Cancelled()
+                command = flow.throw(cancellation)
+                continue
+            if isinstance(command, ClaimCall):
+                if data.draw(st.integers(0, 9)) == 0:
+                    command = flow.throw(StoreError("claim failed"))
+                    continue
+                command = flow.send(Claim(acquired=acquired, record=record))
+            elif isinstance(command, (StartTool, AbandonTool)):
+                command = flow.send(None)
+            elif isinstance(command, AwaitTool):
+                choice = data.draw(
+                    st.sampled_from(["pending", "returned", "raised", "retry", "timeout", "base"])
+                )
+                event: Any = {
+                    "pending": ToolPending(),
+                    "returned": ToolReturned(value=[1], result_json="[1]"),
+                    "raised": ToolRaised(exception=ValueError("x")),
+                    "retry": ToolRaised(exception=RetryableError("x")),
+                    "timeout": ToolTimedOut(timeout=5.0),
+                    "base": ToolRaised(exception=SystemExit(3)),
+                }[choice]
+                if isinstance(event, ToolReturned):
+                    returned = event
+                command = flow.send(event)
+            else:
+                answer = data.draw(st.sampled_from(["ok", "refused", "raise"]))
+                if answer == "raise":
+                    command = flow.throw(StoreError("write failed"))
+                    continue
+                accepted = answer == "ok"
+                if accepted and isinstance(command, (FinishCall, ReleaseCall)):
+                    settled = True
+                    completed_written = isinstance(command, FinishCall) and (
+                        command.status == "completed"
+                    )
+                command = flow.send(accepted)
+    except StopIteration as stop:
+        outcome = stop.value
+    except Cancelled as exc:
+        assert exc is cancellation  # re-raised, the very same object
+    if outcome is None:
+        assert cancellation is not None
+        return
+    assert outcome.idempotency_key == "i"
+    if outcome.status == "completed":
+        assert returned is not None and completed_written
+        assert outcome.result_json == "[1]"
+    if outcome.status == "replayed":
+        assert not acquired and outcome.value == "stored"
+    if not acquired and outcome.status not in ("failed",):
+        assert outcome.status in ("replayed", "unknown", "in_progress", "conflict")
