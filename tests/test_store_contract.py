@@ -1429,3 +1429,38 @@ def test_server_stores_use_the_server_clock(
         assert claim.acquired and claim.record.fence == 2
     finally:
         facade.close()
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", ["postgres", "postgres-async"])
+def test_postgres_stores_started_together_create_one_table(kind: str, postgres_dsn: str) -> None:
+    """Eight stores opened at once on a new table all start (no catalog race) and share it."""
+    table = namespace()
+    barrier = threading.Barrier(8)
+    facades: list[Facade] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        try:
+            barrier.wait()
+            facade = _open_server_store(kind, postgres_dsn, table=table)
+            facade.get("warm-up")  # an async store creates its table on first use
+            with lock:
+                facades.append(facade)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        key = new_key()
+        assert facades[0].claim(key, owner="w1").acquired
+        assert not facades[-1].claim(key, owner="w2").acquired
+    finally:
+        for facade in facades:
+            facade.close()

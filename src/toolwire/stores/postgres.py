@@ -29,16 +29,19 @@ operation itself is not retried (a lost reply leaves its effect unknown, so it r
 ``StoreError`` and the executor fails closed). Every driver failure surfaces as
 ``toolwire.StoreError`` with the driver's exception chained.
 
-Start-up self-test (G10): the store claims a fresh probe key twice and requires exactly one
-acquisition, then releases it; a server or proxy that does not enforce the conditional
-write makes the constructor (or, for the async store, the first operation) raise
-``StoreError``.
+Start-up: the table and its index are created under a transaction-scoped advisory lock, so
+workers that start together on a fresh database do not trip over PostgreSQL's catalog race
+on concurrent ``CREATE TABLE IF NOT EXISTS``. Self-test (G10): the store claims a fresh
+probe key twice and requires exactly one acquisition, then releases it; a server or proxy
+that does not enforce the conditional write makes the constructor (or, for the async
+store, the first operation) raise ``StoreError``.
 
 Guaranteed: of any number of concurrent claims of one key, across threads, processes and
 machines sharing the database, exactly one is acquired. Not guaranteed: anything after the
 retention has passed, and anything a transaction-pooling proxy that reorders statements
 breaks (the self-test catches the obvious cases). Each operation is O(1) statements on a
-primary-key index (O(log n) in the table size); ``purge`` is one ``DELETE`` over the table.
+primary-key index (O(log n) in the table size); ``purge`` is one ``DELETE`` through the
+``expires_at`` index.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ class _Statements:
     __slots__ = (
         "claim",
         "create",
+        "create_lock",
         "finish",
         "get",
         "heartbeat",
@@ -125,6 +129,9 @@ class _Statements:
             ),
             q("CREATE INDEX IF NOT EXISTS {idx} ON {t} (expires_at)"),
         ]
+        # Concurrent CREATE TABLE IF NOT EXISTS of one new table can fail with a unique
+        # violation in the catalog; workers starting together serialise on this lock.
+        self.create_lock = sql.SQL("SELECT pg_advisory_xact_lock(hashtext(%(table)s))")
         # ``excluded.created_at`` is the one reading of the server clock for the whole
         # statement; "fresh" = the old record is past its retention (counts as absent),
         # "take" = the caller gets the call (fresh, or an expired lease with reclaim).
@@ -355,7 +362,8 @@ class PostgresStore:
         self._slots = threading.BoundedSemaphore(max_connections)
         self._closed = False
         try:
-            with self._connection() as conn:
+            with self._connection() as conn, conn.transaction():
+                conn.execute(self._sql.create_lock, {"table": table})
                 for statement in self._sql.create:
                     conn.execute(statement)
             if self_test:
@@ -558,6 +566,7 @@ class AsyncPostgresStore:
         self._sql = _Statements(table)
         self._timeout = _seconds("connect_timeout", connect_timeout)
         self._kwargs = dict(connect_kwargs or {})
+        self._table = table
         self._self_test_wanted = self_test
         self._max = max_connections
         self._idle: list[psycopg.AsyncConnection[Any]] = []
@@ -577,7 +586,8 @@ class AsyncPostgresStore:
         async with self._opening:
             if self._ready:
                 return
-            async with self._raw_connection() as conn:
+            async with self._raw_connection() as conn, conn.transaction():
+                await conn.execute(self._sql.create_lock, {"table": self._table})
                 for statement in self._sql.create:
                     await conn.execute(statement)
             self._ready = True
