@@ -1,8 +1,9 @@
 """Racing worker processes on PostgreSQL and Redis: exactly one acquisition per key (T4).
 
-Eight processes (``fork``, else ``spawn``), each with its own store and connections, wait
-at one barrier and then claim the same keys in the same order, so every key is contended by
-all of them at once; the winner of each key finishes it. The figures checked and printed:
+Eight processes (``fork``, else ``spawn``), each opening its own store and connections
+(they create the PostgreSQL table together), wait at one barrier and then claim the same
+keys in the same order, so every key is contended by all of them at once; the winner of
+each key finishes it. The figures checked and printed:
 
 - claims: 8 workers × 1,000 keys = 8,000 claims, exactly 1,000 acquisitions, every key
   acquired by exactly one worker and ``completed`` with that worker's result;
@@ -213,7 +214,6 @@ def test_racing_processes_acquire_each_key_exactly_once(
     """8 processes × 1,000 contended keys: 8,000 claims, exactly one acquisition per key."""
     target = request.getfixturevalue("postgres_dsn" if kind == "postgres" else "redis_url")
     namespace = f"race_{uuid.uuid4().hex[:12]}"
-    _open_store(kind, target, namespace).close()  # create the table before the race
     reports, seconds = _race(claim_worker, kind, target, namespace)
 
     winners = Counter(key for acquired in reports.values() for key in acquired)
@@ -246,7 +246,6 @@ def test_racing_executors_run_each_call_exactly_once(
     """8 processes run one 200-call response with the real Executor: 200 side effects."""
     target = request.getfixturevalue("postgres_dsn" if kind == "postgres" else "redis_url")
     namespace = f"race_{uuid.uuid4().hex[:12]}"
-    _open_store(kind, target, namespace).close()
     if kind == "postgres":
         with psycopg.connect(target, autocommit=True) as conn:
             conn.execute(f"CREATE TABLE {namespace}_effects (n int NOT NULL, worker int NOT NULL)")
