@@ -362,6 +362,7 @@ class ExecutionModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def act(self, data: st.DataObject) -> None:
         """One event, drawn with weights so that work progresses between faults."""
+        STEPS["actions"] += 1
         actions = [a for a in ACTIONS if self.enabled(a)]
         getattr(self, data.draw(st.sampled_from(actions)))(data)
 
@@ -400,7 +401,8 @@ class _FaultReport:
         total = sum(FAULTS.values())
         terminalreporter.section("execution model (T3)")
         terminalreporter.write_line(
-            f"{STEPS['examples']} examples, {STEPS['steps']} worker steps, {total} injected "
+            f"{STEPS['examples']} examples, {STEPS['actions']} rule steps ({STEPS['steps']} "
+            f"worker commands), {total} injected "
             "faults (any duplicate execution or lost result fails the test)"
         )
         for name, count in sorted(FAULTS.items()):
