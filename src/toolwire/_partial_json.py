@@ -885,13 +885,17 @@ class PartialJSONParser:
         return JSONSyntaxError(f"expected {expected}, found {ch!r}{hint}", base + pos)
 
     def _eof_error(self) -> JSONSyntaxError:
+        """The error for input that ends before its value is complete (at ``close()``)."""
         state = self._state
         stack = self._stack
-        what: str
+        where = ""
+        if stack:
+            kind = "object" if stack[-1].is_obj else "array"
+            where = f" inside an unclosed {kind} ({len(stack)} container(s) open)"
         if state == _VALUE and not stack:  # nothing but whitespace so far
             what = "empty input (no JSON value)"
         elif state == _STRING:
-            what = "unterminated string"
+            what = "unterminated string" + (" (cut inside an escape)" if self._carry else "")
         elif state == _KEY_STRING:
             what = "unterminated object key"
         elif state == _LITERAL:
@@ -899,13 +903,9 @@ class PartialJSONParser:
         elif state == _NUMBER and self._nstate not in _N_ACCEPTING:
             what = f"incomplete number (expected {_N_NEEDS[self._nstate]})"
         else:
-            what = f"{len(stack)} unclosed container(s)"
-        if stack:
-            innermost = "object" if stack[-1].is_obj else "array"
-            if not what.endswith("container(s)"):
-                what += f" inside an unclosed {innermost}"
-            else:
-                what = f"unclosed {innermost} ({len(stack)} container(s) open)"
+            what = "unclosed " + ("object" if stack[-1].is_obj else "array")
+            where = f" ({len(stack)} container(s) open)"
+        what += where
         return JSONSyntaxError(f"unexpected end of input: {what}", self._offset)
 
     # ------------------------------------------------------------------------- results
