@@ -604,8 +604,10 @@ def test_finish_keeps_result_text_byte_for_byte(store: Facade) -> None:
 
 
 def test_finish_keeps_lone_surrogates(store: Facade) -> None:
-    """A result with a lone surrogate (``json.dumps(..., ensure_ascii=False)`` can make one)
-    reads back identical: no store may lose it or leak a UnicodeEncodeError."""
+    """Results and errors with lone surrogates read back identical, without an encoding error.
+
+    ``json.dumps(..., ensure_ascii=False)`` writes lone surrogates into JSON text as is.
+    """
     text = '{"s": "lone \udc80 and \ud83d halves"}'
     key = new_key()
     store.claim(key, owner="w1")
