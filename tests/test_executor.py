@@ -282,12 +282,12 @@ def test_sync_tool_timeout_leaves_record_unknown(tools: Toolbox, runs: Counter) 
     """A thread tool past its timeout is timed_out; its record stays unknown after it ends."""
     store = MemoryStore()
     ex = Executor(tools, store=store, scope="s")
-    r = response(("c", "stuck", {"seconds": 0.4}))
+    r = response(("c", "stuck", {"seconds": 0.6}))
     started = time.monotonic()
     [o] = ex.run(r)
-    assert time.monotonic() - started < 0.35
+    assert time.monotonic() - started < 0.55  # returned at the timeout, not at the tool's end
     assert o.status == "timed_out" and o.result_json is None
-    time.sleep(0.4)  # the thread finishes in the background; its value must be dropped
+    time.sleep(0.65)  # the thread finishes in the background; its value must be dropped
     record = store.get(call_key("s", "resp_1", "stuck", "c"))
     assert record is not None and record.status == "unknown" and record.result is None
     [again] = ex.run(r)
@@ -332,21 +332,26 @@ def test_concurrency_is_bounded(runs: Counter) -> None:
     active = [0]
     peak = [0]
 
+    target = [0]
+
     @box.tool
     def busy(i: int) -> int:
-        """Holds a slot for a moment."""
+        """Holds its slot until ``target`` tools run at once (or a second passes)."""
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.05)
+        give_up = time.monotonic() + 1.0
+        while peak[0] < target[0] and time.monotonic() < give_up:
+            time.sleep(0.002)
         with lock:
             active[0] -= 1
         return i
 
     calls = [(f"c{i}", "busy", {"i": i}) for i in range(6)]
+    target[0] = 2
     outcomes = Executor(box, scope="a", max_concurrency=2).run(response(*calls))
     assert [o.value for o in outcomes] == list(range(6)) and peak[0] == 2
-    peak[0] = 0
+    peak[0], target[0] = 0, 6
     Executor(box, scope="b", max_concurrency=8).run(response(*calls))
     assert peak[0] == 6
 
@@ -357,19 +362,42 @@ def test_outcomes_follow_call_order(tools: Toolbox) -> None:
     assert [o.call_id for o in Executor(tools, scope="s").run(r)] == ["a", "b"]
 
 
-def test_heartbeat_keeps_a_long_tool_alive(tools: Toolbox, runs: Counter) -> None:
-    """Heartbeats extend a short lease while a tool outlives it; other workers see in_progress."""
-    store = MemoryStore()
-    ex = Executor(tools, store=store, scope="s", lease=0.3, heartbeat_interval=0.05)
-    r = response(("c", "nap", {"seconds": 0.6}))
+def test_heartbeat_keeps_a_long_tool_alive(runs: Counter) -> None:
+    """Heartbeats extend the lease while a tool outlives it; other workers see in_progress."""
+    box = Toolbox()
+    started, go = threading.Event(), threading.Event()
+
+    @box.tool
+    def hold(x: int) -> int:
+        """Blocks until released."""
+        runs.hit("hold")
+        started.set()
+        go.wait(5)
+        return x
+
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    ex = Executor(box, store=store, scope="s", lease=30, heartbeat_interval=0.01)
+    r = response(("c", "hold", {"x": 1}))
     result: list[Any] = []
     worker = threading.Thread(target=lambda: result.extend(ex.run(r)))
     worker.start()
-    time.sleep(0.45)  # past the first lease: only heartbeats keep the claim
-    [seen] = Executor(tools, store=store, scope="s", lease=0.3, heartbeat_interval=0.05).run(r)
-    worker.join()
+    assert started.wait(5)
+    key = call_key("s", "resp_1", "hold", "c")
+    for _ in range(3):  # 3 x 20 s: twice the first lease, alive only through heartbeats
+        clock.now += 20
+        deadline = time.monotonic() + 5
+        while True:  # wait for a heartbeat at the new store time
+            record = store.get(key)
+            assert record is not None and record.lease_expires_at is not None
+            if record.lease_expires_at >= clock.now + 30 or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+    [seen] = Executor(box, store=store, scope="s").run(r)
+    go.set()
+    worker.join(5)
     assert seen.status == "in_progress"
-    assert result[0].status == "completed" and runs["nap"] == 1
+    assert result[0].status == "completed" and runs["hold"] == 1
 
 
 def test_lost_lease_makes_the_outcome_unknown(runs: Counter) -> None:
@@ -480,12 +508,16 @@ def test_keyboard_interrupt_is_reraised_and_records_finalised(runs: Counter) -> 
     box = Toolbox()
     store = MemoryStore()
 
+    release = threading.Event()
+    finished = threading.Event()
+
     @box.tool
     def interrupting(x: int) -> int:
-        """Interrupts the main thread, then keeps working."""
+        """Interrupts the main thread, then keeps working until released."""
         runs.hit("interrupting")
         _thread.interrupt_main()
-        time.sleep(0.3)
+        release.wait(5)
+        finished.set()
         return x
 
     r = response(("c", "interrupting", {"x": 1}))
@@ -494,7 +526,9 @@ def test_keyboard_interrupt_is_reraised_and_records_finalised(runs: Counter) -> 
     record = store.get(call_key("s", "resp_1", "interrupting", "c"))
     assert record is not None and record.status == "unknown"
     assert "cancelled" in (record.error or "")
-    time.sleep(0.35)
+    release.set()  # the abandoned thread returns now; its value must not be stored
+    assert finished.wait(5)
+    time.sleep(0.05)
     [later] = Executor(box, store=store, scope="s").run(r)
     assert later.status == "unknown" and runs["interrupting"] == 1
 
