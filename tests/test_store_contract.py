@@ -1466,3 +1466,62 @@ def test_postgres_stores_started_together_create_one_table(kind: str, postgres_d
     finally:
         for facade in facades:
             facade.close()
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", ["postgres-async", "redis-async"])
+def test_async_stores_survive_cancelled_operations(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Operations cancelled mid-flight leak no connection; the store keeps working after."""
+    target = request.getfixturevalue("postgres_dsn" if "postgres" in kind else "redis_url")
+    option = {"table": namespace()} if "postgres" in kind else {"prefix": f"{namespace()}:"}
+    facade = _open_server_store(kind, target, **option)
+    store = facade.store
+
+    async def scenario() -> None:
+        await store.get("warm-up")
+        for delay in (0.0, 0.0005, 0.001, 0.002, 0.005):
+            tasks = [
+                asyncio.ensure_future(
+                    store.claim(
+                        new_key(),
+                        args_hash="h",
+                        idempotency_key="i",
+                        owner="w1",
+                        lease=LONG,
+                        retention=RETAIN,
+                        reclaim=False,
+                    )
+                )
+                for _ in range(12)
+            ]
+            await asyncio.sleep(delay)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        # Every connection slot came back: a burst of concurrent operations completes.
+        key = new_key()
+        claims = await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    store.claim(
+                        key,
+                        args_hash="h",
+                        idempotency_key="i",
+                        owner=f"w{i}",
+                        lease=LONG,
+                        retention=RETAIN,
+                        reclaim=False,
+                    )
+                    for i in range(8)
+                )
+            ),
+            timeout=20,
+        )
+        assert sum(claim.acquired for claim in claims) == 1
+
+    try:
+        facade.raw_await(scenario())
+    finally:
+        facade.close()
