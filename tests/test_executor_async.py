@@ -353,3 +353,63 @@ def test_sync_tool_context_and_deadline(runs: dict[str, int]) -> None:
     deadline = seen[0].deadline
     assert seen[0].idempotency_key == o.idempotency_key
     assert deadline is not None and before + 3.0 <= deadline <= time.monotonic() + 3.0
+
+
+def test_deadlines_hold_and_no_tool_task_survives(runs: dict[str, int]) -> None:
+    """40 runs of tools around their deadline: return within budget + 0.2 s, no task left."""
+    import random
+
+    box = Toolbox()
+
+    @box.tool(timeout=0.05)
+    async def jitter(seconds: float) -> float:
+        """Sleeps a random time around its timeout."""
+        await asyncio.sleep(seconds)
+        return seconds
+
+    rng = random.Random(7)
+    store = MemoryStore()
+    ex = AsyncExecutor(box, store=store, scope="t7")
+
+    async def main() -> list[str]:
+        statuses: list[str] = []
+        for i in range(40):
+            seconds = rng.uniform(0.0, 0.1)
+            started = time.monotonic()
+            [o] = await ex.run(response((f"c{i}", "jitter", {"seconds": seconds})))
+            assert time.monotonic() - started < 0.05 + 0.2
+            assert o.status in ("completed", "timed_out")
+            assert (o.status == "completed") == (o.value == seconds)
+            assert asyncio.all_tasks() == {asyncio.current_task()}
+            record = store.get(call_key("t7", "resp_1", "jitter", f"c{i}"))
+            assert record is not None
+            assert record.status == ("completed" if o.status == "completed" else "unknown")
+            statuses.append(o.status)
+        return statuses
+
+    statuses = asyncio.run(main())
+    assert {"completed", "timed_out"} <= set(statuses)
+
+
+def test_tool_that_swallows_cancellation_does_not_hang_run(runs: dict[str, int]) -> None:
+    """A tool ignoring its cancellation is abandoned after a bounded grace; run returns."""
+    box = Toolbox()
+
+    @box.tool(timeout=0.05)
+    async def stubborn(x: int) -> int:
+        """Swallows the first cancellation and sleeps on."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(3)
+        return x
+
+    async def main() -> str:
+        started = time.monotonic()
+        [o] = await AsyncExecutor(box, scope="s").run(response(("a", "stubborn", {"x": 1})))
+        assert time.monotonic() - started < 0.05 + 1.0 + 0.5  # timeout + grace + slack
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()  # the test cleans up what the tool refused to stop
+        return o.status
+
+    assert asyncio.run(main()) == "timed_out"
