@@ -79,7 +79,8 @@ from ._toolbox import Tool, Toolbox, ToolContext, ValidCall
 from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 
-__all__ = ["AsyncExecutor", "Executor", "ExecutorSettingsError"]
+# ExecutorSettingsError joins once ``toolwire`` exports it (a ToolwireError meanwhile).
+__all__ = ["AsyncExecutor", "Executor"]
 
 T = TypeVar("T")
 

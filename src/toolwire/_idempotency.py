@@ -37,7 +37,9 @@ import rfc8785
 
 from ._errors import ToolwireError
 
-__all__ = ["IdempotencyKeyError", "arguments_hash", "call_key", "idempotency_key"]
+# Only what ``toolwire`` re-exports; IdempotencyKeyError is caught as ToolwireError/ValueError
+# until the package exports it.
+__all__ = ["arguments_hash"]
 
 _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"

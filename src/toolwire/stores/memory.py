@@ -24,15 +24,8 @@ from dataclasses import replace
 from .._errors import StoreError
 from ._protocol import Claim, FinalStatus, Record
 
-__all__ = [
-    "MemoryStore",
-    "check_claim_arguments",
-    "check_fence",
-    "check_final_status",
-    "check_strings",
-    "claim_transition",
-    "holds",
-]
+# The check_* helpers and claim_transition are shared with stores.sqlite, not public API.
+__all__ = ["MemoryStore"]
 
 _FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 LEASE_EXPIRED = "the lease expired while the tool may have been running"
