@@ -16,9 +16,7 @@ from hypothesis import HealthCheck, settings
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
-settings.register_profile(
-    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "ci",
     deadline=None,

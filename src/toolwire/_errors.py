@@ -124,9 +124,7 @@ class ProviderError(StreamError):
     ``error`` is the provider's error object as received (a dict where it was JSON).
     """
 
-    def __init__(
-        self, message: str, partial: Partial | None = None, *, error: Any = None
-    ) -> None:
+    def __init__(self, message: str, partial: Partial | None = None, *, error: Any = None) -> None:
         super().__init__(message, partial)
         self.error = error
 
