@@ -29,18 +29,36 @@ def test_exported_objects_say_they_are_toolwire_s() -> None:
         assert module.startswith("toolwire."), (name, module)
 
 
-def test_public_modules_export_nothing_else() -> None:
-    """Public objects defined in toolwire's private modules are all in ``__all__``."""
+def test_every_module_all_is_exported_where_it_defines_public_names() -> None:
+    """Names in the ``__all__`` of a module that defines exported objects are all exported."""
     exported = set(toolwire.__all__)
     modules = {
         getattr(toolwire, name).__module__
         for name in exported
-        if hasattr(getattr(toolwire, name), "__module__")
+        if isinstance(getattr(toolwire, name), type) or callable(getattr(toolwire, name))
     }
-    for module_name in modules:
-        module = sys.modules[module_name]
-        for name in getattr(module, "__all__", []):
+    for module_name in sorted(modules):
+        for name in getattr(sys.modules[module_name], "__all__", []):
             assert name in exported, f"{module_name}.{name} is public but not exported"
+
+
+def test_every_toolwire_error_is_exported_and_drawn_in_the_tree() -> None:
+    """Each ToolwireError subclass is exported and named in the errors module's tree."""
+    import toolwire._errors as errors_module
+
+    def subclasses(cls: type) -> set[type]:
+        found = set(cls.__subclasses__())
+        for sub in list(found):
+            found |= subclasses(sub)
+        return found
+
+    for name in toolwire.__all__:  # load every module, so every subclass is defined
+        getattr(toolwire, name)
+    tree = errors_module.__doc__ or ""
+    for cls in subclasses(toolwire.ToolwireError):
+        if cls.__module__.startswith("toolwire."):
+            assert cls.__name__ in toolwire.__all__, cls
+            assert cls.__name__ in tree, f"{cls.__name__} is missing from the error tree"
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:

@@ -56,7 +56,14 @@ _EXPORTS: dict[str, str] = {
     "ToolCall": "_response",
     "Usage": "_response",
     # §3 tools and execution
+    "ArgumentsInvalid": "_toolbox",
     "AsyncExecutor": "_executor",
+    "ExecutorSettingsError": "_executor",
+    "IdempotencyKeyError": "_idempotency",
+    "InvalidCall": "_toolbox",
+    "InvalidOutcome": "_results",
+    "ToolboxInputError": "_toolbox",
+    "ValidCall": "_toolbox",
     "Executor": "_executor",
     "MemoryStore": "stores.memory",
     "Outcome": "_outcome",
@@ -117,8 +124,8 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._executor import AsyncExecutor, Executor
-    from ._idempotency import arguments_hash
+    from ._executor import AsyncExecutor, Executor, ExecutorSettingsError
+    from ._idempotency import IdempotencyKeyError, arguments_hash
     from ._outcome import Outcome
     from ._partial_json import MISSING, PartialJSONParser, parse_partial
     from ._response import (
@@ -129,7 +136,15 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
-    from ._results import tool_results
-    from ._toolbox import Tool, Toolbox, ToolContext
+    from ._results import InvalidOutcome, tool_results
+    from ._toolbox import (
+        ArgumentsInvalid,
+        InvalidCall,
+        Tool,
+        Toolbox,
+        ToolboxInputError,
+        ToolContext,
+        ValidCall,
+    )
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -80,7 +80,7 @@ from ._framing import DONE, FrameDecoder, unwrap_envelope
 from ._partial_json import PartialJSONParser
 from ._response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
 
-__all__ = ["CallState", "StreamAssembler"]
+__all__ = ["StreamAssembler"]
 
 DEFAULT_MAX_TOOL_CALLS = 128
 DEFAULT_MAX_ARGUMENT_CHARS = 8 * 1024 * 1024

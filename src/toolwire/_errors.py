@@ -18,13 +18,20 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
     │   ├── StreamFormatError (ValueError)  a payload that breaks its wire format; .payload
     │   └── StreamLimitExceeded             too many calls, too large arguments or text
     ├── ToolDefinitionError (TypeError)     a tool that cannot be described or called
+    ├── ToolboxInputError (TypeError)       a Toolbox method given something of the wrong kind
+    ├── ArgumentsInvalid (ValueError)       arguments that do not fit a tool (Tool.validate)
+    ├── IdempotencyKeyError (ValueError)    arguments outside I-JSON, so no canonical hash
+    ├── ExecutorSettingsError (TypeError, ValueError)  unusable Executor settings
+    ├── InvalidOutcome (ValueError)         tool_results() given something not an Outcome
     ├── UnknownFormat (ValueError)          a format name toolwire does not know
     └── StoreError                          a store that failed or cannot be trusted
 
     RetryableError                          raised by a tool: nothing happened, may retry
 
 ``RetryableError`` is deliberately not a ``ToolwireError``: tools raise it, toolwire never
-does.
+does. The errors of the tools layer and the executor live beside the code that raises them
+(``_toolbox``, ``_idempotency``, ``_executor``, ``_results``); all are exported from
+``toolwire``.
 """
 
 from __future__ import annotations

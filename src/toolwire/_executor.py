@@ -80,7 +80,7 @@ from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 
 # ExecutorSettingsError joins once ``toolwire`` exports it (a ToolwireError meanwhile).
-__all__ = ["AsyncExecutor", "Executor"]
+__all__ = ["AsyncExecutor", "Executor", "ExecutorSettingsError"]
 
 T = TypeVar("T")
 

@@ -39,7 +39,7 @@ from ._errors import ToolwireError
 
 # Only what ``toolwire`` re-exports; IdempotencyKeyError is caught as ToolwireError/ValueError
 # until the package exports it.
-__all__ = ["arguments_hash"]
+__all__ = ["IdempotencyKeyError", "arguments_hash"]
 
 _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"

@@ -56,7 +56,7 @@ from ._errors import ToolwireError, UnknownFormat
 from ._outcome import Outcome
 
 # Only what ``toolwire`` exports; InvalidOutcome is proposed for export.
-__all__ = ["tool_results"]
+__all__ = ["InvalidOutcome", "tool_results"]
 
 RESULT_FORMATS = (
     "openai-chat",

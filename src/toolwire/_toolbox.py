@@ -70,7 +70,15 @@ from ._schema import FunctionSpec, describe_function
 # Only what ``toolwire`` exports; ArgumentsInvalid, ValidCall, InvalidCall and
 # ToolboxInputError are proposed
 # for export (see the integration notes) and importable from here meanwhile.
-__all__ = ["Tool", "ToolContext", "Toolbox"]
+__all__ = [
+    "ArgumentsInvalid",
+    "InvalidCall",
+    "Tool",
+    "ToolContext",
+    "Toolbox",
+    "ToolboxInputError",
+    "ValidCall",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
