@@ -397,11 +397,16 @@ def test_nonempty_start_input_is_ignored_when_fragments_follow() -> None:
     ],
 )
 def test_message_stop_finishes_with_the_remembered_stop_reason(reason: Any, kind: str) -> None:
-    """The FinishDelta comes at message_stop (not message_delta) with the mapped reason."""
+    """A normal end finishes at message_stop; a failed one already at its message_delta."""
     adapter = AnthropicAdapter()
-    during = adapter.translate(message_delta(reason))
-    assert not [d for d in during if isinstance(d, FinishDelta)]
-    assert adapter.translate(STOP) == [FinishDelta(raw=reason, kind=kind)]
+    during = [d for d in adapter.translate(message_delta(reason)) if isinstance(d, FinishDelta)]
+    at_stop = adapter.translate(STOP)
+    if kind in ("stop", "tool_calls") or reason is None:
+        assert during == []
+        assert at_stop == [FinishDelta(raw=reason, kind=kind)]
+    else:
+        assert during == [FinishDelta(raw=reason, kind=kind)]
+        assert at_stop == []
 
 
 def test_thinking_is_reasoning_and_signatures_are_dropped() -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import (
+    ProviderError,
     StreamAssembler,
     ToolCallArguments,
     ToolCallStarted,
@@ -453,3 +454,30 @@ def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[s
 
     assert run(True, False) == run(False, False)
     assert run(True, True) == run(False, True)
+
+
+@pytest.mark.parametrize("reason", ["something_new", "abort", "FINISH_REASON_UNSPECIFIED"])
+def test_unrecognised_finish_reason_fails_closed(reason: str) -> None:
+    """A finish reason no adapter knows to be normal raises ProviderError; no call runs."""
+    asm = StreamAssembler(format="openai-chat")
+    call = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    asm.feed({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    asm.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    with pytest.raises(ProviderError, match="not know to be a normal end") as info:
+        asm.close()
+    assert info.value.partial is not None
+    assert [c.raw_arguments for c in info.value.partial.calls] == ['{"a": 1}']
+    assert info.value.partial.raw_finish_reason == reason
+
+
+@pytest.mark.parametrize("reason", ["eos_token", "stop_sequence", "end_turn"])
+def test_compatible_servers_normal_finish_synonyms_finalise(reason: str) -> None:
+    """OpenAI-compatible servers' synonyms of a normal end finalise the response."""
+    asm = StreamAssembler(format="openai-chat")
+    call = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    asm.feed({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    asm.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    response = asm.close()
+    assert response.finish_reason == "tool_calls"
+    assert response.raw_finish_reason == reason
+    assert [c.arguments for c in response.tool_calls] == [{"a": 1}]

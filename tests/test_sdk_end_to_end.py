@@ -22,8 +22,13 @@ EXPECTED = load_expected()
 _ENDED_PROPERLY = {"tool_calls", "tool_use", "stop", "end_turn", "completed"}
 
 
-def _streams(api_format: str) -> list[str]:
-    """Corpus SSE recordings of one API format whose stream ended properly."""
+def _streams(api_format: str, *, sdk_objects: bool = False) -> list[str]:
+    """Corpus SSE recordings of one API format whose stream ended properly.
+
+    With ``sdk_objects``, only recordings whose last event ends with its blank line: the
+    SDKs' SSE decoders drop a final event that lacks it (toolwire's ``feed_bytes`` does
+    not, as the raw-bytes tests show), so their objects miss the terminal event there.
+    """
     return sorted(
         name
         for name, entry in EXPECTED.items()
@@ -31,6 +36,7 @@ def _streams(api_format: str) -> list[str]:
         and entry["api_format"] == api_format
         and entry["error"] is None
         and entry["finish_reason"] in _ENDED_PROPERLY
+        and (not sdk_objects or (CORPUS_DIR / "streams" / name).read_bytes().endswith(b"\n\n"))
     )
 
 
@@ -83,7 +89,7 @@ def _check(response: toolwire.Response, entry: dict[str, Any]) -> None:
     assert response.rejected == []
 
 
-@pytest.mark.parametrize("name", _streams("openai-chat"))
+@pytest.mark.parametrize("name", _streams("openai-chat", sdk_objects=True))
 def test_openai_sdk_chunks_assemble(server: str, name: str) -> None:
     """Chunks yielded by ``openai``'s streaming client assemble to the expected response."""
     client = openai.OpenAI(base_url=f"{server}/{name}/v1", api_key="test", max_retries=0)
@@ -108,7 +114,7 @@ def test_openai_sdk_raw_bytes_assemble(server: str, name: str) -> None:
     _check(asm.close(), EXPECTED[name])
 
 
-@pytest.mark.parametrize("name", _streams("openai-responses"))
+@pytest.mark.parametrize("name", _streams("openai-responses", sdk_objects=True))
 def test_openai_sdk_responses_events_assemble(server: str, name: str) -> None:
     """Events yielded by ``openai``'s Responses streaming client assemble as expected."""
     client = openai.OpenAI(base_url=f"{server}/{name}/v1", api_key="test", max_retries=0)
@@ -120,7 +126,7 @@ def test_openai_sdk_responses_events_assemble(server: str, name: str) -> None:
     _check(asm.close(), EXPECTED[name])
 
 
-@pytest.mark.parametrize("name", _streams("anthropic-messages"))
+@pytest.mark.parametrize("name", _streams("anthropic-messages", sdk_objects=True))
 def test_anthropic_sdk_events_assemble(server: str, name: str) -> None:
     """Events yielded by ``anthropic``'s streaming client assemble to the expected response."""
     client = anthropic.Anthropic(base_url=f"{server}/{name}", api_key="test", max_retries=0)
@@ -129,6 +135,19 @@ def test_anthropic_sdk_events_assemble(server: str, name: str) -> None:
     with stream:
         for event in stream:
             asm.feed(event)
+    _check(asm.close(), EXPECTED[name])
+
+
+@pytest.mark.parametrize("name", _streams("anthropic-messages"))
+def test_anthropic_sdk_raw_bytes_assemble(server: str, name: str) -> None:
+    """The raw bytes the ``anthropic`` client received assemble to the expected response."""
+    client = anthropic.Anthropic(base_url=f"{server}/{name}", api_key="test", max_retries=0)
+    asm = toolwire.StreamAssembler(format="auto")
+    with client.messages.with_streaming_response.create(
+        model="m", max_tokens=10, messages=[], stream=True
+    ) as raw:
+        for piece in raw.iter_bytes():
+            asm.feed_bytes(piece)
     _check(asm.close(), EXPECTED[name])
 
 

@@ -86,7 +86,10 @@ DEFAULT_MAX_TOOL_CALLS = 128
 DEFAULT_MAX_ARGUMENT_CHARS = 8 * 1024 * 1024
 DEFAULT_MAX_TEXT_CHARS = 32 * 1024 * 1024
 
-_OK_KINDS = frozenset({"stop", "tool_calls", "other"})
+# Only ends that the adapter recognised as normal finalise a response. An unrecognised finish
+# reason ("other") fails closed: a provider that invents a new way to say "cut short" must
+# not get its calls executed.
+_OK_KINDS = frozenset({"stop", "tool_calls"})
 _USAGE_FIELDS = (
     "input_tokens",
     "output_tokens",
@@ -807,6 +810,13 @@ class StreamAssembler:
             raise self._fail(ContentFiltered(f"the provider filtered the output ({finish.raw})"))
         if finish.kind == "error":
             raise self._fail(ProviderError(f"the response failed ({finish.raw})"))
+        if finish.kind not in _OK_KINDS:
+            raise self._fail(
+                ProviderError(
+                    f"the response ended with finish reason {finish.raw!r}, which toolwire does "
+                    "not know to be a normal end; nothing is finalised"
+                )
+            )
         calls: list[ToolCall] = []
         rejected: list[RejectedCall] = []
         for call in self._calls:

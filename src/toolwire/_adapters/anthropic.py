@@ -26,6 +26,10 @@ Guaranteed:
   the client: they are tracked (so their deltas are legal) but produce no deltas. Emitting
   them as calls would make an executor run a tool the provider already ran.
 - ``message_stop`` gives exactly one ``FinishDelta`` with the remembered ``stop_reason``.
+  A ``message_delta`` whose ``stop_reason`` already says the turn failed (``max_tokens``,
+  ``refusal``...) gives that ``FinishDelta`` at once instead: a failed turn needs no
+  ``message_stop`` to be believed, and a reader that loses the last event (the anthropic
+  SDK drops a final event that lacks its blank line) still learns why the stream stopped.
 - ``error`` events give an ``ErrorDelta``; ``ping`` and unknown event types give ``[]``.
 
 Structural errors (``StreamFormatError``): a payload that is not an object or has no
@@ -121,7 +125,8 @@ class AnthropicAdapter:
     def __init__(self) -> None:
         self._blocks: dict[int, _Block] = {}
         self._stop_reason: str | None = None
-        self._finished = False
+        self._finished = False  # message_stop seen
+        self._finish_sent = False  # FinishDelta emitted (at a failing message_delta, or at stop)
 
     def translate(self, payload: dict[str, Any], event: str | None = None) -> list[Delta]:
         """The deltas of one event payload; ``event`` is the SSE event name, if any."""
@@ -143,6 +148,9 @@ class AnthropicAdapter:
             if self._finished:
                 raise fail("a second message_stop", payload)
             self._finished = True
+            if self._finish_sent:
+                return []
+            self._finish_sent = True
             return [FinishDelta(raw=self._stop_reason, kind=_stop_kind(self._stop_reason))]
         if kind == "error":
             return [self._error(payload)]
@@ -169,7 +177,12 @@ class AnthropicAdapter:
         if reason is not None:
             self._stop_reason = reason
         usage = opt_dict(payload, "usage", "message_delta", payload)
-        return [] if usage is None else [_usage(usage, "message_delta.usage", payload)]
+        out: list[Delta] = [] if usage is None else [_usage(usage, "message_delta.usage", payload)]
+        kind = _stop_kind(reason) if reason is not None else None
+        if kind is not None and kind not in ("stop", "tool_calls") and not self._finish_sent:
+            self._finish_sent = True
+            out.append(FinishDelta(raw=reason, kind=kind))
+        return out
 
     def _error(self, payload: dict[str, Any]) -> ErrorDelta:
         error = opt_dict(payload, "error", "error event", payload)

@@ -42,7 +42,15 @@ _FINISH_KINDS: dict[str, FinishKind] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
+    # values that OpenAI-compatible servers send for the same ends
+    "eos": "stop",
+    "eos_token": "stop",
+    "stop_sequence": "stop",
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
     "length": "length",
+    "model_length": "length",
+    "max_tokens": "length",
     "content_filter": "content_filter",
     "error": "error",
 }
