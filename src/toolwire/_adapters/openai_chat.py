@@ -35,6 +35,7 @@ from .._deltas import (
     UsageDelta,
 )
 from .._errors import StreamFormatError
+from ._payload import error_message, openai_usage
 
 __all__ = ["OpenAIChatAdapter", "chat_usage"]
 
@@ -60,48 +61,9 @@ def _bad(payload: Any, what: str) -> StreamFormatError:
     return StreamFormatError(f"openai-chat payload: {what}", payload=payload)
 
 
-def _opt_int(value: Any) -> int | None:
-    """An int field that may be absent; bools and other types count as absent."""
-    if type(value) is int:
-        return value
-    return None
-
-
-def _without_nulls(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` without null members (recursively): a field sent as ``null`` and a field not
-    sent are the same report, so SDK dumps and wire dicts give equal ``Usage.raw``."""
-    return {k: _without_nulls(v) if type(v) is dict else v for k, v in obj.items() if v is not None}
-
-
 def chat_usage(usage: dict[str, Any]) -> UsageDelta:
-    """Read an OpenAI-style ``usage`` object (prompt/completion/total and details)."""
-    cached = None
-    reasoning = None
-    details = usage.get("prompt_tokens_details")
-    if type(details) is dict:
-        cached = _opt_int(details.get("cached_tokens"))
-    details = usage.get("completion_tokens_details")
-    if type(details) is dict:
-        reasoning = _opt_int(details.get("reasoning_tokens"))
-    return UsageDelta(
-        input_tokens=_opt_int(usage.get("prompt_tokens")),
-        output_tokens=_opt_int(usage.get("completion_tokens")),
-        total_tokens=_opt_int(usage.get("total_tokens")),
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-        raw=_without_nulls(usage),
-    )
-
-
-def _error_message(error: Any) -> str:
-    if type(error) is dict:
-        msg = error.get("message")
-        if isinstance(msg, str) and msg:
-            return msg
-        code = error.get("code")
-        if code is not None:
-            return str(code)
-    return str(error)
+    """Read a Chat ``usage`` object (prompt/completion/total tokens and their details)."""
+    return openai_usage(usage, input_key="prompt_tokens", output_key="completion_tokens")
 
 
 class OpenAIChatAdapter:
@@ -130,7 +92,7 @@ class OpenAIChatAdapter:
         error = payload.get("error")
         if event == "error" or error is not None:
             err = error if error is not None else payload
-            out.append(ErrorDelta(message=_error_message(err), error=err))
+            out.append(ErrorDelta(message=error_message(err), error=err))
             return out
 
         choices = payload.get("choices")

@@ -39,6 +39,7 @@ from .._deltas import (
     UsageDelta,
 )
 from .._errors import StreamFormatError
+from ._payload import error_message, openai_usage
 
 __all__ = ["OpenAIResponsesAdapter", "responses_usage"]
 
@@ -47,10 +48,6 @@ _CALL_ITEMS = ("function_call", "custom_tool_call")
 
 def _bad(payload: Any, what: str) -> StreamFormatError:
     return StreamFormatError(f"openai-responses payload: {what}", payload=payload)
-
-
-def _opt_int(value: Any) -> int | None:
-    return value if type(value) is int else None
 
 
 def _opt_str(payload: Any, obj: dict[str, Any], key: str) -> str | None:
@@ -69,41 +66,9 @@ def _obj(payload: Any, obj: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
-def _without_nulls(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` without null members (recursively): a field sent as ``null`` and a field not
-    sent are the same report, so SDK dumps and wire dicts give equal ``Usage.raw``."""
-    return {k: _without_nulls(v) if type(v) is dict else v for k, v in obj.items() if v is not None}
-
-
 def responses_usage(usage: dict[str, Any]) -> UsageDelta:
     """Read a Responses ``usage`` object (input/output/total tokens and their details)."""
-    cached = None
-    reasoning = None
-    details = usage.get("input_tokens_details")
-    if type(details) is dict:
-        cached = _opt_int(details.get("cached_tokens"))
-    details = usage.get("output_tokens_details")
-    if type(details) is dict:
-        reasoning = _opt_int(details.get("reasoning_tokens"))
-    return UsageDelta(
-        input_tokens=_opt_int(usage.get("input_tokens")),
-        output_tokens=_opt_int(usage.get("output_tokens")),
-        total_tokens=_opt_int(usage.get("total_tokens")),
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-        raw=_without_nulls(usage),
-    )
-
-
-def _error_message(error: Any) -> str:
-    if type(error) is dict:
-        msg = error.get("message")
-        if isinstance(msg, str) and msg:
-            return msg
-        code = error.get("code")
-        if code is not None:
-            return str(code)
-    return str(error)
+    return openai_usage(usage, input_key="input_tokens", output_key="output_tokens")
 
 
 def _escaped(text: str) -> str:
@@ -186,7 +151,7 @@ class OpenAIResponsesAdapter:
             return self._terminal(payload, kind)
         if kind == "error":
             error = payload.get("error", payload)
-            return [ErrorDelta(message=_error_message(error), error=error)]
+            return [ErrorDelta(message=error_message(error), error=error)]
         return []
 
     @staticmethod
@@ -277,7 +242,7 @@ class OpenAIResponsesAdapter:
             raw = reason if type(reason) is str else raw
         elif kind == "response.failed":
             error = response.get("error")
-            out.append(ErrorDelta(message=_error_message(error), error=error))
+            out.append(ErrorDelta(message=error_message(error), error=error))
             finish = "error"
         out.append(FinishDelta(raw=raw, kind=finish))
         return out
