@@ -30,19 +30,27 @@ def byte_chunks(data: bytes, seed: int = 7) -> list[bytes]:
     return out
 
 
-def replay(data: bytes) -> toolwire.Response:
+def shown(value: object, width: int = 88) -> str:
+    """``value`` as JSON on one line; a long one shows its growing end."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def replay(data: bytes, *, live: bool = True) -> toolwire.Response:
     """Feed the stream, print live text and argument previews, return the final response."""
     asm = toolwire.StreamAssembler(format="auto")
     names: dict[int, str] = {}
     for piece in byte_chunks(data):
         for event in asm.feed_bytes(piece):
+            if not live:
+                continue
             if isinstance(event, toolwire.TextDelta):
                 print(f"  text      +{event.text!r}")
             elif isinstance(event, toolwire.ToolCallStarted):
                 names[event.key] = event.name
                 print(f"  call      {event.name} (id {event.id})")
             elif isinstance(event, toolwire.ToolCallArguments):
-                print(f"  preview   {names[event.key]}: {json.dumps(event.preview)[:90]}")
+                print(f"  preview   {names[event.key]}: {shown(event.preview)}")
             elif isinstance(event, toolwire.Finished):
                 print(
                     f"  finished  {event.finish_reason} (provider said {event.raw_finish_reason!r})"
@@ -100,7 +108,7 @@ def main() -> None:
     cut = STREAM[: int(len(STREAM) * 0.7)]
     print(f"\n5. The same stream cut after {len(cut)} of {len(STREAM)} bytes:")
     try:
-        replay(cut)
+        replay(cut, live=False)
     except toolwire.StreamError as exc:
         arrived = [(c.name, c.raw_arguments[:30]) for c in exc.partial.calls] if exc.partial else []
         print(f"   {type(exc).__name__}: {exc}")
