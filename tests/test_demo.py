@@ -1,4 +1,4 @@
-"""``make demo`` runs: the example stream replays, executes once, replays, and a cut stream runs nothing."""
+"""`make demo` runs: replays the example stream, executes once, refuses a cut stream."""
 
 from __future__ import annotations
 
