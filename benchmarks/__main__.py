@@ -1,4 +1,6 @@
-"""``python -m benchmarks`` (``make bench``): every benchmark, ratios measured in one run."""
+"""``python -m benchmarks [SUITE ...] [--quick]`` (``make bench``): every benchmark, with
+ratios against the competitors measured in the same run. Options such as ``--quick`` are
+left in ``sys.argv`` for the suites to read."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ SUITES = ["benchmarks.partial_json", "benchmarks.assembly"]
 
 
 def main() -> int:
-    chosen = sys.argv[1:] or SUITES
+    """Run the chosen suites (all by default) one after the other."""
+    chosen = [arg for arg in sys.argv[1:] if not arg.startswith("-")] or SUITES
     for name in chosen:
         module = importlib.import_module(name if "." in name else f"benchmarks.{name}")
         module.main()

@@ -79,3 +79,8 @@ def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_all_matches_the_lazy_export_table() -> None:
+    """The literal ``__all__`` (what type checkers read) names exactly the lazy exports."""
+    assert toolwire.__all__ == sorted(toolwire._EXPORTS)
