@@ -315,7 +315,7 @@ class StreamAssembler:
         elif "__data__" in payload:
             payload = unwrap_envelope(payload)
         fast = self._fast
-        if fast is not None and event is None and self._finish is None:
+        if fast is not None and event != "error" and self._finish is None:
             # The common case of a big call: a payload that is nothing but one argument
             # fragment for a known index. The adapter recognises it without building
             # deltas; routing is the slow path's (a nameless, id-less fragment at a known
@@ -394,7 +394,7 @@ class StreamAssembler:
                 self._apply(payload, event, out)  # detects the format, sets the fast path
                 fast = self._fast
                 continue
-            if fast is not None and event is None and self._finish is None:
+            if fast is not None and event != "error" and self._finish is None:
                 try:
                     hit = fast(payload)
                 except Exception:

@@ -233,6 +233,26 @@ class AnthropicAdapter:
             raise fail(f"{where} for content block {index}, which already stopped", payload)
         return index, block
 
+    def fragment(self, payload: dict[str, Any]) -> tuple[int, str] | None:
+        """Fast path: ``(block index, text)`` when ``payload`` is one non-empty
+        ``input_json_delta`` of an open ``tool_use`` block (the bulk of a big call), else
+        ``None``. It changes nothing that :meth:`translate` would not change in the same
+        way (it marks the block as having fragments), so the assembler may fall back."""
+        if payload.get("type") != "content_block_delta":
+            return None
+        delta = payload.get("delta")
+        if type(delta) is not dict or delta.get("type") != "input_json_delta":
+            return None
+        text = delta.get("partial_json")
+        index = payload.get("index")
+        if type(text) is not str or not text or type(index) is not int:
+            return None
+        block = self._blocks.get(index)
+        if block is None or block.kind != _TOOL or block.stopped:
+            return None
+        block.saw_fragment = True
+        return index, text
+
     def _block_delta(self, payload: dict[str, Any]) -> list[Delta]:
         index, block = self._open_block(payload, "content_block_delta")
         delta = req_dict(payload, "delta", "content_block_delta", payload)
