@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import load_expected
-from test_adapter_anthropic import (
+from adapter_support import (
     accumulate,
     assert_matches_expected,
     assert_only_format_errors,
@@ -24,6 +23,7 @@ from test_adapter_anthropic import (
     read_payloads,
     translate_all,
 )
+from conftest import load_expected
 from toolwire import StreamFormatError
 from toolwire._adapters.bedrock import BedrockConverseAdapter
 from toolwire._deltas import (

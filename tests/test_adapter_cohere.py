@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from conftest import load_expected
-from test_adapter_anthropic import (
+from adapter_support import (
     accumulate,
     assert_matches_expected,
     assert_only_format_errors,
@@ -19,6 +18,7 @@ from test_adapter_anthropic import (
     read_payloads,
     translate_all,
 )
+from conftest import load_expected
 from toolwire import StreamFormatError
 from toolwire._adapters.cohere import CohereAdapter
 from toolwire._deltas import (

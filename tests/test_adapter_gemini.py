@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import load_expected
-from test_adapter_anthropic import (
+from adapter_support import (
     accumulate,
     assert_matches_expected,
     assert_only_format_errors,
@@ -22,6 +21,7 @@ from test_adapter_anthropic import (
     read_payloads,
     translate_all,
 )
+from conftest import load_expected
 from toolwire import PartialJSONParser, StreamFormatError
 from toolwire._adapters.gemini import GeminiAdapter, parse_json_path
 from toolwire._deltas import (

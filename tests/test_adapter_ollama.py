@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from test_adapter_anthropic import (
+from adapter_support import (
     accumulate,
     assert_only_format_errors,
     check_deltas,

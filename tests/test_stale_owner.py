@@ -22,16 +22,14 @@ from toolwire._execution import (
     AbandonTool,
     AwaitTool,
     CallPlan,
-    ClaimCall,
-    FinishCall,
     Heartbeat,
-    ReleaseCall,
     StartTool,
     ToolPending,
     ToolRaised,
     ToolReturned,
     execute_call,
 )
+from toolwire._executor import _perform_store
 from toolwire._outcome import Outcome
 
 SCHEDULES = 1000
@@ -61,33 +59,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[An
 
 
 def perform(store: Any, command: Any) -> Any:
-    """What a driver does with a store command."""
-    if isinstance(command, ClaimCall):
-        return store.claim(
-            command.key,
-            args_hash=command.args_hash,
-            idempotency_key=command.idempotency_key,
-            owner=command.owner,
-            lease=command.lease,
-            retention=command.retention,
-            reclaim=command.reclaim,
-        )
-    if isinstance(command, Heartbeat):
-        return store.heartbeat(
-            command.key, owner=command.owner, fence=command.fence, lease=command.lease
-        )
-    if isinstance(command, FinishCall):
-        return store.finish(
-            command.key,
-            owner=command.owner,
-            fence=command.fence,
-            status=command.status,
-            result=command.result,
-            error=command.error,
-        )
-    if isinstance(command, ReleaseCall):
-        return store.release(command.key, owner=command.owner, fence=command.fence)
-    raise AssertionError(command)
+    """What a driver does with a store command (the synchronous executor's own code)."""
+    return _perform_store(store, command)
 
 
 def stale_write(store: Any, kind: str, key: str, owner: str, fence: int, lease: float) -> bool:
