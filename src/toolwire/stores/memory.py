@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .._errors import StoreError
+from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record
 
-# The check_* helpers and claim_transition are shared with stores.sqlite, not public API.
+# claim_transition and holds are shared with stores.sqlite, not public API.
 __all__ = ["MemoryStore"]
 
-_FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 LEASE_EXPIRED = "the lease expired while the tool may have been running"
 
 
@@ -102,36 +102,6 @@ def holds(record: Record | None, *, owner: str, fence: int, now: float) -> bool:
     )
 
 
-def check_strings(**fields: object) -> None:
-    """Reject identity fields that are not ``str`` (typed, before any read or write)."""
-    for name, value in fields.items():
-        if not isinstance(value, str):
-            raise StoreError(f"{name} must be a str, not {type(value).__name__}")
-
-
-def check_fence(fence: object) -> None:
-    """Reject a fence that is not an ``int``."""
-    if isinstance(fence, bool) or not isinstance(fence, int):
-        raise StoreError(f"fence must be an int, not {type(fence).__name__}")
-
-
-def check_claim_arguments(lease: float, retention: float) -> None:
-    """Reject durations that would make a claim meaningless (typed, before any write)."""
-    for name, value in (("lease", lease), ("retention", retention)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise StoreError(f"{name} must be a positive number of seconds, not {value!r}")
-
-
-def check_final_status(status: str, result: str | None, error: str | None) -> None:
-    """Reject a final status or payload outside the Protocol (typed, before any write)."""
-    if status not in _FINAL:
-        raise StoreError(f"final status must be completed, failed or unknown, not {status!r}")
-    if result is not None and not isinstance(result, str):
-        raise StoreError("result must be the JSON text (str) of the tool's return value")
-    if error is not None and not isinstance(error, str):
-        raise StoreError("error must be a str")
-
-
 class MemoryStore:
     """A thread-safe in-process :class:`~toolwire.stores.Store` (one lock, one dict).
 
@@ -161,8 +131,7 @@ class MemoryStore:
         reclaim: bool,
     ) -> Claim:
         """Atomically claim ``key`` for ``owner`` (see :meth:`Store.claim`)."""
-        check_strings(key=key, args_hash=args_hash, idempotency_key=idempotency_key, owner=owner)
-        check_claim_arguments(lease, retention)
+        checks.claim_arguments(key, args_hash, idempotency_key, owner, lease, retention, reclaim)
         with self._lock:
             self._check_open()
             claim, record = claim_transition(
@@ -182,9 +151,8 @@ class MemoryStore:
 
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` while ``owner``/``fence`` hold the call."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
-        check_claim_arguments(lease, 1.0)
+        checks.held_arguments(key, owner, fence)
+        checks.seconds("lease", lease)
         with self._lock:
             self._check_open()
             now = self._clock()
@@ -205,9 +173,7 @@ class MemoryStore:
         error: str | None,
     ) -> bool:
         """Record the final outcome while ``owner``/``fence`` hold the call."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
-        check_final_status(status, result, error)
+        checks.finish_arguments(key, owner, fence, status, result, error)
         with self._lock:
             self._check_open()
             record = self._records.get(key)
@@ -220,8 +186,7 @@ class MemoryStore:
 
     def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim while ``owner``/``fence`` hold it (the tool asked for a retry)."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
+        checks.held_arguments(key, owner, fence)
         with self._lock:
             self._check_open()
             record = self._records.get(key)
@@ -232,7 +197,7 @@ class MemoryStore:
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` when absent or past retention."""
-        check_strings(key=key)
+        checks.identifier("key", key)
         with self._lock:
             self._check_open()
             record = self._records.get(key)

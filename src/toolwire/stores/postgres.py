@@ -66,12 +66,12 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from .._errors import StoreError
+from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record, Status
 
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
 _STATUSES: frozenset[str] = frozenset({"in_progress", "completed", "failed", "unknown"})
-_FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _LEASE_LOST = "lease expired while in progress; the tool may have run"
 _COLUMNS = (
@@ -183,37 +183,10 @@ class _Statements:
 # ------------------------------------------------------------------------- validation
 
 
-def _text(name: str, value: object) -> str:
-    """``value`` if it is a non-empty string, else a ``StoreError`` naming the argument."""
-    if not isinstance(value, str) or not value:
-        raise StoreError(f"{name} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _seconds(name: str, value: object) -> float:
-    """``value`` as a positive finite number of seconds, else a ``StoreError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise StoreError(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise StoreError(f"{name} must be a positive finite number of seconds, got {value!r}")
-    return seconds
-
-
-def _fence(value: object) -> int:
-    """``value`` as a fence (a positive int), else a ``StoreError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StoreError(f"fence must be a positive int, got {value!r}")
-    return value
-
-
 def _optional_text(name: str, value: object) -> bytes | None:
     """A result or error string encoded for storage (``None`` stays ``None``)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise StoreError(f"{name} must be a string or None, got {type(value).__name__}")
-    return value.encode("utf-8", "surrogatepass")
+    text = checks.text_or_none(name, value)
+    return None if text is None else text.encode("utf-8", "surrogatepass")
 
 
 def _claim_params(
@@ -226,33 +199,33 @@ def _claim_params(
     reclaim: object,
 ) -> dict[str, Any]:
     """The checked parameters of a claim statement."""
-    if not isinstance(reclaim, bool):
-        raise StoreError(f"reclaim must be a bool, got {reclaim!r}")
     return {
-        "key": _text("key", key),
-        "args_hash": _text("args_hash", args_hash),
-        "idempotency_key": _text("idempotency_key", idempotency_key),
-        "owner": _text("owner", owner),
-        "lease": _seconds("lease", lease),
-        "retention": _seconds("retention", retention),
-        "reclaim": reclaim,
+        "key": checks.identifier("key", key),
+        "args_hash": checks.identifier("args_hash", args_hash),
+        "idempotency_key": checks.identifier("idempotency_key", idempotency_key),
+        "owner": checks.identifier("owner", owner),
+        "lease": checks.seconds("lease", lease),
+        "retention": checks.seconds("retention", retention),
+        "reclaim": checks.flag("reclaim", reclaim),
         "lease_lost": _LEASE_LOST.encode(),
     }
 
 
 def _held_params(key: object, owner: object, fence: object) -> dict[str, Any]:
     """The checked owner/fence parameters of a fenced transition."""
-    return {"key": _text("key", key), "owner": _text("owner", owner), "fence": _fence(fence)}
+    return {
+        "key": checks.identifier("key", key),
+        "owner": checks.identifier("owner", owner),
+        "fence": checks.fence(fence),
+    }
 
 
 def _finish_params(
     key: object, owner: object, fence: object, status: object, result: object, error: object
 ) -> dict[str, Any]:
     """The checked parameters of a ``finish`` statement."""
-    if status not in _FINAL:
-        raise StoreError(f"status must be one of {sorted(_FINAL)}, got {status!r}")
     params = _held_params(key, owner, fence)
-    params["status"] = status
+    params["status"] = checks.final_status(status)
     params["result"] = _optional_text("result", result)
     params["error"] = _optional_text("error", error)
     return params
@@ -355,7 +328,7 @@ class PostgresStore:
             raise StoreError(f"max_connections must be at least 1, got {max_connections}")
         self._dsn = dsn
         self._sql = _Statements(table)
-        self._timeout = _seconds("connect_timeout", connect_timeout)
+        self._timeout = checks.seconds("connect_timeout", connect_timeout)
         self._kwargs = dict(connect_kwargs or {})
         self._idle: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
@@ -475,7 +448,7 @@ class PostgresStore:
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
         params = _held_params(key, owner, fence)
-        params["lease"] = _seconds("lease", lease)
+        params["lease"] = checks.seconds("lease", lease)
         with self._connection() as conn:
             return conn.execute(self._sql.heartbeat, params).rowcount == 1
 
@@ -502,7 +475,7 @@ class PostgresStore:
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` (also when past its retention)."""
-        params = {"key": _text("key", key)}
+        params = {"key": checks.identifier("key", key)}
         with self._connection() as conn:
             row = conn.execute(self._sql.get, params).fetchone()
         return None if row is None else _record(row)
@@ -564,7 +537,7 @@ class AsyncPostgresStore:
             raise StoreError(f"max_connections must be at least 1, got {max_connections}")
         self._dsn = dsn
         self._sql = _Statements(table)
-        self._timeout = _seconds("connect_timeout", connect_timeout)
+        self._timeout = checks.seconds("connect_timeout", connect_timeout)
         self._kwargs = dict(connect_kwargs or {})
         self._table = table
         self._self_test_wanted = self_test
@@ -702,7 +675,7 @@ class AsyncPostgresStore:
     async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
         params = _held_params(key, owner, fence)
-        params["lease"] = _seconds("lease", lease)
+        params["lease"] = checks.seconds("lease", lease)
         async with self._connection() as conn:
             cursor = await conn.execute(self._sql.heartbeat, params)
             return cursor.rowcount == 1
@@ -732,7 +705,7 @@ class AsyncPostgresStore:
 
     async def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` (also when past its retention)."""
-        params = {"key": _text("key", key)}
+        params = {"key": checks.identifier("key", key)}
         async with self._connection() as conn:
             cursor = await conn.execute(self._sql.get, params)
             row = await cursor.fetchone()

@@ -38,7 +38,6 @@ and O(1) on the server; ``purge`` is O(number of keys under the prefix).
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import uuid
 from collections.abc import Sequence
@@ -57,12 +56,12 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from .._errors import StoreError
+from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record, Status
 
 __all__ = ["AsyncRedisStore", "RedisStore"]
 
 _STATUSES: frozenset[str] = frozenset({"in_progress", "completed", "failed", "unknown"})
-_FINAL: frozenset[str] = frozenset({"completed", "failed", "unknown"})
 _LEASE_LOST = "lease expired while in progress; the tool may have run"
 _SCAN_BATCH = 500
 
@@ -213,46 +212,22 @@ return n
 # ------------------------------------------------------------------------- validation
 
 
-def _text(name: str, value: object) -> str:
-    """``value`` if it is a non-empty string, else a ``StoreError`` naming the argument."""
-    if not isinstance(value, str) or not value:
-        raise StoreError(f"{name} must be a non-empty string, got {value!r}")
-    return value
-
-
 def _utf8(name: str, value: object) -> bytes:
-    """A non-empty string argument as strict UTF-8 bytes."""
-    text = _text(name, value)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise StoreError(f"{name} is not valid Unicode text: {value!r}") from exc
+    """An identifier argument as strict UTF-8 bytes."""
+    return checks.identifier(name, value).encode("utf-8")
 
 
 def _micros(name: str, value: object) -> int:
     """A positive finite duration in seconds as whole microseconds (at least 1)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise StoreError(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)
-    if not math.isfinite(seconds) or seconds <= 0 or seconds > 1e9:
-        raise StoreError(f"{name} must be a positive finite number of seconds, got {value!r}")
-    return max(1, round(seconds * 1_000_000))
-
-
-def _fence(value: object) -> int:
-    """``value`` as a fence (a positive int), else a ``StoreError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StoreError(f"fence must be a positive int, got {value!r}")
-    return value
+    return max(1, round(checks.seconds(name, value) * 1_000_000))
 
 
 def _optional(name: str, value: object) -> tuple[bytes, bytes]:
     """A result or error as (present flag, exact bytes) for the finish script."""
-    if value is None:
+    text = checks.text_or_none(name, value)
+    if text is None:
         return b"0", b""
-    if not isinstance(value, str):
-        raise StoreError(f"{name} must be a string or None, got {type(value).__name__}")
-    return b"1", value.encode("utf-8", "surrogatepass")
+    return b"1", text.encode("utf-8", "surrogatepass")
 
 
 def _claim_args(
@@ -264,15 +239,14 @@ def _claim_args(
     reclaim: object,
     grace_ms: int,
 ) -> list[bytes | int]:
-    if not isinstance(reclaim, bool):
-        raise StoreError(f"reclaim must be a bool, got {reclaim!r}")
+    flag = checks.flag("reclaim", reclaim)
     return [
         _utf8("args_hash", args_hash),
         _utf8("idempotency_key", idempotency_key),
         _utf8("owner", owner),
         _micros("lease", lease),
         _micros("retention", retention),
-        b"1" if reclaim else b"0",
+        b"1" if flag else b"0",
         grace_ms,
         _LEASE_LOST.encode(),
     ]
@@ -281,14 +255,13 @@ def _claim_args(
 def _finish_args(
     owner: object, fence: object, status: object, result: object, error: object
 ) -> list[bytes | int]:
-    if status not in _FINAL:
-        raise StoreError(f"status must be one of {sorted(_FINAL)}, got {status!r}")
+    final = checks.final_status(status)
     has_result, result_bytes = _optional("result", result)
     has_error, error_bytes = _optional("error", error)
     return [
         _utf8("owner", owner),
-        _fence(fence),
-        str(status).encode(),
+        checks.fence(fence),
+        final.encode(),
         has_result,
         result_bytes,
         has_error,
@@ -516,7 +489,11 @@ class RedisStore:
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
         name = self._key(key)
-        args: list[bytes | int] = [_utf8("owner", owner), _fence(fence), _micros("lease", lease)]
+        args: list[bytes | int] = [
+            _utf8("owner", owner),
+            checks.fence(fence),
+            _micros("lease", lease),
+        ]
         return _flag(self._run(self._heartbeat, [name], args))
 
     def finish(
@@ -537,7 +514,7 @@ class RedisStore:
     def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim if ``owner``/``fence`` still hold it."""
         name = self._key(key)
-        return _flag(self._run(self._release, [name], [_utf8("owner", owner), _fence(fence)]))
+        return _flag(self._run(self._release, [name], [_utf8("owner", owner), checks.fence(fence)]))
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` (also when past its retention)."""
@@ -729,7 +706,11 @@ class AsyncRedisStore:
         """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
         await self._ensure_open()
         name = self._key(key)
-        args: list[bytes | int] = [_utf8("owner", owner), _fence(fence), _micros("lease", lease)]
+        args: list[bytes | int] = [
+            _utf8("owner", owner),
+            checks.fence(fence),
+            _micros("lease", lease),
+        ]
         return _flag(await self._run(self._heartbeat, [name], args))
 
     async def finish(
@@ -752,7 +733,7 @@ class AsyncRedisStore:
         """Delete the claim if ``owner``/``fence`` still hold it."""
         await self._ensure_open()
         name = self._key(key)
-        args: list[bytes | int] = [_utf8("owner", owner), _fence(fence)]
+        args: list[bytes | int] = [_utf8("owner", owner), checks.fence(fence)]
         return _flag(await self._run(self._release, [name], args))
 
     async def get(self, key: str) -> Record | None:

@@ -33,12 +33,9 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from .._errors import StoreError
+from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record
 from .memory import (
-    check_claim_arguments,
-    check_fence,
-    check_final_status,
-    check_strings,
     claim_transition,
 )
 
@@ -257,8 +254,7 @@ class SQLiteStore:
         reclaim: bool,
     ) -> Claim:
         """Atomically claim ``key`` for ``owner`` (see :meth:`Store.claim`)."""
-        check_strings(key=key, args_hash=args_hash, idempotency_key=idempotency_key, owner=owner)
-        check_claim_arguments(lease, retention)
+        checks.claim_arguments(key, args_hash, idempotency_key, owner, lease, retention, reclaim)
         try:
             with self._transaction() as db:
                 row = db.execute(
@@ -299,9 +295,8 @@ class SQLiteStore:
 
     def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend the lease to now + ``lease`` while ``owner``/``fence`` hold the call."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
-        check_claim_arguments(lease, 1.0)
+        checks.held_arguments(key, owner, fence)
+        checks.seconds("lease", lease)
         now = self._clock()
         sql = f"UPDATE toolwire_calls SET lease_expires_at = ? WHERE {_HELD}"
         return self._write(sql, (now + lease, key, owner, fence, now)) == 1
@@ -317,9 +312,7 @@ class SQLiteStore:
         error: str | None,
     ) -> bool:
         """Record the final outcome while ``owner``/``fence`` hold the call."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
-        check_final_status(status, result, error)
+        checks.finish_arguments(key, owner, fence, status, result, error)
         sql = (
             "UPDATE toolwire_calls SET status = ?, result = ?, error = ?, "
             f"lease_expires_at = NULL WHERE {_HELD}"
@@ -329,14 +322,13 @@ class SQLiteStore:
 
     def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim while ``owner``/``fence`` hold it (the tool asked for a retry)."""
-        check_strings(key=key, owner=owner)
-        check_fence(fence)
+        checks.held_arguments(key, owner, fence)
         sql = f"DELETE FROM toolwire_calls WHERE {_HELD}"
         return self._write(sql, (key, owner, fence, self._clock())) == 1
 
     def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` when absent or past retention."""
-        check_strings(key=key)
+        checks.identifier("key", key)
         try:
             with self._connection() as db:
                 row = db.execute(

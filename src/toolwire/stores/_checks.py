@@ -1,0 +1,108 @@
+"""Argument checks shared by every store, so that all backends accept and refuse exactly
+the same calls: one Protocol, one set of rules, enforced before any read or write.
+
+Every check raises :class:`~toolwire.StoreError` naming the argument and what it got.
+Identifiers (keys, hashes, owners) are non-empty strings that encode as UTF-8 (no lone
+surrogates: a PostgreSQL column or Redis key could not hold them faithfully); results and
+errors are any text, stored byte for byte; durations are positive, finite and at most
+``MAX_SECONDS``; fences are positive ints.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._errors import StoreError
+from ._protocol import FinalStatus
+
+MAX_SECONDS = 1e9  # about 31 years: longer leases or retentions are mistakes
+_FINAL = ("completed", "failed", "unknown")
+
+
+def identifier(name: str, value: object) -> str:
+    """``value`` if it is a non-empty string encodable as UTF-8."""
+    if not isinstance(value, str) or not value:
+        raise StoreError(f"{name} must be a non-empty string, got {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"{name} is not valid Unicode text: {value!r}") from exc
+    return value
+
+
+def seconds(name: str, value: object) -> float:
+    """``value`` as a positive finite number of seconds, at most ``MAX_SECONDS``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise StoreError(f"{name} must be a number of seconds, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0 or number > MAX_SECONDS:
+        raise StoreError(f"{name} must be a positive finite number of seconds, got {value!r}")
+    return number
+
+
+def fence(value: object) -> int:
+    """``value`` as a fence: a positive ``int`` (not a ``bool``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise StoreError(f"fence must be a positive int, got {value!r}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` if it is a ``bool``."""
+    if not isinstance(value, bool):
+        raise StoreError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+def text_or_none(name: str, value: object) -> str | None:
+    """A result or error: ``None`` or any string (kept exactly, surrogates included)."""
+    if value is not None and not isinstance(value, str):
+        raise StoreError(f"{name} must be a string or None, got {type(value).__name__}")
+    return value
+
+
+def final_status(value: object) -> FinalStatus:
+    """``value`` if it is one of the final statuses."""
+    if value == "completed":
+        return "completed"
+    if value == "failed":
+        return "failed"
+    if value == "unknown":
+        return "unknown"
+    raise StoreError(f"status must be one of {list(_FINAL)}, got {value!r}")
+
+
+def claim_arguments(
+    key: object,
+    args_hash: object,
+    idempotency_key: object,
+    owner: object,
+    lease: object,
+    retention: object,
+    reclaim: object,
+) -> None:
+    """Check every argument of ``claim``."""
+    identifier("key", key)
+    identifier("args_hash", args_hash)
+    identifier("idempotency_key", idempotency_key)
+    identifier("owner", owner)
+    seconds("lease", lease)
+    seconds("retention", retention)
+    flag("reclaim", reclaim)
+
+
+def held_arguments(key: object, owner: object, fence_: object) -> None:
+    """Check the identity arguments of a fenced write (heartbeat, finish, release)."""
+    identifier("key", key)
+    identifier("owner", owner)
+    fence(fence_)
+
+
+def finish_arguments(
+    key: object, owner: object, fence_: object, status: object, result: object, error: object
+) -> None:
+    """Check every argument of ``finish``."""
+    held_arguments(key, owner, fence_)
+    final_status(status)
+    text_or_none("result", result)
+    text_or_none("error", error)
