@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 
 from .._errors import StoreError
-from ._protocol import FinalStatus
+from ._protocol import Claim, FinalStatus
 
 MAX_SECONDS = 1e9  # about 31 years: longer leases or retentions are mistakes
 _FINAL = ("completed", "failed", "unknown")
+STATUSES = frozenset({"in_progress", "completed", "failed", "unknown"})
 
 
 def identifier(name: str, value: object) -> str:
@@ -106,3 +107,15 @@ def finish_arguments(
     final_status(status)
     text_or_none("result", result)
     text_or_none("error", error)
+
+
+def probe_failure(first: Claim, second: Claim, behind: str) -> StoreError | None:
+    """Why a start-up probe (one key claimed twice by one owner) shows that conditional
+    writes are not enforced, or ``None`` when exactly the first claim won."""
+    if first.acquired and not second.acquired and second.record.owner == first.record.owner:
+        return None
+    return StoreError(
+        "the store does not enforce conditional writes: claiming one probe key twice gave "
+        f"acquired={first.acquired} then acquired={second.acquired}; refusing to run tools "
+        f"on it (check for a proxy or a replica in front of {behind})"
+    )

@@ -71,7 +71,6 @@ from ._protocol import Claim, FinalStatus, Record, Status
 
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
-_STATUSES: frozenset[str] = frozenset({"in_progress", "completed", "failed", "unknown"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _LEASE_LOST = "lease expired while in progress; the tool may have run"
 _COLUMNS = (
@@ -260,7 +259,7 @@ def _record(row: Sequence[Any] | None) -> Record:
         not isinstance(key, str)
         or not isinstance(args_hash, str)
         or not isinstance(idem, str)
-        or status not in _STATUSES
+        or status not in checks.STATUSES
         or not (owner is None or isinstance(owner, str))
         or isinstance(fence, bool)
         or not isinstance(fence, int)
@@ -279,17 +278,6 @@ def _record(row: Sequence[Any] | None) -> Record:
         error=_decode_optional(error),
         created_at=_float(created),
         expires_at=_float(expires),
-    )
-
-
-def _probe_failure(first: Claim, second: Claim) -> StoreError | None:
-    """Why a self-test probe shows conditional writes are not enforced, or ``None``."""
-    if first.acquired and not second.acquired and second.record.owner == first.record.owner:
-        return None
-    return StoreError(
-        "the store does not enforce conditional writes: claiming one probe key twice gave "
-        f"acquired={first.acquired} then acquired={second.acquired}; refusing to run tools "
-        "on it (check for a proxy or a replica in front of the database)"
     )
 
 
@@ -417,7 +405,7 @@ class PostgresStore:
         )
         if first.acquired:
             self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = _probe_failure(first, second)
+        failure = checks.probe_failure(first, second, "the database")
         if failure is not None:
             raise failure
 
@@ -645,7 +633,7 @@ class AsyncPostgresStore:
         first, second = claims
         if first.acquired:
             await self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = _probe_failure(first, second)
+        failure = checks.probe_failure(first, second, "the database")
         if failure is not None:
             raise failure
 

@@ -61,7 +61,6 @@ from ._protocol import Claim, FinalStatus, Record, Status
 
 __all__ = ["AsyncRedisStore", "RedisStore"]
 
-_STATUSES: frozenset[str] = frozenset({"in_progress", "completed", "failed", "unknown"})
 _LEASE_LOST = "lease expired while in progress; the tool may have run"
 _SCAN_BATCH = 500
 
@@ -315,9 +314,9 @@ def _record(key: str, reply: object) -> Record:
         raise _unexpected(reply)
     fields: dict[bytes, bytes] = dict(zip(reply[::2], reply[1::2], strict=True))
     status = _field_text(fields, "status", reply)
-    if status not in _STATUSES:
+    if status not in checks.STATUSES:
         raise _unexpected(reply)
-    state = cast(Status, status)  # checked against _STATUSES above
+    state = cast(Status, status)  # checked against checks.STATUSES above
     owner = fields.get(b"owner")
     result = fields.get(b"result")
     error = fields.get(b"error")
@@ -361,17 +360,6 @@ def _count(reply: object) -> int:
     if isinstance(reply, bool) or not isinstance(reply, int) or reply < 0:
         raise _unexpected(reply)
     return reply
-
-
-def _probe_failure(first: Claim, second: Claim) -> StoreError | None:
-    """Why a self-test probe shows conditional writes are not enforced, or ``None``."""
-    if first.acquired and not second.acquired and second.record.owner == first.record.owner:
-        return None
-    return StoreError(
-        "the store does not enforce conditional writes: claiming one probe key twice gave "
-        f"acquired={first.acquired} then acquired={second.acquired}; refusing to run tools "
-        "on it (check for a proxy or a replica in front of Redis)"
-    )
 
 
 def _failed(exc: Exception) -> StoreError:
@@ -464,7 +452,7 @@ class RedisStore:
         )
         if first.acquired:
             self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = _probe_failure(first, second)
+        failure = checks.probe_failure(first, second, "Redis")
         if failure is not None:
             raise failure
 
@@ -639,7 +627,7 @@ class AsyncRedisStore:
                 [self._key(key)],
                 [_utf8("owner", first.record.owner or "?"), first.record.fence],
             )
-        failure = _probe_failure(first, second)
+        failure = checks.probe_failure(first, second, "Redis")
         if failure is not None:
             raise failure
         self._ready = True
