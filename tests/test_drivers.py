@@ -1,0 +1,584 @@
+"""``toolwire.stream()``: the sans-IO deadline core on a fake clock, the sync driver over
+corpus recordings (whole, byte by byte, Hypothesis splits), every exit path closing the
+source exactly once, and real HTTP with injected faults through the ``openai``,
+``anthropic`` and ``httpx`` clients."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolwire
+from drivers_support import (
+    EXPECTED,
+    CountingSource,
+    FaultServer,
+    NoClose,
+    Run,
+    body,
+    byte_names,
+    first_event_usage,
+    payload_names,
+    payloads,
+    reference,
+    splits,
+)
+from toolwire._deadlines import StreamDeadlines
+from toolwire._drivers import DriverSettingsError, DriverUsageError, StreamHandle, stream
+
+ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
+OPENAI = "openai-chat__parallel-two-tools.sse"
+# no limit at all pulls inline; any limit pulls in a worker thread
+MODES = {"inline": {"idle_timeout": None, "total_timeout": None}, "threaded": {}}
+
+
+def consume(source: Any, **options: Any) -> Run:
+    """Drive ``source`` through ``stream()`` to its end; the events and the outcome."""
+    run = Run(events=[])
+    with stream(source, **options) as s:
+        try:
+            for event in s:
+                run.events.append(event)
+        except toolwire.StreamError as exc:
+            run.error = exc
+    if run.error is None:
+        run.response = s.response
+    else:
+        assert s.error is run.error
+        with pytest.raises(type(run.error)):
+            s.response  # noqa: B018
+    return run
+
+
+def deadlines(**limits: float | None) -> StreamDeadlines:
+    """A deadline core started at instant 100.0 of a fake clock."""
+    values: dict[str, float | None] = {
+        "first_event_timeout": None,
+        "idle_timeout": None,
+        "total_timeout": None,
+    }
+    values.update(limits)
+    return StreamDeadlines(**values, start=100.0)
+
+
+# --------------------------------------------------------------- the deadline core
+
+
+def test_no_limits_means_no_deadline() -> None:
+    """Without limits there is no deadline, no remaining time and nothing expires."""
+    d = deadlines()
+    assert not d.limited
+    assert d.current() is None and d.remaining(1e9) is None and d.expired(1e9) is None
+
+
+def test_first_event_deadline_fires_from_the_start() -> None:
+    """Before any item the first-event limit runs from the start: kind ``first_event``."""
+    d = deadlines(first_event_timeout=5, idle_timeout=1)
+    assert d.expired(104.999) is None
+    hit = d.expired(105.0)
+    assert hit is not None and hit.kind == "first_event" and hit.setting == "first_event_timeout"
+
+
+def test_idle_limit_bounds_the_first_wait_when_no_first_event_limit() -> None:
+    """Without a first-event limit the idle limit bounds the first wait, still ``first_event``."""
+    d = deadlines(idle_timeout=2)
+    hit = d.expired(102.0)
+    assert hit is not None and hit.kind == "first_event" and hit.setting == "idle_timeout"
+
+
+def test_idle_deadline_restarts_at_each_arrival() -> None:
+    """After an item the idle limit runs from that item, and only then is the kind ``idle``."""
+    d = deadlines(first_event_timeout=5, idle_timeout=1)
+    d.arrived(103.0)
+    assert d.expired(103.9) is None
+    hit = d.expired(104.0)
+    assert hit is not None and hit.kind == "idle" and hit.at == 104.0
+    d.arrived(103.5)
+    assert d.expired(104.0) is None
+
+
+def test_total_wins_when_earlier_or_tied() -> None:
+    """The earliest deadline is in force; on a tie the total budget wins."""
+    d = deadlines(first_event_timeout=3, total_timeout=3)
+    hit = d.expired(103.0)
+    assert hit is not None and hit.kind == "total"
+    d = deadlines(first_event_timeout=3, total_timeout=2)
+    hit = d.current()
+    assert hit is not None and hit.kind == "total" and hit.at == 102.0
+    d = deadlines(idle_timeout=1, total_timeout=10)
+    d.arrived(109.5)
+    hit = d.current()
+    assert hit is not None and hit.kind == "total" and hit.at == 110.0
+
+
+def test_deadlines_are_absolute() -> None:
+    """Asking again later never moves a deadline: remaining time shrinks with ``now``."""
+    d = deadlines(first_event_timeout=10, total_timeout=20)
+    assert d.remaining(100.0) == 10.0
+    assert d.remaining(104.0) == 6.0
+    assert d.remaining(130.0) == 0.0
+    total = d.total_expired(120.0)
+    assert total is not None and total.kind == "total"
+    assert d.total_expired(119.99) is None
+
+
+limit = st.one_of(st.none(), st.floats(min_value=0.001, max_value=100))
+
+
+@given(
+    first=limit,
+    idle=limit,
+    total=limit,
+    gaps=st.lists(st.floats(min_value=0, max_value=50), max_size=8),
+    later=st.floats(min_value=0, max_value=200),
+)
+def test_deadline_in_force_is_the_earliest_applicable(
+    first: float | None, idle: float | None, total: float | None, gaps: list[float], later: float
+) -> None:
+    """For any limits and arrivals, the deadline in force is the earliest that applies, and
+    ``expired``/``remaining`` agree with it."""
+    d = deadlines(first_event_timeout=first, idle_timeout=idle, total_timeout=total)
+    now = last = 100.0
+    for gap in gaps:
+        now = last = now + gap
+        d.arrived(now)
+    now += later
+    candidates: list[tuple[float, int, str]] = []
+    waiting = first if first is not None else idle
+    if gaps and idle is not None:
+        candidates.append((last + idle, 1, "idle"))
+    elif not gaps and waiting is not None:
+        candidates.append((100.0 + waiting, 1, "first_event"))
+    if total is not None:
+        candidates.append((100.0 + total, 0, "total"))
+    current = d.current()
+    if not candidates:
+        assert current is None and d.expired(now) is None
+        return
+    at, _, kind = min(candidates)
+    assert current is not None and current.at == at and current.kind == kind
+    assert (d.expired(now) is not None) == (now >= at)
+    remaining = d.remaining(now)
+    assert remaining is not None and remaining >= 0
+    assert remaining == max(0.0, at - now)
+
+
+# ------------------------------------------------------------------ settings, usage
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "10", True, [1]])
+def test_bad_timeouts_raise_a_settings_error(bad: Any) -> None:
+    """A timeout that is not a finite number of seconds > 0 (or None) is refused up front."""
+    for name in ("first_event_timeout", "idle_timeout", "total_timeout"):
+        with pytest.raises(DriverSettingsError, match=name):
+            stream([], **{name: bad})
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, "data: {}", b"data: {}\n\n", 42, None, object()])
+def test_sources_that_are_not_streams_are_refused(bad: Any) -> None:
+    """A single payload, a number or an arbitrary object is not a stream: typed error."""
+    with pytest.raises(DriverSettingsError):
+        stream(bad)
+
+
+def test_async_sources_are_refused_by_the_sync_driver() -> None:
+    """An async iterable given to ``stream()`` is refused with a pointer to ``astream()``."""
+
+    async def agen() -> Any:
+        yield {}
+
+    gen = agen()
+    with pytest.raises(DriverSettingsError, match="astream"):
+        stream(gen)
+    response = httpx.Response(200, stream=httpx.ByteStream(b""))
+    assert isinstance(consume(response).error, toolwire.StreamAborted)  # readable both ways
+
+
+def test_unknown_format_is_typed() -> None:
+    """An unknown format name raises ``UnknownFormat`` when the stream is made."""
+    with pytest.raises(toolwire.UnknownFormat):
+        stream([], format="no-such-format")
+    with pytest.raises(DriverSettingsError):
+        stream([], format=3)  # type: ignore[arg-type]
+
+
+def test_handle_outside_with_iterated_twice_or_entered_twice() -> None:
+    """Misuse of the handle raises ``DriverUsageError`` and never reads the source."""
+    source = CountingSource(payloads(ANTHROPIC))
+    s = stream(source)
+    with pytest.raises(DriverUsageError):
+        iter(s)
+    with pytest.raises(DriverUsageError):
+        s.response  # noqa: B018
+    with s:
+        with pytest.raises(DriverUsageError):
+            s.__enter__()
+        with pytest.raises(DriverUsageError):
+            s.response  # noqa: B018
+        with pytest.raises(DriverUsageError):
+            next(s)  # not started with iter()
+        events = list(s)
+        assert events
+        with pytest.raises(DriverUsageError):
+            iter(s)
+        assert s.response.tool_calls
+    with pytest.raises(DriverUsageError):
+        iter(s)
+    assert source.closes == 1
+
+
+# ------------------------------------------------------------------ corpus equality
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", byte_names())
+def test_bytes_whole_and_byte_by_byte_match_the_assembler(corpus_dir: Any, name: str) -> None:
+    """Every corpus body fed whole and byte by byte gives the assembler's events and outcome."""
+    data = body(name)
+    want = reference([data])
+    got = consume([data])
+    assert got.events == want.events and got.outcome() == want.outcome()
+    got = consume([data[i : i + 1] for i in range(len(data))], **MODES["inline"])
+    assert got.events == want.events and got.outcome() == want.outcome()
+    entry = EXPECTED[name]
+    if got.response is not None:
+        assert got.response.text == entry["text"]
+        assert [c.name for c in got.response.tool_calls] == [c["name"] for c in entry["tool_calls"]]
+    else:
+        assert entry["error"] is not None or entry["finish_reason"] not in ("tool_calls", "stop")
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", [ANTHROPIC, OPENAI])
+def test_byte_by_byte_through_the_worker_thread(corpus_dir: Any, name: str) -> None:
+    """Byte-by-byte items through the worker thread's bounded queue lose and reorder nothing."""
+    data = body(name)
+    got = consume([data[i : i + 1] for i in range(len(data))], idle_timeout=5)
+    want = reference([data])
+    assert got.events == want.events and got.outcome() == want.outcome()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", payload_names())
+def test_payload_dicts_match_the_assembler(corpus_dir: Any, name: str) -> None:
+    """Every SSE / JSON Lines corpus stream fed as dicts gives the assembler's result."""
+    items = payloads(name)
+    want = reference(items)
+    for mode in MODES.values():
+        got = consume(list(items), **mode)
+        assert got.events == want.events and got.outcome() == want.outcome()
+
+
+@pytest.mark.corpus
+@settings(max_examples=40)
+@given(
+    name=st.sampled_from(byte_names()),
+    cuts=st.lists(st.integers(min_value=0, max_value=60_000), max_size=12),
+    mode=st.sampled_from(sorted(MODES)),
+)
+def test_hypothesis_splits_match_the_assembler(name: str, cuts: list[int], mode: str) -> None:
+    """Any split of any corpus body gives the same events and outcome as the whole body."""
+    from conftest import corpus_available, require
+
+    require(corpus_available(), "the recorded corpus is absent")
+    data = body(name)
+    want = reference([data])
+    got = consume(splits(data, [c % (len(data) + 1) for c in cuts]), **MODES[mode])
+    assert got.events == want.events and got.outcome() == want.outcome()
+
+
+# ------------------------------------------------------------------- exit paths
+
+
+@pytest.fixture(params=sorted(MODES))
+def mode(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The driver's settings for one of its two ways of pulling (inline or threaded)."""
+    options: dict[str, Any] = MODES[request.param]
+    return options
+
+
+def test_success_closes_once_and_ends_the_worker(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """A stream read to its end is closed once, its worker ends, and the response is there."""
+    source = CountingSource(payloads(ANTHROPIC))
+    with stream(source, **mode) as s:
+        events = list(s)
+        assert source.closes == 1
+    assert source.closes == 1 and not s.worker_alive
+    assert s.response.tool_calls[0].name == "secret_retrieval_tool"
+    assert any(isinstance(e, toolwire.Finished) for e in events)
+    assert s.error is None and s.usage is not None
+
+
+def test_break_closes_once_and_the_response_is_aborted(
+    corpus_dir: Any, mode: dict[str, Any]
+) -> None:
+    """Breaking out closes the source once; ``response`` raises ``StreamAborted`` with usage."""
+    source = CountingSource(payloads(ANTHROPIC))
+    with stream(source, **mode) as s:
+        for _event in s:
+            break
+    assert source.closes == 1 and not s.worker_alive
+    with pytest.raises(toolwire.StreamAborted) as info:
+        s.response  # noqa: B018
+    assert s.error is info.value
+    assert info.value.partial is not None and info.value.partial.usage is not None
+
+
+def test_exception_in_the_body_closes_once_and_propagates(
+    corpus_dir: Any, mode: dict[str, Any]
+) -> None:
+    """The caller's own exception passes through unchanged after the source was closed."""
+    source = CountingSource(payloads(ANTHROPIC))
+    with pytest.raises(LookupError, match="mine"), stream(source, **mode) as s:
+        for _event in s:
+            raise LookupError("mine")
+    assert source.closes == 1 and not s.worker_alive
+    assert isinstance(s.error, toolwire.StreamAborted)
+
+
+def test_keyboard_interrupt_in_the_body_is_re_raised(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """A ``KeyboardInterrupt`` in the loop body is re-raised; the source is closed once."""
+    source = CountingSource(payloads(ANTHROPIC))
+    with pytest.raises(KeyboardInterrupt), stream(source, **mode) as s:
+        for _event in s:
+            raise KeyboardInterrupt
+    assert source.closes == 1 and not s.worker_alive
+
+
+def test_keyboard_interrupt_from_the_source_is_re_raised(
+    corpus_dir: Any, mode: dict[str, Any]
+) -> None:
+    """A ``KeyboardInterrupt`` raised inside the source's ``next()`` reaches the caller."""
+    source = CountingSource(payloads(ANTHROPIC), raise_at=(2, KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt), stream(source, **mode) as s:
+        list(s)
+    assert source.closes == 1 and not s.worker_alive
+
+
+def test_keyboard_interrupt_while_waiting_is_re_raised_and_closes(corpus_dir: Any) -> None:
+    """Ctrl-C (a real SIGINT) while the driver waits on a stalled source is re-raised at
+    once, and the stalled source is closed once."""
+    source = CountingSource(payloads(ANTHROPIC), block=3)
+    main = threading.main_thread().ident
+    assert main == threading.get_ident()
+    timer = threading.Timer(0.2, signal.pthread_kill, args=(main, signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt), stream(source, idle_timeout=5) as s:
+            list(s)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 2
+    assert source.closes == 1 and source.returned.wait(2)
+    assert s.worker_alive is False or not s.worker_alive
+
+
+def test_stream_error_mid_stream_closes_once(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """A payload that breaks the format raises ``StreamFormatError`` and closes the source."""
+    items: list[Any] = [*payloads(ANTHROPIC)[:3], {"type": "content_block_delta"}, "[DONE]"]
+    source = CountingSource(items)
+    run = consume(source, **mode)
+    assert isinstance(run.error, toolwire.StreamFormatError)
+    assert source.closes == 1
+
+
+def test_failed_stream_raises_after_its_last_events(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """A stream that ends without its terminal event yields every event, then raises."""
+    items = payloads(ANTHROPIC)[:-2]
+    want = reference(items)
+    assert isinstance(want.error, toolwire.StreamAborted)
+    source = CountingSource(items)
+    got = consume(source, **mode)
+    assert got.events == want.events and got.outcome() == want.outcome()
+    assert source.closes == 1
+
+
+def test_idle_timeout_on_a_blocked_source(corpus_dir: Any) -> None:
+    """A source blocked in ``next()`` ends in an ``idle`` timeout on time; closing it
+    unblocks the read, so the worker ends too; usage of ``message_start`` survives."""
+    source = CountingSource(payloads(ANTHROPIC), block=1)
+    started = time.monotonic()
+    with pytest.raises(toolwire.StreamTimeout) as info, stream(source, idle_timeout=0.2) as s:
+        list(s)
+    elapsed = time.monotonic() - started
+    assert info.value.kind == "idle" and isinstance(info.value, TimeoutError)
+    assert 0.2 <= elapsed < 0.7
+    assert source.closes == 1 and not s.worker_alive
+    assert info.value.partial is not None and info.value.partial.usage is not None
+    assert info.value.partial.usage.input_tokens == first_event_usage(ANTHROPIC)
+    assert s.usage == info.value.partial.usage and s.error is info.value
+
+
+def test_first_event_and_total_timeouts(corpus_dir: Any) -> None:
+    """Nothing at all ends in ``first_event``; a steady trickle past the budget in ``total``."""
+    source = CountingSource([], block=0)
+    with (
+        pytest.raises(toolwire.StreamTimeout) as info,
+        stream(source, first_event_timeout=0.1, idle_timeout=5) as s,
+    ):
+        list(s)
+    assert info.value.kind == "first_event" and source.closes == 1
+
+    def trickle() -> Iterator[dict[str, Any]]:
+        for payload in payloads(ANTHROPIC):
+            time.sleep(0.05)
+            yield payload
+
+    gen = trickle()
+    started = time.monotonic()
+    with (
+        pytest.raises(toolwire.StreamTimeout) as info,
+        stream(gen, idle_timeout=1, total_timeout=0.3) as s,
+    ):
+        list(s)
+    assert info.value.kind == "total" and time.monotonic() - started < 0.8
+    assert s.partial.usage is not None
+    # the generator was running when the deadline passed: the worker closed it afterwards
+    deadline = time.monotonic() + 2
+    while gen.gi_frame is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert gen.gi_frame is None and not s.worker_alive
+
+
+def test_close_errors_do_not_mask_the_original(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """An error raised by ``close()`` is kept in ``close_error``, never raised over the
+    stream's own outcome."""
+    source = CountingSource(payloads(ANTHROPIC)[:-2], close_error=OSError("close failed"))
+    run = consume(source, **mode)
+    assert isinstance(run.error, toolwire.StreamAborted)
+    source = CountingSource(payloads(ANTHROPIC), close_error=OSError("close failed"))
+    with stream(source, **mode) as s:
+        list(s)
+    assert s.response.tool_calls and isinstance(s.close_error, OSError)
+
+
+def test_source_errors_are_typed(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """A source raising an ordinary exception ends in ``StreamAborted`` (chained); one
+    carrying a ``body`` (an SDK's error event) in ``ProviderError`` with that body."""
+    source = CountingSource(payloads(ANTHROPIC), raise_at=(2, ValueError("bad read")))
+    run = consume(source, **mode)
+    assert isinstance(run.error, toolwire.StreamAborted)
+    assert isinstance(run.error.__cause__, ValueError) and "bad read" in str(run.error)
+    assert run.error.partial is not None and run.error.partial.usage is not None
+    err = RuntimeError("overloaded")
+    err.body = {"type": "overloaded_error"}  # type: ignore[attr-defined]
+    run = consume(CountingSource(payloads(ANTHROPIC), raise_at=(2, err)), **mode)
+    assert isinstance(run.error, toolwire.ProviderError)
+    assert run.error.error == {"type": "overloaded_error"}
+
+
+def test_source_without_close_is_left_alone(corpus_dir: Any, mode: dict[str, Any]) -> None:
+    """An iterable with no ``close()`` is read and its response assembled all the same."""
+    run = consume(NoClose(payloads(ANTHROPIC)), **mode)
+    assert run.response is not None and run.response.tool_calls
+
+
+def test_usage_survives_an_abort_after_message_start(corpus_dir: Any) -> None:
+    """An Anthropic stream cut right after ``message_start`` raises with its input tokens."""
+    data = body(ANTHROPIC)
+    cut = data[: data.index(b"\n\n") + 2]
+    run = consume([cut])
+    assert isinstance(run.error, toolwire.StreamAborted)
+    assert run.error.partial is not None and run.error.partial.usage is not None
+    assert run.error.partial.usage.input_tokens == first_event_usage(ANTHROPIC)
+
+
+# ------------------------------------------------------------------ real HTTP
+
+
+@pytest.fixture(scope="module")
+def server(corpus_dir: Any) -> Iterator[FaultServer]:
+    """The fault-injecting SSE server on a free loopback port."""
+    srv = FaultServer()
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def _open(client: str, server: FaultServer, fault: str, name: str) -> tuple[Any, Any]:
+    """Start a streaming request with the real client; (source for toolwire, response)."""
+    base = server.url(fault, name)
+    if client == "openai":
+        oc = openai.OpenAI(base_url=base, api_key="test", max_retries=0)
+        src: Any = oc.chat.completions.create(model="m", messages=[], stream=True)
+        return src, src.response
+    if client == "anthropic":
+        ac = anthropic.Anthropic(base_url=base, api_key="test", max_retries=0)
+        src = ac.messages.create(model="m", max_tokens=10, messages=[], stream=True)
+        return src, src.response
+    hc = httpx.Client()
+    response = hc.send(hc.build_request("POST", f"{base}/x"), stream=True)
+    return response, response
+
+
+CLIENTS = ["openai", "anthropic", "httpx"]
+# fault -> (expected error, timeouts)
+HTTP_FAULTS: dict[str, tuple[type[toolwire.StreamError], dict[str, float], str | None]] = {
+    "stall_first": (toolwire.StreamTimeout, {"first_event_timeout": 0.3}, "first_event"),
+    "stall_middle": (toolwire.StreamTimeout, {"idle_timeout": 0.3}, "idle"),
+    "drip": (toolwire.StreamTimeout, {"total_timeout": 0.4, "idle_timeout": 2}, "total"),
+    "reset": (toolwire.StreamAborted, {}, None),
+    "eof": (toolwire.StreamAborted, {}, None),
+    "error_event": (toolwire.ProviderError, {}, None),
+}
+
+
+def _name(client: str) -> str:
+    return OPENAI if client == "openai" else ANTHROPIC
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_http_ok_stream_assembles_and_closes(server: FaultServer, client: str) -> None:
+    """A whole stream over real HTTP assembles to the corpus's response; the response closes."""
+    source, response = _open(client, server, "ok", _name(client))
+    with stream(source, idle_timeout=5) as s:
+        list(s)
+    assert response.is_closed and not s.worker_alive
+    assert s.response.text == EXPECTED[_name(client)]["text"]
+    assert len(s.response.tool_calls) == len(EXPECTED[_name(client)]["tool_calls"])
+
+
+@pytest.mark.parametrize("fault", sorted(HTTP_FAULTS))
+@pytest.mark.parametrize("client", CLIENTS)
+def test_http_faults_end_typed_on_time_and_disconnect(
+    server: FaultServer, client: str, fault: str
+) -> None:
+    """Each injected fault ends in its typed error within the timeout + a margin, the
+    response is closed and the server sees the client go away."""
+    expected, limits, kind = HTTP_FAULTS[fault]
+    before = len(server.served)
+    source, response = _open(client, server, fault, _name(client))
+    started = time.monotonic()
+    with pytest.raises(expected) as info, stream(source, **limits) as s:
+        list(s)
+    elapsed = time.monotonic() - started
+    budget = min(limits.values()) if limits else 0.0
+    assert elapsed < budget + 0.5, elapsed
+    if kind is not None:
+        assert isinstance(info.value, toolwire.StreamTimeout) and info.value.kind == kind
+    assert response.is_closed and not s.worker_alive
+    served = server.served[before]
+    assert served.fault == fault
+    if fault in ("stall_first", "stall_middle", "drip"):
+        assert served.disconnected.wait(1.0), "the server never saw the client leave"
+    if client == "anthropic" and fault not in ("stall_first",):
+        partial = info.value.partial
+        assert partial is not None and partial.usage is not None
+        assert partial.usage.input_tokens == first_event_usage(ANTHROPIC)
+
+
+def test_handle_type_is_exported_from_the_module() -> None:
+    """``stream()`` returns a ``StreamHandle``."""
+    assert isinstance(stream([]), StreamHandle)
