@@ -582,3 +582,46 @@ def test_http_faults_end_typed_on_time_and_disconnect(
 def test_handle_type_is_exported_from_the_module() -> None:
     """``stream()`` returns a ``StreamHandle``."""
     assert isinstance(stream([]), StreamHandle)
+
+
+class _GenaiResponse:
+    """Stands for a ``google.genai`` response object: only ``model_dump()``."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self._payload = payload
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """The payload as the SDK's pydantic model would dump it."""
+        return dict(self._payload)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", [n for n in payload_names() if n.startswith("gemini")])
+def test_genai_like_objects_without_close(corpus_dir: Any, name: str) -> None:
+    """A genai-style iterator of ``model_dump()`` objects with no ``close()`` assembles
+    exactly like the dicts."""
+    items = payloads(name)
+    want = reference(items)
+    for mode in MODES.values():
+        got = consume(NoClose([_GenaiResponse(p) for p in items]), **mode)
+        assert got.events == want.events and got.outcome() == want.outcome()
+
+
+@pytest.mark.corpus
+def test_bytearray_and_memoryview_items_go_to_feed_bytes(corpus_dir: Any) -> None:
+    """``bytearray`` and ``memoryview`` items are raw bytes, as ``bytes`` items are."""
+    data = body(OPENAI)
+    half = len(data) // 2
+    got = consume([bytearray(data[:half]), memoryview(data[half:])])
+    want = reference([data])
+    assert got.events == want.events and got.outcome() == want.outcome()
+
+
+def test_json_strings_and_done_are_payloads(corpus_dir: Any) -> None:
+    """JSON strings and ``"[DONE]"`` go to ``feed`` as payloads, like the dicts they encode."""
+    import json
+
+    items = payloads(OPENAI)
+    got = consume([json.dumps(p) for p in items] + ["[DONE]"])
+    want = reference(items)
+    assert got.events == want.events and got.outcome() == want.outcome()

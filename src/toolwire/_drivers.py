@@ -178,6 +178,9 @@ def _abort_transport(response: Any) -> None:
     """Shut down the socket under an httpx response, so that a read blocked in another
     thread returns at once (``close()`` alone leaves it blocked). Best effort."""
     try:
+        if response.is_closed:
+            # closed means the connection may be back in the pool, serving another request
+            return
         network = response.extensions.get("network_stream")
         sock = network.get_extra_info("socket") if network is not None else None
         if isinstance(sock, socket.socket):
