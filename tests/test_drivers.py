@@ -145,8 +145,7 @@ limit = st.one_of(st.none(), st.floats(min_value=0.001, max_value=100))
 def test_deadline_in_force_is_the_earliest_applicable(
     first: float | None, idle: float | None, total: float | None, gaps: list[float], later: float
 ) -> None:
-    """For any limits and arrivals, the deadline in force is the earliest that applies, and
-    ``expired``/``remaining`` agree with it."""
+    """For any limits and arrivals, the deadline in force is the earliest one that applies."""
     d = deadlines(first_event_timeout=first, idle_timeout=idle, total_timeout=total)
     now = last = 100.0
     for gap in gaps:
@@ -366,8 +365,7 @@ def test_keyboard_interrupt_from_the_source_is_re_raised(
 
 
 def test_keyboard_interrupt_while_waiting_is_re_raised_and_closes(corpus_dir: Any) -> None:
-    """Ctrl-C (a real SIGINT) while the driver waits on a stalled source is re-raised at
-    once, and the stalled source is closed once."""
+    """A real SIGINT while waiting on a stalled source is re-raised at once; source closed once."""
     source = CountingSource(payloads(ANTHROPIC), block=3)
     main = threading.main_thread().ident
     assert main == threading.get_ident()
@@ -405,8 +403,7 @@ def test_failed_stream_raises_after_its_last_events(corpus_dir: Any, mode: dict[
 
 
 def test_idle_timeout_on_a_blocked_source(corpus_dir: Any) -> None:
-    """A source blocked in ``next()`` ends in an ``idle`` timeout on time; closing it
-    unblocks the read, so the worker ends too; usage of ``message_start`` survives."""
+    """A source blocked in next() times out (idle) on time, is unblocked by close, keeps usage."""
     source = CountingSource(payloads(ANTHROPIC), block=1)
     started = time.monotonic()
     with pytest.raises(toolwire.StreamTimeout) as info, stream(source, idle_timeout=0.2) as s:
@@ -452,8 +449,7 @@ def test_first_event_and_total_timeouts(corpus_dir: Any) -> None:
 
 
 def test_close_errors_do_not_mask_the_original(corpus_dir: Any, mode: dict[str, Any]) -> None:
-    """An error raised by ``close()`` is kept in ``close_error``, never raised over the
-    stream's own outcome."""
+    """An error raised by close() is kept in close_error and never replaces the outcome."""
     source = CountingSource(payloads(ANTHROPIC)[:-2], close_error=OSError("close failed"))
     run = consume(source, **mode)
     assert isinstance(run.error, toolwire.StreamAborted)
@@ -464,8 +460,7 @@ def test_close_errors_do_not_mask_the_original(corpus_dir: Any, mode: dict[str, 
 
 
 def test_source_errors_are_typed(corpus_dir: Any, mode: dict[str, Any]) -> None:
-    """A source raising an ordinary exception ends in ``StreamAborted`` (chained); one
-    carrying a ``body`` (an SDK's error event) in ``ProviderError`` with that body."""
+    """A failing source ends in StreamAborted (chained), an SDK error event in ProviderError."""
     source = CountingSource(payloads(ANTHROPIC), raise_at=(2, ValueError("bad read")))
     run = consume(source, **mode)
     assert isinstance(run.error, toolwire.StreamAborted)
@@ -555,8 +550,7 @@ def test_http_ok_stream_assembles_and_closes(server: FaultServer, client: str) -
 def test_http_faults_end_typed_on_time_and_disconnect(
     server: FaultServer, client: str, fault: str
 ) -> None:
-    """Each injected fault ends in its typed error within the timeout + a margin, the
-    response is closed and the server sees the client go away."""
+    """Each HTTP fault ends typed within timeout + 0.5 s, response closed, server sees the exit."""
     expected, limits, kind = HTTP_FAULTS[fault]
     before = len(server.served)
     source, response = _open(client, server, fault, _name(client))
@@ -598,8 +592,7 @@ class _GenaiResponse:
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", [n for n in payload_names() if n.startswith("gemini")])
 def test_genai_like_objects_without_close(corpus_dir: Any, name: str) -> None:
-    """A genai-style iterator of ``model_dump()`` objects with no ``close()`` assembles
-    exactly like the dicts."""
+    """A genai-style iterator of model_dump() objects without close() assembles like dicts."""
     items = payloads(name)
     want = reference(items)
     for mode in MODES.values():
@@ -625,3 +618,29 @@ def test_json_strings_and_done_are_payloads(corpus_dir: Any) -> None:
     got = consume([json.dumps(p) for p in items] + ["[DONE]"])
     want = reference(items)
     assert got.events == want.events and got.outcome() == want.outcome()
+
+
+@pytest.mark.parametrize("rounds", [4])
+def test_fault_sweep_leaks_no_connection(server: FaultServer, rounds: int) -> None:
+    """Repeated HTTP faults on one httpx.Client end typed on time and leave no open connection."""
+    limits = {"first_event_timeout": 0.1, "idle_timeout": 0.1, "total_timeout": 0.25}
+    worst = 0.0
+    runs = 0
+    with httpx.Client() as client:
+        for _ in range(rounds):
+            for fault, (expected, _limits, kind) in sorted(HTTP_FAULTS.items()):
+                request = client.build_request("POST", f"{server.url(fault, ANTHROPIC)}/x")
+                response = client.send(request, stream=True)
+                started = time.monotonic()
+                with pytest.raises(expected) as info, stream(response, **limits) as s:
+                    list(s)
+                overshoot = time.monotonic() - started - (0.25 if kind == "total" else 0.1)
+                worst = max(worst, overshoot)
+                assert kind is None or getattr(info.value, "kind", None) == kind
+                assert response.is_closed and not s.worker_alive
+                runs += 1
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        open_connections = [c for c in pool.connections if not c.is_closed()]
+    assert open_connections == []
+    assert worst < 0.3, worst
+    print(f"{runs} injected transport faults: 0 open connections, worst overshoot {worst:.3f} s")

@@ -178,8 +178,7 @@ def test_success_closes_once(corpus_dir: Any) -> None:
 
 
 def test_break_and_body_exception_close_once(corpus_dir: Any) -> None:
-    """Breaking out, or an exception in the body, closes the source once; ``response``
-    raises ``StreamAborted`` with the usage that arrived."""
+    """break or an exception in the body closes once; response raises StreamAborted with usage."""
 
     async def main() -> None:
         source = AsyncCountingSource(payloads(ANTHROPIC))
@@ -202,8 +201,7 @@ def test_break_and_body_exception_close_once(corpus_dir: Any) -> None:
 
 
 def test_cancellation_while_waiting_is_re_raised_and_closes(corpus_dir: Any) -> None:
-    """Cancelling the task while it waits on a stalled source re-raises ``CancelledError``;
-    the read is cancelled and the source closed once."""
+    """Cancelling a task stalled on its source re-raises; the read is cancelled, closed once."""
     source = AsyncCountingSource(payloads(ANTHROPIC), block=2)
     seen: list[str] = []
 
@@ -247,8 +245,7 @@ def test_cancellation_in_the_body_is_re_raised(corpus_dir: Any) -> None:
 
 
 def test_a_second_cancellation_during_close_still_closes(corpus_dir: Any) -> None:
-    """A cancellation that hits while the source is closing does not stop the close, and
-    is re-raised."""
+    """A second cancellation during the close does not stop it, and is re-raised."""
     closing = asyncio.Event
 
     class SlowClose(AsyncCountingSource):
@@ -279,8 +276,7 @@ def test_a_second_cancellation_during_close_still_closes(corpus_dir: Any) -> Non
 
 
 def test_outer_timeout_is_the_callers_not_a_stream_timeout(corpus_dir: Any) -> None:
-    """``asyncio.wait_for`` around the stream raises its own timeout: the driver never
-    swallows or converts the caller's cancellation."""
+    """An outer asyncio.wait_for raises its own timeout: the caller's cancellation is kept."""
     source = AsyncCountingSource(payloads(ANTHROPIC), block=2)
 
     async def main() -> None:
@@ -293,8 +289,7 @@ def test_outer_timeout_is_the_callers_not_a_stream_timeout(corpus_dir: Any) -> N
 
 
 def test_timeouts_fire_on_time_with_usage(corpus_dir: Any) -> None:
-    """A stalled source ends in ``idle`` (after an item) or ``first_event`` (before any)
-    on time; a slow one in ``total``; each closes once and keeps the usage that came."""
+    """Stalled or slow sources end in idle, first_event or total on time, closed, usage kept."""
 
     async def main() -> None:
         source = AsyncCountingSource(payloads(ANTHROPIC), block=1)
@@ -325,8 +320,7 @@ def test_timeouts_fire_on_time_with_usage(corpus_dir: Any) -> None:
 
 
 def test_source_errors_and_close_errors_are_typed(corpus_dir: Any) -> None:
-    """A failing source ends in ``StreamAborted`` (chained); a failing ``aclose()`` is kept
-    in ``close_error`` and masks nothing."""
+    """A failing source ends in StreamAborted (chained); a failing aclose() masks nothing."""
 
     async def main() -> None:
         source = AsyncCountingSource(
@@ -415,8 +409,7 @@ def test_http_ok_stream_assembles_and_closes(server: FaultServer, client: str) -
 def test_http_faults_end_typed_on_time_and_disconnect(
     server: FaultServer, client: str, fault: str
 ) -> None:
-    """Each injected fault ends in its typed error within the timeout + a margin, the
-    response is closed and the server sees the client go away."""
+    """Each HTTP fault ends typed within timeout + 0.5 s, response closed, server sees the exit."""
     expected, limits, kind = HTTP_FAULTS[fault]
     before = len(server.served)
 
