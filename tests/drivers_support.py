@@ -331,10 +331,10 @@ class FaultServer:
             elif fault == "drip":
                 until = time.monotonic() + MAX_STALL
                 conn.sendall(data[:first])
-                for start in range(first, len(data), 8):
+                for start in range(first, len(data), 64):
                     if time.monotonic() > until:
                         break
-                    conn.sendall(data[start : start + 8])
+                    conn.sendall(data[start : start + 64])
                     if self._wait_for_client(conn, served, self.drip_gap):
                         break
             elif fault == "reset":

@@ -644,3 +644,16 @@ def test_fault_sweep_leaks_no_connection(server: FaultServer, rounds: int) -> No
     assert open_connections == []
     assert worst < 0.3, worst
     print(f"{runs} injected transport faults: 0 open connections, worst overshoot {worst:.3f} s")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_http_break_mid_stream_disconnects(server: FaultServer, client: str) -> None:
+    """Breaking out of a live HTTP stream closes the response and the server sees the exit."""
+    before = len(server.served)
+    source, response = _open(client, server, "drip", _name(client))
+    with stream(source, idle_timeout=5) as s:
+        for _event in s:
+            break
+    assert response.is_closed and not s.worker_alive
+    assert server.served[before].disconnected.wait(1.0)
+    assert isinstance(s.error, toolwire.StreamAborted)

@@ -434,3 +434,19 @@ def test_http_faults_end_typed_on_time_and_disconnect(
     assert served.fault == fault
     if fault in ("stall_first", "stall_middle", "drip"):
         assert served.disconnected.wait(1.0), "the server never saw the client leave"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_http_break_mid_stream_disconnects(server: FaultServer, client: str) -> None:
+    """Breaking out of a live HTTP stream closes the response and the server sees the exit."""
+    before = len(server.served)
+
+    async def main() -> None:
+        source, response, _client = await _open(client, server, "drip")
+        async with astream(source, idle_timeout=5) as s:
+            async for _event in s:
+                break
+        assert response.is_closed and isinstance(s.error, toolwire.StreamAborted)
+
+    run(main)
+    assert server.served[before].disconnected.wait(1.0)
