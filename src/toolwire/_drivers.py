@@ -680,8 +680,10 @@ def stream(
     JSON strings, ``"[DONE]"``) or of ``bytes``. Timeouts are seconds or ``None``:
     ``first_event_timeout`` bounds the wait for the first item (``idle_timeout`` does when
     it is ``None``), ``idle_timeout`` the gap between two items, ``total_timeout`` the whole
-    stream; each raises :class:`StreamTimeout` with its ``kind``. The source is closed on
-    every way out. Bad settings raise :class:`DriverSettingsError` here.
+    stream; each raises :class:`StreamTimeout` with its ``kind``. The clock starts when
+    the ``with`` block is entered: the time an SDK spent before it returned the stream
+    (connecting, waiting for the headers) is bounded by the SDK's own timeout. The source
+    is closed on every way out. Bad settings raise :class:`DriverSettingsError` here.
     """
     return StreamHandle(
         source,
