@@ -55,6 +55,13 @@ _EXPORTS: dict[str, str] = {
     "StreamAssembler": "_assembler",
     "ToolCall": "_response",
     "Usage": "_response",
+    # §4 driving a live stream
+    "AsyncStreamHandle": "_drivers",
+    "DriverSettingsError": "_drivers",
+    "DriverUsageError": "_drivers",
+    "StreamHandle": "_drivers",
+    "astream": "_drivers",
+    "stream": "_drivers",
     # §3 tools and execution
     "ArgumentsInvalid": "_toolbox",
     "AsyncExecutor": "_executor",
@@ -80,7 +87,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "ArgumentsInvalid",
     "AsyncExecutor",
+    "AsyncStreamHandle",
     "ContentFiltered",
+    "DriverSettingsError",
+    "DriverUsageError",
     "Executor",
     "ExecutorSettingsError",
     "Finished",
@@ -107,6 +117,7 @@ __all__ = [
     "StreamAssembler",
     "StreamError",
     "StreamFormatError",
+    "StreamHandle",
     "StreamLimitExceeded",
     "StreamTimeout",
     "StringAppended",
@@ -130,7 +141,9 @@ __all__ = [
     "ValueCompleted",
     "ValueStarted",
     "arguments_hash",
+    "astream",
     "parse_partial",
+    "stream",
     "tool_results",
 ]
 
@@ -150,6 +163,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._assembler import StreamAssembler
+    from ._drivers import (
+        AsyncStreamHandle,
+        DriverSettingsError,
+        DriverUsageError,
+        StreamHandle,
+        astream,
+        stream,
+    )
     from ._errors import (
         ContentFiltered,
         JSONDepthError,

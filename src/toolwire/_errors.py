@@ -22,6 +22,8 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
     ├── ArgumentsInvalid (ValueError)       arguments that do not fit a tool (Tool.validate)
     ├── IdempotencyKeyError (ValueError)    arguments outside I-JSON, so no canonical hash
     ├── ExecutorSettingsError (TypeError, ValueError)  unusable Executor settings
+    ├── DriverSettingsError (TypeError, ValueError)    stream()/astream(): bad timeout or source
+    ├── DriverUsageError (RuntimeError)     a stream handle used outside ``with``, iterated twice
     ├── InvalidOutcome (ValueError)         tool_results() given something not an Outcome
     ├── UnknownFormat (ValueError)          a format name toolwire does not know
     └── StoreError                          a store that failed or cannot be trusted
@@ -30,7 +32,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
 
 ``RetryableError`` is deliberately not a ``ToolwireError``: tools raise it, toolwire never
 does. The errors of the tools layer and the executor live beside the code that raises them
-(``_toolbox``, ``_idempotency``, ``_executor``, ``_results``); all are exported from
+(``_toolbox``, ``_idempotency``, ``_executor``, ``_results``, ``_drivers``); all are exported from
 ``toolwire``.
 """
 
