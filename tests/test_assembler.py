@@ -481,3 +481,34 @@ def test_compatible_servers_normal_finish_synonyms_finalise(reason: str) -> None
     assert response.finish_reason == "tool_calls"
     assert response.raw_finish_reason == reason
     assert [c.arguments for c in response.tool_calls] == [{"a": 1}]
+
+
+def test_partial_shows_what_arrived_at_any_time() -> None:
+    """``partial()`` reports text, calls with raw arguments and usage before the finish."""
+    asm = StreamAssembler(format="anthropic")
+    asm.feed(
+        {
+            "type": "message_start",
+            "message": {"id": "m1", "model": "c", "usage": {"input_tokens": 7}},
+        }
+    )
+    asm.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        }
+    )
+    asm.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a": 1'},
+        }
+    )
+    seen = asm.partial()
+    assert [(c.id, c.name, c.raw_arguments, c.ended) for c in seen.calls] == [
+        ("t1", "f", '{"a": 1', False)
+    ]
+    assert seen.usage is not None and seen.usage.input_tokens == 7
+    assert seen.response_id == "m1"

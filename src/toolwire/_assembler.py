@@ -307,7 +307,7 @@ class StreamAssembler:
             raise self._failed
         if self._closed:
             # not recorded as the failure: the finished result stays what close() gave
-            raise StreamFormatError("feed() after close()", self._partial(), payload=payload)
+            raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
         if type(payload) is not dict:
             payload = self._normalise(payload)
             if payload is DONE:
@@ -359,7 +359,7 @@ class StreamAssembler:
         if self._failed is not None:
             raise self._failed
         if self._closed:
-            raise StreamFormatError("feed_bytes() after close()", self._partial(), payload=data)
+            raise StreamFormatError("feed_bytes() after close()", self.partial(), payload=data)
         if type(data) is not bytes:
             if isinstance(data, (bytearray, memoryview)):
                 data = bytes(data)
@@ -523,7 +523,7 @@ class StreamAssembler:
 
     def _fail(self, exc: StreamError) -> StreamError:
         if exc.partial is None:
-            exc.partial = self._partial()
+            exc.partial = self.partial()
         self._failed = exc
         return exc
 
@@ -880,7 +880,10 @@ class StreamAssembler:
             metadata=call.metadata,
         )
 
-    def _partial(self) -> Partial:
+    def partial(self) -> Partial:
+        """What has arrived so far, at any time: text, reasoning, every call with its raw
+        arguments, usage, finish reason, ids. Evidence for accounting and display; its
+        calls are never instructions to execute (only :meth:`close` finalises)."""
         return Partial(
             text="".join(self._text),
             reasoning="".join(self._reasoning),

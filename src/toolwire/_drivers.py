@@ -236,7 +236,7 @@ class _Core:
     def partial(self) -> Partial:
         """What has arrived so far (usage included)."""
         # the assembler's own snapshot: the same Partial its StreamErrors carry
-        return self.assembler._partial()
+        return self.assembler.partial()
 
     def budget(self, now: float) -> float | None:
         """Seconds the driver may wait for the next item (``0.0``: only take one that is
@@ -358,7 +358,7 @@ class _HandleBase:
     def partial(self) -> Partial:
         """What has arrived so far: text, calls with their raw arguments, usage."""
         if self._core is None:
-            return self._assembler._partial()
+            return self._assembler.partial()
         return self._core.partial()
 
     @property
