@@ -11,6 +11,8 @@ errors are any text, stored byte for byte; durations are positive, finite and at
 from __future__ import annotations
 
 import math
+import uuid
+from collections.abc import Awaitable, Callable
 
 from .._errors import StoreError
 from ._protocol import Claim, FinalStatus
@@ -119,3 +121,49 @@ def probe_failure(first: Claim, second: Claim, behind: str) -> StoreError | None
         f"acquired={first.acquired} then acquired={second.acquired}; refusing to run tools "
         f"on it (check for a proxy or a replica in front of {behind})"
     )
+
+
+ClaimFn = Callable[..., Claim]
+ReleaseFn = Callable[..., object]
+
+
+def _probe_claims(key: str) -> list[dict[str, object]]:
+    """The two claims of one probe key by two owners."""
+    return [
+        {
+            "args_hash": "probe",
+            "idempotency_key": key,
+            "owner": f"{key}:{suffix}",
+            "lease": 60.0,
+            "retention": 60.0,
+            "reclaim": False,
+        }
+        for suffix in ("a", "b")
+    ]
+
+
+def self_test(claim: ClaimFn, release: ReleaseFn, behind: str) -> None:
+    """The start-up probe (G10): claim one fresh key twice, expect exactly the first claim
+    to win, release it, and raise :class:`StoreError` if the store let both (or neither)
+    win. ``claim``/``release`` are the store's own operations."""
+    key = f"toolwire-self-test:{uuid.uuid4().hex}"
+    first, second = (claim(key, **arguments) for arguments in _probe_claims(key))
+    if first.acquired:
+        release(key, owner=first.record.owner or "", fence=first.record.fence)
+    failure = probe_failure(first, second, behind)
+    if failure is not None:
+        raise failure
+
+
+async def aself_test(
+    claim: Callable[..., Awaitable[Claim]], release: Callable[..., Awaitable[object]], behind: str
+) -> None:
+    """:func:`self_test` for an asyncio store."""
+    key = f"toolwire-self-test:{uuid.uuid4().hex}"
+    first = await claim(key, **_probe_claims(key)[0])
+    second = await claim(key, **_probe_claims(key)[1])
+    if first.acquired:
+        await release(key, owner=first.record.owner or "", fence=first.record.fence)
+    failure = probe_failure(first, second, behind)
+    if failure is not None:
+        raise failure

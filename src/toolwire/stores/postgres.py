@@ -51,7 +51,6 @@ import contextlib
 import math
 import re
 import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
@@ -281,10 +280,6 @@ def _record(row: Sequence[Any] | None) -> Record:
     )
 
 
-def _probe_key() -> str:
-    return f"toolwire-self-test:{uuid.uuid4().hex}"
-
-
 # ------------------------------------------------------------------------------ sync
 
 
@@ -384,30 +379,7 @@ class PostgresStore:
             conn.close()
 
     def _self_test(self) -> None:
-        key = _probe_key()
-        first = self.claim(
-            key,
-            args_hash="probe",
-            idempotency_key=key,
-            owner=f"{key}:a",
-            lease=60.0,
-            retention=60.0,
-            reclaim=False,
-        )
-        second = self.claim(
-            key,
-            args_hash="probe",
-            idempotency_key=key,
-            owner=f"{key}:b",
-            lease=60.0,
-            retention=60.0,
-            reclaim=False,
-        )
-        if first.acquired:
-            self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = checks.probe_failure(first, second, "the database")
-        if failure is not None:
-            raise failure
+        checks.self_test(self.claim, self.release, "the database")
 
     # -- the Protocol
 
@@ -616,26 +588,7 @@ class AsyncPostgresStore:
             await conn.close()
 
     async def _self_test(self) -> None:
-        key = _probe_key()
-        claims = []
-        for suffix in ("a", "b"):
-            claims.append(
-                await self.claim(
-                    key,
-                    args_hash="probe",
-                    idempotency_key=key,
-                    owner=f"{key}:{suffix}",
-                    lease=60.0,
-                    retention=60.0,
-                    reclaim=False,
-                )
-            )
-        first, second = claims
-        if first.acquired:
-            await self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = checks.probe_failure(first, second, "the database")
-        if failure is not None:
-            raise failure
+        await checks.aself_test(self.claim, self.release, "the database")
 
     async def claim(
         self,

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import uuid
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, cast
@@ -437,24 +436,7 @@ class RedisStore:
         return reply
 
     def _self_test(self) -> None:
-        key = f"toolwire-self-test:{uuid.uuid4().hex}"
-        first, second = (
-            self.claim(
-                key,
-                args_hash="probe",
-                idempotency_key=key,
-                owner=f"{key}:{suffix}",
-                lease=60.0,
-                retention=60.0,
-                reclaim=False,
-            )
-            for suffix in ("a", "b")
-        )
-        if first.acquired:
-            self.release(key, owner=first.record.owner or "", fence=first.record.fence)
-        failure = checks.probe_failure(first, second, "Redis")
-        if failure is not None:
-            raise failure
+        checks.self_test(self.claim, self.release, "Redis")
 
     def claim(
         self,
@@ -606,31 +588,13 @@ class AsyncRedisStore:
             raise StoreError("the store is closed")
         if self._ready:
             return
-        key = f"toolwire-self-test:{uuid.uuid4().hex}"
-        claims = []
-        for suffix in ("a", "b"):
-            claims.append(
-                await self._do_claim(
-                    key,
-                    args_hash="probe",
-                    idempotency_key=key,
-                    owner=f"{key}:{suffix}",
-                    lease=60.0,
-                    retention=60.0,
-                    reclaim=False,
-                )
-            )
-        first, second = claims
-        if first.acquired:
-            await self._run(
-                self._release,
-                [self._key(key)],
-                [_utf8("owner", first.record.owner or "?"), first.record.fence],
-            )
-        failure = checks.probe_failure(first, second, "Redis")
-        if failure is not None:
-            raise failure
+        await checks.aself_test(self._do_claim, self._release_unchecked, "Redis")
         self._ready = True
+
+    async def _release_unchecked(self, key: str, *, owner: str, fence: int) -> bool:
+        """``release`` without the open check (the self-test runs before the store is open)."""
+        args: list[bytes | int] = [_utf8("owner", owner), checks.fence(fence)]
+        return _flag(await self._run(self._release, [self._key(key)], args))
 
     async def _ensure_open(self) -> None:
         if self._closed:
@@ -720,9 +684,7 @@ class AsyncRedisStore:
     async def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim if ``owner``/``fence`` still hold it."""
         await self._ensure_open()
-        name = self._key(key)
-        args: list[bytes | int] = [_utf8("owner", owner), checks.fence(fence)]
-        return _flag(await self._run(self._release, [name], args))
+        return await self._release_unchecked(key, owner=owner, fence=fence)
 
     async def get(self, key: str) -> Record | None:
         """The record for ``key``, or ``None`` (also when past its retention)."""
