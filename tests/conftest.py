@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +59,18 @@ def corpus_dir() -> Path:
     """The corpus folder; skips (or fails under CI) when it is absent."""
     require(corpus_available(), f"the recorded corpus is not at {CORPUS_DIR}")
     return CORPUS_DIR
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler (raising ``KeyboardInterrupt``) for one test.
+
+    A process can inherit SIGINT ignored (a non-interactive shell starts background jobs
+    that way), and then neither a real SIGINT nor ``_thread.interrupt_main()`` interrupts
+    anything; tests of Ctrl-C handling install the handler instead of relying on it.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

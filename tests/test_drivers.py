@@ -364,7 +364,9 @@ def test_keyboard_interrupt_from_the_source_is_re_raised(
     assert source.closes == 1 and not s.worker_alive
 
 
-def test_keyboard_interrupt_while_waiting_is_re_raised_and_closes(corpus_dir: Any) -> None:
+def test_keyboard_interrupt_while_waiting_is_re_raised_and_closes(
+    corpus_dir: Any, python_sigint: None
+) -> None:
     """A real SIGINT while waiting on a stalled source is re-raised at once; source closed once."""
     source = CountingSource(payloads(ANTHROPIC), block=3)
     main = threading.main_thread().ident

@@ -503,7 +503,9 @@ def test_retention_and_purge(tools: Toolbox, runs: Counter) -> None:
     assert o.status == "completed" and runs["transfer"] == 2
 
 
-def test_keyboard_interrupt_is_reraised_and_records_finalised(runs: Counter) -> None:
+def test_keyboard_interrupt_is_reraised_and_records_finalised(
+    runs: Counter, python_sigint: None
+) -> None:
     """Ctrl-C during run is re-raised after the running call's record is set unknown."""
     box = Toolbox()
     store = MemoryStore()
