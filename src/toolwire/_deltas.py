@@ -10,10 +10,15 @@ Adapter contract (see ``_adapters/``)::
 
     class Adapter(Protocol):
         format: str                                   # "openai-chat", "anthropic", ...
-        def translate(self, payload: dict[str, Any]) -> list[Delta]: ...
+        def translate(
+            self, payload: dict[str, Any], event: str | None = None
+        ) -> list[Delta]: ...
+        # optional fast path, see _adapters/__init__.py:
+        def fragment(self, payload: dict[str, Any]) -> tuple[int, str] | None: ...
 
-``translate`` raises ``StreamFormatError`` (without ``partial``; the assembler adds it) for
-a payload that breaks its format, and returns ``[]`` for event types it does not know.
+``event`` is the SSE ``event:`` name the payload arrived under, if any. ``translate``
+raises ``StreamFormatError`` (without ``partial``; the assembler adds it) for a payload
+that breaks its format, and returns ``[]`` for event types it does not know.
 """
 
 from __future__ import annotations
