@@ -26,7 +26,7 @@ def test_exported_objects_say_they_are_toolwire_s() -> None:
         module = getattr(value, "__module__", None)
         if module is None:  # a constant such as MISSING
             continue
-        assert module.startswith("toolwire."), (name, module)
+        assert module == "toolwire" or module.startswith("toolwire."), (name, module)
 
 
 def test_every_module_all_is_exported_where_it_defines_public_names() -> None:
@@ -55,10 +55,38 @@ def test_every_toolwire_error_is_exported_and_drawn_in_the_tree() -> None:
     for name in toolwire.__all__:  # load every module, so every subclass is defined
         getattr(toolwire, name)
     tree = errors_module.__doc__ or ""
-    for cls in subclasses(toolwire.ToolwireError):
-        if cls.__module__.startswith("toolwire."):
+    for cls in subclasses(toolwire.ToolwireError) | {toolwire.RetryableError}:
+        if cls.__module__.startswith("toolwire") and not cls.__name__.startswith("_"):
             assert cls.__name__ in toolwire.__all__, cls
             assert cls.__name__ in tree, f"{cls.__name__} is missing from the error tree"
+            assert cls.__module__ == "toolwire", f"{cls.__name__} says {cls.__module__}"
+            assert cls.__name__ in errors_module.__all__, f"{cls.__name__} is not in _errors"
+            builtins = [b for b in cls.__bases__ if b.__module__ == "builtins"]
+            assert len(builtins) <= 1, f"{cls.__name__} has two built-in bases"
+
+
+def test_caller_mistakes_outages_and_peer_faults_are_separate_families() -> None:
+    """A usage error is neither a store outage nor a stream fault, and vice versa."""
+    assert not issubclass(toolwire.UsageError, (toolwire.StoreError, toolwire.StreamError))
+    assert issubclass(toolwire.StoreSettingsError, toolwire.UsageError)
+    assert not issubclass(toolwire.StoreSettingsError, toolwire.StoreError)
+    for name in ("ToolDefinitionError", "UnknownFormat", "ExecutorSettingsError"):
+        assert issubclass(getattr(toolwire, name), toolwire.UsageError), name
+    assert repr(toolwire.StreamAborted("cut")) == "StreamAborted('cut')"
+    assert f"{toolwire.StreamAborted.__module__}.{toolwire.StreamAborted.__qualname__}" == (
+        "toolwire.StreamAborted"
+    )
+
+
+def test_a_bad_store_argument_is_a_usage_error_not_an_outage() -> None:
+    """A typo in a store call raises StoreSettingsError, which is not a StoreError."""
+    store = toolwire.MemoryStore()
+    try:
+        store.get("")
+    except toolwire.StoreSettingsError as exc:
+        assert not isinstance(exc, toolwire.StoreError)
+    else:
+        raise AssertionError("expected StoreSettingsError")
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:

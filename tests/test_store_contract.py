@@ -31,7 +31,15 @@ from hypothesis import strategies as st
 
 import servers
 from servers import free_port
-from toolwire import AsyncExecutor, Executor, Response, StoreError, Toolbox, ToolCall
+from toolwire import (
+    AsyncExecutor,
+    Executor,
+    Response,
+    StoreError,
+    StoreSettingsError,
+    Toolbox,
+    ToolCall,
+)
 from toolwire.stores import AsyncStore, Claim, Record, Store
 
 # The throwaway servers, registered as fixtures of this module.
@@ -1025,10 +1033,10 @@ BAD_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
 
 
 @pytest.mark.parametrize(("method", "args", "bad"), BAD_CALLS)
-def test_bad_arguments_raise_store_error(
+def test_bad_arguments_raise_store_settings_error(
     store: Facade, method: str, args: tuple[Any, ...], bad: dict[str, Any]
 ) -> None:
-    """Arguments outside the Protocol raise StoreError before anything is written."""
+    """Arguments outside the Protocol raise StoreSettingsError before anything is written."""
     key = new_key()
     if method == "claim":
         kwargs: dict[str, Any] = {
@@ -1044,7 +1052,7 @@ def test_bad_arguments_raise_store_error(
         kwargs = {"owner": "w1", "fence": 1, "status": "completed", "result": "r", "error": None}
     kwargs.update(bad)
     before = store.get(key)
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreSettingsError):
         store.raw(method, key, **kwargs)
     assert store.get(key) == before
 
@@ -1333,8 +1341,8 @@ def test_redis_records_expire_by_themselves(redis_url: str) -> None:
             admin.close()
 
 
-# Wrong types and malformed values: every backend refuses them alike, with StoreError
-# (the checks are shared: toolwire/stores/_checks.py).
+# Wrong types and malformed values: every backend refuses them alike, with
+# StoreSettingsError, a caller mistake rather than an outage.
 WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
     ("claim", {"key": 42}),
     ("claim", {"owner": None}),
@@ -1354,7 +1362,7 @@ WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
 
 
 def _call_with(facade: Facade, method: str, bad: dict[str, Any]) -> None:
-    """Call ``method`` with valid arguments overridden by ``bad``; expect StoreError."""
+    """Call ``method`` with valid arguments overridden by ``bad``; expect a usage error."""
     arguments: dict[str, Any] = {
         "claim": {
             "key": "k",
@@ -1371,15 +1379,15 @@ def _call_with(facade: Facade, method: str, bad: dict[str, Any]) -> None:
     }[method]
     arguments.update(bad)
     key = arguments.pop("key")
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreSettingsError):
         facade.raw(method, key, **arguments)
 
 
 @pytest.mark.parametrize(("method", "bad"), WRONG_TYPES)
-def test_wrong_argument_types_raise_store_error(
+def test_wrong_argument_types_raise_store_settings_error(
     store: Facade, method: str, bad: dict[str, Any]
 ) -> None:
-    """Arguments of the wrong type raise StoreError, never a driver or Python error."""
+    """Arguments of the wrong type raise StoreSettingsError, never a driver or Python error."""
     _call_with(store, method, bad)
 
 

@@ -15,13 +15,20 @@ __version__ = "0.1.0.dev0"
 # name -> private module that defines it
 _EXPORTS: dict[str, str] = {
     # errors
+    "ArgumentsInvalid": "_errors",
     "ContentFiltered": "_errors",
+    "DriverSettingsError": "_errors",
+    "DriverUsageError": "_errors",
+    "ExecutorSettingsError": "_errors",
+    "IdempotencyKeyError": "_errors",
+    "InvalidOutcome": "_errors",
     "JSONDepthError": "_errors",
     "JSONSizeError": "_errors",
     "JSONSyntaxError": "_errors",
     "ProviderError": "_errors",
     "RetryableError": "_errors",
     "StoreError": "_errors",
+    "StoreSettingsError": "_errors",
     "StreamAborted": "_errors",
     "StreamError": "_errors",
     "StreamFormatError": "_errors",
@@ -30,7 +37,9 @@ _EXPORTS: dict[str, str] = {
     "TokenLimitExceeded": "_errors",
     "ToolDefinitionError": "_errors",
     "ToolwireError": "_errors",
+    "ToolboxInputError": "_errors",
     "UnknownFormat": "_errors",
+    "UsageError": "_errors",
     # events
     "Finished": "_events",
     "ReasoningDelta": "_events",
@@ -57,19 +66,12 @@ _EXPORTS: dict[str, str] = {
     "Usage": "_response",
     # §4 driving a live stream
     "AsyncStreamHandle": "_drivers",
-    "DriverSettingsError": "_drivers",
-    "DriverUsageError": "_drivers",
     "StreamHandle": "_drivers",
     "astream": "_drivers",
     "stream": "_drivers",
     # §3 tools and execution
-    "ArgumentsInvalid": "_toolbox",
     "AsyncExecutor": "_executor",
-    "ExecutorSettingsError": "_executor",
-    "IdempotencyKeyError": "_idempotency",
     "InvalidCall": "_toolbox",
-    "InvalidOutcome": "_results",
-    "ToolboxInputError": "_toolbox",
     "ValidCall": "_toolbox",
     "Executor": "_executor",
     "MemoryStore": "stores.memory",
@@ -113,6 +115,7 @@ __all__ = [
     "RetryableError",
     "SQLiteStore",
     "StoreError",
+    "StoreSettingsError",
     "StreamAborted",
     "StreamAssembler",
     "StreamError",
@@ -136,6 +139,7 @@ __all__ = [
     "ToolwireError",
     "UnknownFormat",
     "Usage",
+    "UsageError",
     "UsageReported",
     "ValidCall",
     "ValueCompleted",
@@ -163,31 +167,33 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._assembler import StreamAssembler
-    from ._drivers import (
-        AsyncStreamHandle,
+    from ._drivers import AsyncStreamHandle, StreamHandle, astream, stream
+    from ._errors import (
+        ArgumentsInvalid,
+        ContentFiltered,
         DriverSettingsError,
         DriverUsageError,
-        StreamHandle,
-        astream,
-        stream,
-    )
-    from ._errors import (
-        ContentFiltered,
+        ExecutorSettingsError,
+        IdempotencyKeyError,
+        InvalidOutcome,
         JSONDepthError,
         JSONSizeError,
         JSONSyntaxError,
         ProviderError,
         RetryableError,
         StoreError,
+        StoreSettingsError,
         StreamAborted,
         StreamError,
         StreamFormatError,
         StreamLimitExceeded,
         StreamTimeout,
         TokenLimitExceeded,
+        ToolboxInputError,
         ToolDefinitionError,
         ToolwireError,
         UnknownFormat,
+        UsageError,
     )
     from ._events import (
         Finished,
@@ -202,8 +208,8 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._executor import AsyncExecutor, Executor, ExecutorSettingsError
-    from ._idempotency import IdempotencyKeyError, arguments_hash
+    from ._executor import AsyncExecutor, Executor
+    from ._idempotency import arguments_hash
     from ._outcome import Outcome
     from ._partial_json import MISSING, PartialJSONParser, parse_partial
     from ._response import (
@@ -214,15 +220,7 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
-    from ._results import InvalidOutcome, tool_results
-    from ._toolbox import (
-        ArgumentsInvalid,
-        InvalidCall,
-        Tool,
-        Toolbox,
-        ToolboxInputError,
-        ToolContext,
-        ValidCall,
-    )
+    from ._results import tool_results
+    from ._toolbox import InvalidCall, Tool, Toolbox, ToolContext, ValidCall
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -57,14 +57,19 @@ from typing import Any, Literal
 
 from ._assembler import StreamAssembler
 from ._deadlines import Deadline, StreamDeadlines
-from ._errors import ProviderError, StreamAborted, StreamError, StreamTimeout, ToolwireError
+from ._errors import (
+    DriverSettingsError,
+    DriverUsageError,
+    ProviderError,
+    StreamAborted,
+    StreamError,
+    StreamTimeout,
+)
 from ._events import StreamEvent
 from ._response import Partial, Response, Usage
 
 __all__ = [
     "AsyncStreamHandle",
-    "DriverSettingsError",
-    "DriverUsageError",
     "StreamHandle",
     "astream",
     "stream",
@@ -78,15 +83,6 @@ _ITEM, _END, _FAIL, _WAITED = 0, 1, 2, 3
 _Entry = tuple[int, Any]
 
 _BYTES = (bytes, bytearray, memoryview)
-
-
-class DriverSettingsError(ToolwireError, TypeError, ValueError):
-    """``stream()`` / ``astream()`` were given a timeout or a source they cannot use."""
-
-
-class DriverUsageError(ToolwireError, RuntimeError):
-    """A stream handle was used out of order: outside its ``with`` block, iterated twice,
-    entered twice, or asked for its response before the stream ended."""
 
 
 # ------------------------------------------------------------------ settings, sources

@@ -6,34 +6,40 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
 ::
 
     ToolwireError
-    ├── JSONSyntaxError (ValueError)        invalid JSON at .offset
-    │   ├── JSONDepthError                  nesting deeper than the parser's max_depth
-    │   └── JSONSizeError                   more input than the parser's max_size
-    ├── StreamError                         the stream did not end properly; .partial
-    │   ├── StreamAborted                   no terminal event (cut, EOF, cancelled)
-    │   │   └── StreamTimeout (TimeoutError) a deadline of the driver passed; .kind
-    │   ├── TokenLimitExceeded              length / max_tokens / MAX_TOKENS / max_output_tokens
-    │   ├── ContentFiltered                 the provider withheld the output
-    │   ├── ProviderError                   an error event or error payload in the stream
-    │   ├── StreamFormatError (ValueError)  a payload that breaks its wire format; .payload
-    │   └── StreamLimitExceeded             too many calls, too large arguments or text
-    ├── ToolDefinitionError (TypeError)     a tool that cannot be described or called
-    ├── ToolboxInputError (TypeError)       a Toolbox method given something of the wrong kind
-    ├── ArgumentsInvalid (ValueError)       arguments that do not fit a tool (Tool.validate)
-    ├── IdempotencyKeyError (ValueError)    arguments outside I-JSON, so no canonical hash
-    ├── ExecutorSettingsError (TypeError, ValueError)  unusable Executor settings
-    ├── DriverSettingsError (TypeError, ValueError)    stream()/astream(): bad timeout or source
-    ├── DriverUsageError (RuntimeError)     a stream handle used outside ``with``, iterated twice
-    ├── InvalidOutcome (ValueError)         tool_results() given something not an Outcome
-    ├── UnknownFormat (ValueError)          a format name toolwire does not know
-    └── StoreError                          a store that failed or cannot be trusted
+    ├── JSONSyntaxError (ValueError)          invalid JSON at .offset
+    │   ├── JSONDepthError                    nesting deeper than the parser's max_depth
+    │   └── JSONSizeError                     more input than the parser's max_size
+    ├── StreamError                           the peer: the stream did not end properly; .partial
+    │   ├── StreamAborted                     no terminal event (cut, EOF, cancelled)
+    │   │   └── StreamTimeout (TimeoutError)  a deadline of the driver passed; .kind
+    │   ├── TokenLimitExceeded                length / max_tokens / MAX_TOKENS / max_output_tokens
+    │   ├── ContentFiltered                   the provider withheld the output
+    │   ├── ProviderError                     an error event or error payload in the stream
+    │   ├── StreamFormatError (ValueError)    a payload that breaks its wire format; .payload
+    │   └── StreamLimitExceeded               too many calls, too large arguments or text
+    ├── ArgumentsInvalid (ValueError)         the model's arguments do not fit a tool
+    ├── IdempotencyKeyError (ValueError)      arguments outside I-JSON, so no canonical hash
+    ├── StoreError                            an outage: a store failed or cannot be trusted
+    └── UsageError                            a caller mistake: fix the calling code
+        ├── ToolDefinitionError (TypeError)   a tool that cannot be described or called
+        ├── ToolboxInputError (TypeError)     a Toolbox method given something of the wrong kind
+        ├── UnknownFormat (ValueError)        a format name toolwire does not know
+        ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
+        ├── ExecutorSettingsError (ValueError) unusable Executor settings
+        ├── DriverSettingsError (ValueError)  stream()/astream(): bad timeout or source
+        ├── StoreSettingsError (ValueError)   a store given arguments it cannot use
+        └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
-    RetryableError                          raised by a tool: nothing happened, may retry
+    RetryableError                            raised by a tool: nothing happened, may retry
+
+Three families, kept apart so that a handler never mistakes one for another: the peer's
+faults (``StreamError``: retry the request, or show the partial), outages (``StoreError``:
+fail closed, retry later) and the caller's mistakes (``UsageError``: a bug to fix, never
+worth retrying). Each class has one built-in base at most, and ``__module__`` is
+``"toolwire"``, so tracebacks and ``repr`` show ``toolwire.StreamAborted``.
 
 ``RetryableError`` is deliberately not a ``ToolwireError``: tools raise it, toolwire never
-does. The errors of the tools layer and the executor live beside the code that raises them
-(``_toolbox``, ``_idempotency``, ``_executor``, ``_results``, ``_drivers``); all are exported from
-``toolwire``.
+does. Every class lives here and is exported from ``toolwire``.
 """
 
 from __future__ import annotations
@@ -44,13 +50,20 @@ if TYPE_CHECKING:
     from ._response import Partial
 
 __all__ = [
+    "ArgumentsInvalid",
     "ContentFiltered",
+    "DriverSettingsError",
+    "DriverUsageError",
+    "ExecutorSettingsError",
+    "IdempotencyKeyError",
+    "InvalidOutcome",
     "JSONDepthError",
     "JSONSizeError",
     "JSONSyntaxError",
     "ProviderError",
     "RetryableError",
     "StoreError",
+    "StoreSettingsError",
     "StreamAborted",
     "StreamError",
     "StreamFormatError",
@@ -58,8 +71,10 @@ __all__ = [
     "StreamTimeout",
     "TokenLimitExceeded",
     "ToolDefinitionError",
+    "ToolboxInputError",
     "ToolwireError",
     "UnknownFormat",
+    "UsageError",
 ]
 
 
@@ -159,16 +174,77 @@ class StreamLimitExceeded(StreamError):
         self.value = value
 
 
-class ToolDefinitionError(ToolwireError, TypeError):
-    """A tool cannot be turned into a schema, or was registered twice."""
+class ArgumentsInvalid(ToolwireError, ValueError):
+    """A tool's arguments do not fit its parameters.
+
+    ``str(exc)`` is a message written for the model (tool, field paths, expected, received);
+    ``tool`` is the tool's name and ``violations`` the individual problems.
+    """
+
+    def __init__(self, message: str, *, tool: str = "", violations: tuple[Any, ...] = ()):
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+        self.violations = violations
 
 
-class UnknownFormat(ToolwireError, ValueError):
-    """A wire format name that toolwire does not know."""
+class IdempotencyKeyError(ToolwireError, ValueError):
+    """Arguments or identity fields that cannot be turned into a key.
+
+    Raised for arguments outside I-JSON (NaN, infinities, integers beyond 2**53 - 1,
+    non-string object keys, lone surrogates, values that are not JSON at all) and for
+    identity fields of the wrong type.
+    """
 
 
 class StoreError(ToolwireError):
-    """A store failed, or does not enforce the conditional writes toolwire relies on."""
+    """A store failed, or does not enforce the conditional writes toolwire relies on.
+
+    An outage, not a mistake in the calling code: the executor fails closed (the tool does
+    not run) and a later attempt may succeed. Bad arguments to a store raise
+    :class:`StoreSettingsError` instead.
+    """
+
+
+class UsageError(ToolwireError):
+    """The calling code used toolwire in a way it cannot work: a bug to fix, never an
+    outage or a fault of the provider, and never worth retrying as it is."""
+
+
+class ToolDefinitionError(UsageError, TypeError):
+    """A tool cannot be turned into a schema, or was registered twice."""
+
+
+class ToolboxInputError(UsageError, TypeError):
+    """A Toolbox method got something of the wrong kind (not a call, not a Response)."""
+
+
+class UnknownFormat(UsageError, ValueError):
+    """A wire format name that toolwire does not know."""
+
+
+class InvalidOutcome(UsageError, ValueError):
+    """Something given to ``tool_results`` is not a usable ``Outcome``."""
+
+
+class ExecutorSettingsError(UsageError, ValueError):
+    """An ``Executor`` or ``AsyncExecutor`` was given settings it cannot work with
+    (a non-string scope, a non-positive lease, a heartbeat not shorter than the lease,
+    a retention not longer than it, an object that is not a store...)."""
+
+
+class DriverSettingsError(UsageError, ValueError):
+    """``stream()`` / ``astream()`` were given a timeout or a source they cannot use."""
+
+
+class StoreSettingsError(UsageError, ValueError):
+    """A store was given an argument it cannot use: a key that is not a non-empty string,
+    a lease that is not a positive number of seconds, a DSN that is not a string..."""
+
+
+class DriverUsageError(UsageError, RuntimeError):
+    """A stream handle was used out of order: outside its ``with`` block, iterated twice,
+    entered twice, or asked for its response before the stream ended."""
 
 
 class RetryableError(Exception):
@@ -178,3 +254,10 @@ class RetryableError(Exception):
     Raise it only before any side effect; any other exception is recorded as ``failed``
     and replayed.
     """
+
+
+# Users see ``toolwire.StreamAborted`` in tracebacks and reprs, not the private module;
+# pickling still works because ``toolwire`` resolves every exported name.
+for _name in __all__:
+    globals()[_name].__module__ = "toolwire"
+del _name

@@ -53,7 +53,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._errors import ToolwireError
+from ._errors import ExecutorSettingsError, IdempotencyKeyError
 from ._execution import (
     AbandonTool,
     AwaitTool,
@@ -72,15 +72,17 @@ from ._execution import (
     ToolTimedOut,
     execute_call,
 )
-from ._idempotency import IdempotencyKeyError, arguments_hash, call_key, idempotency_key
+from ._idempotency import arguments_hash, call_key, idempotency_key
 from ._outcome import Outcome
 from ._response import Response
 from ._toolbox import Tool, Toolbox, ToolContext, ValidCall
 from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 
-# ExecutorSettingsError joins once ``toolwire`` exports it (a ToolwireError meanwhile).
-__all__ = ["AsyncExecutor", "Executor", "ExecutorSettingsError"]
+__all__ = [
+    "AsyncExecutor",
+    "Executor",
+]
 
 T = TypeVar("T")
 
@@ -99,12 +101,6 @@ class _Job:
     tool: Tool
     arguments: Any
     scope: str
-
-
-class ExecutorSettingsError(ToolwireError, TypeError, ValueError):
-    """An ``Executor`` or ``AsyncExecutor`` was given settings it cannot work with
-    (a non-string scope, a non-positive lease, a heartbeat not shorter than the lease,
-    a retention not longer than it, an object that is not a store...)."""
 
 
 class _RunInterrupted(BaseException):

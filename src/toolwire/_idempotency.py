@@ -35,23 +35,12 @@ from typing import Any
 
 import rfc8785
 
-from ._errors import ToolwireError
+from ._errors import IdempotencyKeyError
 
-# Only what ``toolwire`` re-exports; IdempotencyKeyError is caught as ToolwireError/ValueError
-# until the package exports it.
-__all__ = ["IdempotencyKeyError", "arguments_hash"]
+__all__ = ["arguments_hash"]
 
 _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
-
-
-class IdempotencyKeyError(ToolwireError, ValueError):
-    """Arguments or identity fields that cannot be turned into a key.
-
-    Raised for arguments outside I-JSON (NaN, infinities, integers beyond 2**53 - 1,
-    non-string object keys, lone surrogates, values that are not JSON at all) and for
-    identity fields of the wrong type.
-    """
 
 
 def canonical_json(arguments: Any) -> bytes:

@@ -52,11 +52,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ._errors import ToolwireError, UnknownFormat
+from ._errors import InvalidOutcome, UnknownFormat
 from ._outcome import Outcome
 
-# Only what ``toolwire`` exports; InvalidOutcome is proposed for export.
-__all__ = ["InvalidOutcome", "tool_results"]
+__all__ = ["tool_results"]
 
 RESULT_FORMATS = (
     "openai-chat",
@@ -84,10 +83,6 @@ STATUS_TEXTS: dict[str, str] = {
 }
 
 _SUCCESS = ("completed", "replayed")
-
-
-class InvalidOutcome(ToolwireError, ValueError):
-    """Something given to :func:`tool_results` is not a usable :class:`Outcome`."""
 
 
 def outcome_text(outcome: Outcome) -> tuple[str, bool]:

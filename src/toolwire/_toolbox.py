@@ -57,7 +57,7 @@ from typing import Any, TypeVar, overload
 import pydantic
 import pydantic_core
 
-from ._errors import ToolDefinitionError, ToolwireError
+from ._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from ._jsonschema import (
     SchemaValidator,
     Violation,
@@ -67,16 +67,11 @@ from ._jsonschema import (
 from ._response import RejectedCall, Response, ToolCall
 from ._schema import FunctionSpec, describe_function
 
-# Only what ``toolwire`` exports; ArgumentsInvalid, ValidCall, InvalidCall and
-# ToolboxInputError are proposed
-# for export (see the integration notes) and importable from here meanwhile.
 __all__ = [
-    "ArgumentsInvalid",
     "InvalidCall",
     "Tool",
     "ToolContext",
     "Toolbox",
-    "ToolboxInputError",
     "ValidCall",
 ]
 
@@ -84,24 +79,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_VIOLATIONS = 10
-
-
-class ArgumentsInvalid(ToolwireError, ValueError):
-    """A tool's arguments do not fit its parameters.
-
-    ``str(exc)`` is a message written for the model (tool, field paths, expected, received);
-    ``tool`` is the tool's name and ``violations`` the individual problems.
-    """
-
-    def __init__(self, message: str, *, tool: str = "", violations: tuple[Violation, ...] = ()):
-        super().__init__(message)
-        self.message = message
-        self.tool = tool
-        self.violations = violations
-
-
-class ToolboxInputError(ToolwireError, TypeError):
-    """A Toolbox method got something of the wrong kind (not a call, not a Response)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,8 @@
 """Argument checks shared by every store, so that all backends accept and refuse exactly
 the same calls: one Protocol, one set of rules, enforced before any read or write.
 
-Every check raises :class:`~toolwire.StoreError` naming the argument and what it got.
+Every check raises :class:`~toolwire.StoreSettingsError` (a caller mistake, not an outage)
+naming the argument and what it got.
 Identifiers (keys, hashes, owners) are non-empty strings that encode as UTF-8 (no lone
 surrogates: a PostgreSQL column or Redis key could not hold them faithfully); results and
 errors are any text, stored byte for byte; durations are positive, finite and at most
@@ -14,7 +15,7 @@ import math
 import uuid
 from collections.abc import Awaitable, Callable
 
-from .._errors import StoreError
+from .._errors import StoreError, StoreSettingsError
 from ._protocol import Claim, FinalStatus
 
 MAX_SECONDS = 1e9  # about 31 years: longer leases or retentions are mistakes
@@ -25,42 +26,44 @@ STATUSES = frozenset({"in_progress", "completed", "failed", "unknown"})
 def identifier(name: str, value: object) -> str:
     """``value`` if it is a non-empty string encodable as UTF-8."""
     if not isinstance(value, str) or not value:
-        raise StoreError(f"{name} must be a non-empty string, got {value!r}")
+        raise StoreSettingsError(f"{name} must be a non-empty string, got {value!r}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise StoreError(f"{name} is not valid Unicode text: {value!r}") from exc
+        raise StoreSettingsError(f"{name} is not valid Unicode text: {value!r}") from exc
     return value
 
 
 def seconds(name: str, value: object) -> float:
     """``value`` as a positive finite number of seconds, at most ``MAX_SECONDS``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise StoreError(f"{name} must be a number of seconds, got {value!r}")
+        raise StoreSettingsError(f"{name} must be a number of seconds, got {value!r}")
     number = float(value)
     if not math.isfinite(number) or number <= 0 or number > MAX_SECONDS:
-        raise StoreError(f"{name} must be a positive finite number of seconds, got {value!r}")
+        raise StoreSettingsError(
+            f"{name} must be a positive finite number of seconds, got {value!r}"
+        )
     return number
 
 
 def fence(value: object) -> int:
     """``value`` as a fence: a positive ``int`` (not a ``bool``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StoreError(f"fence must be a positive int, got {value!r}")
+        raise StoreSettingsError(f"fence must be a positive int, got {value!r}")
     return value
 
 
 def flag(name: str, value: object) -> bool:
     """``value`` if it is a ``bool``."""
     if not isinstance(value, bool):
-        raise StoreError(f"{name} must be a bool, got {value!r}")
+        raise StoreSettingsError(f"{name} must be a bool, got {value!r}")
     return value
 
 
 def text_or_none(name: str, value: object) -> str | None:
     """A result or error: ``None`` or any string (kept exactly, surrogates included)."""
     if value is not None and not isinstance(value, str):
-        raise StoreError(f"{name} must be a string or None, got {type(value).__name__}")
+        raise StoreSettingsError(f"{name} must be a string or None, got {type(value).__name__}")
     return value
 
 
@@ -72,7 +75,7 @@ def final_status(value: object) -> FinalStatus:
         return "failed"
     if value == "unknown":
         return "unknown"
-    raise StoreError(f"status must be one of {list(_FINAL)}, got {value!r}")
+    raise StoreSettingsError(f"status must be one of {list(_FINAL)}, got {value!r}")
 
 
 def claim_arguments(

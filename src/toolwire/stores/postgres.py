@@ -64,7 +64,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "toolwire.stores.postgres needs psycopg 3; install it with pip install 'toolwire[postgres]'"
     ) from exc
 
-from .._errors import StoreError
+from .._errors import StoreError, StoreSettingsError
 from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record, Status
 
@@ -304,11 +304,11 @@ class PostgresStore:
         connect_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(dsn, str):
-            raise StoreError(f"dsn must be a string, got {type(dsn).__name__}")
+            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):
-            raise StoreError(f"max_connections must be an int, got {max_connections!r}")
+            raise StoreSettingsError(f"max_connections must be an int, got {max_connections!r}")
         if max_connections < 1:
-            raise StoreError(f"max_connections must be at least 1, got {max_connections}")
+            raise StoreSettingsError(f"max_connections must be at least 1, got {max_connections}")
         self._dsn = dsn
         self._sql = _Statements(table)
         self._timeout = checks.seconds("connect_timeout", connect_timeout)
@@ -490,11 +490,11 @@ class AsyncPostgresStore:
         connect_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(dsn, str):
-            raise StoreError(f"dsn must be a string, got {type(dsn).__name__}")
+            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):
-            raise StoreError(f"max_connections must be an int, got {max_connections!r}")
+            raise StoreSettingsError(f"max_connections must be an int, got {max_connections!r}")
         if max_connections < 1:
-            raise StoreError(f"max_connections must be at least 1, got {max_connections}")
+            raise StoreSettingsError(f"max_connections must be at least 1, got {max_connections}")
         self._dsn = dsn
         self._sql = _Statements(table)
         self._timeout = checks.seconds("connect_timeout", connect_timeout)

@@ -54,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "toolwire.stores.redis needs redis-py; install it with pip install 'toolwire[redis]'"
     ) from exc
 
-from .._errors import StoreError
+from .._errors import StoreError, StoreSettingsError
 from . import _checks as checks
 from ._protocol import Claim, FinalStatus, Record, Status
 
@@ -269,7 +269,7 @@ def _finish_args(
 
 def _prefix(value: object) -> str:
     if not isinstance(value, str):
-        raise StoreError(f"prefix must be a string, got {type(value).__name__}")
+        raise StoreSettingsError(f"prefix must be a string, got {type(value).__name__}")
     return value
 
 
@@ -391,7 +391,7 @@ class RedisStore:
         client_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(url, str):
-            raise StoreError(f"url must be a string, got {type(url).__name__}")
+            raise StoreSettingsError(f"url must be a string, got {type(url).__name__}")
         self._prefix = _prefix(prefix)
         self._grace_ms = _micros("expire_grace", expire_grace) // 1000
         timeout = _micros("socket_timeout", socket_timeout) / 1_000_000
@@ -556,7 +556,7 @@ class AsyncRedisStore:
         client_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(url, str):
-            raise StoreError(f"url must be a string, got {type(url).__name__}")
+            raise StoreSettingsError(f"url must be a string, got {type(url).__name__}")
         self._prefix = _prefix(prefix)
         self._grace_ms = _micros("expire_grace", expire_grace) // 1000
         timeout = _micros("socket_timeout", socket_timeout) / 1_000_000
