@@ -211,7 +211,7 @@ def test_unknown_format_is_typed() -> None:
         stream([], format=3)  # type: ignore[arg-type]
 
 
-def test_handle_outside_with_iterated_twice_or_entered_twice() -> None:
+def test_handle_outside_with_iterated_twice_or_entered_twice(corpus_dir: Any) -> None:
     """Misuse of the handle raises ``DriverUsageError`` and never reads the source."""
     source = CountingSource(payloads(ANTHROPIC))
     s = stream(source)
@@ -281,7 +281,9 @@ def test_payload_dicts_match_the_assembler(corpus_dir: Any, name: str) -> None:
 @pytest.mark.corpus
 @settings(max_examples=40)
 @given(
-    name=st.sampled_from(byte_names()),
+    # a placeholder keeps Hypothesis from refusing an empty list where the corpus is absent;
+    # the test then skips (or fails under CI) at require()
+    name=st.sampled_from(byte_names() or ["corpus-absent"]),
     cuts=st.lists(st.integers(min_value=0, max_value=60_000), max_size=12),
     mode=st.sampled_from(sorted(MODES)),
 )

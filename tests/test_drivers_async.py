@@ -152,7 +152,9 @@ def test_payload_dicts_match_the_assembler(corpus_dir: Any, name: str) -> None:
 @pytest.mark.corpus
 @settings(max_examples=40)
 @given(
-    name=st.sampled_from(byte_names()),
+    # a placeholder keeps Hypothesis from refusing an empty list where the corpus is absent;
+    # the test then skips (or fails under CI) at require()
+    name=st.sampled_from(byte_names() or ["corpus-absent"]),
     cuts=st.lists(st.integers(min_value=0, max_value=60_000), max_size=12),
 )
 def test_hypothesis_splits_match_the_assembler(name: str, cuts: list[int]) -> None:
