@@ -35,9 +35,11 @@ from toolwire._deltas import (
     UsageDelta,
 )
 
+CREATED = "2025-06-01T10:00:00.1234Z"
+
 
 def line(message: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"model": "qwen3:8b", "created_at": "2025-06-01T10:00:00.1234Z"}
+    out: dict[str, Any] = {"model": "qwen3:8b", "created_at": CREATED}
     if message is not None:
         out["message"] = {"role": "assistant", "content": "", **message}
     return {**out, "done": False, **fields}
@@ -90,7 +92,7 @@ def run(payloads: list[Any]) -> list[Delta]:
 def test_text_stream_gives_text_meta_usage_and_finish() -> None:
     """Content pieces are text, the model is reported once, done gives usage and finish."""
     deltas = run(TEXT_STREAM)
-    assert deltas[0] == MetaDelta(model="qwen3:8b")
+    assert deltas[0] == MetaDelta(model="qwen3:8b", created=CREATED)
     assert [d for d in deltas if isinstance(d, MetaDelta)] == [deltas[0]]
     assert [d.text for d in deltas if isinstance(d, TextPart)] == ["The", " sky"]
     usage = deltas[-2]
@@ -164,7 +166,7 @@ def test_error_lines_become_error_deltas(error: Any, message: str) -> None:
 def test_lines_without_content_give_nothing_new() -> None:
     """Empty content, unknown fields and repeated models add no deltas."""
     deltas = run([line({"content": "a"}), line({"content": "", "images": None}, extra=1)])
-    assert deltas == [MetaDelta(model="qwen3:8b"), TextPart(text="a")]
+    assert deltas == [MetaDelta(model="qwen3:8b", created=CREATED), TextPart(text="a")]
 
 
 BROKEN: list[tuple[str, list[Any]]] = [

@@ -236,6 +236,7 @@ class StreamAssembler:
         "_calls",
         "_choice",
         "_closed",
+        "_created",
         "_error",
         "_failed",
         "_fast",
@@ -290,6 +291,7 @@ class StreamAssembler:
         self._error: ErrorDelta | None = None
         self._response_id: str | None = None
         self._model: str | None = None
+        self._created: str | None = None
         self._failed: StreamError | None = None
         self._closed = False
         self._result: Response | None = None
@@ -500,6 +502,8 @@ class StreamAssembler:
                         self._response_id = d.response_id  # type: ignore[union-attr]
                     if self._model is None:
                         self._model = d.model  # type: ignore[union-attr]
+                    if self._created is None:
+                        self._created = d.created  # type: ignore[union-attr]
                 elif t is FinishDelta:
                     self._on_finish(d, out)  # type: ignore[arg-type]
                 elif t is ErrorDelta:
@@ -780,7 +784,9 @@ class StreamAssembler:
             return call.id
         if call.synth is None:
             # deterministic: same response, same position -> same id, on every run
-            seed = f"{self._response_id or ''}\0{self._model or ''}\0{call.key}"
+            seed = (
+                f"{self._response_id or ''}\0{self._model or ''}\0{self._created or ''}\0{call.key}"
+            )
             call.synth = "call_" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:24]
         return call.synth
 
@@ -853,6 +859,7 @@ class StreamAssembler:
                     raw_arguments=raw,
                     index=call.key,
                     metadata=call.metadata,
+                    synthetic_id=not call.id,
                 )
             )
         self._result = Response(
@@ -866,6 +873,7 @@ class StreamAssembler:
             response_id=self._response_id,
             model=self._model,
             format=self.format,
+            created=self._created,
         )
         return self._result
 
@@ -878,6 +886,7 @@ class StreamAssembler:
             index=call.key,
             offset=call.offset,
             metadata=call.metadata,
+            synthetic_id=not call.id,
         )
 
     def partial(self) -> Partial:
@@ -894,6 +903,7 @@ class StreamAssembler:
                     raw_arguments=c.raw(),
                     index=c.key,
                     ended=c.state is CallState.ENDED,
+                    synthetic_id=not c.id,
                 )
                 for c in self._calls
             ],
@@ -902,4 +912,5 @@ class StreamAssembler:
             response_id=self._response_id,
             model=self._model,
             format=self.format,
+            created=self._created,
         )

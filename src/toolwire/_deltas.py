@@ -32,10 +32,13 @@ FinishKind = Literal["stop", "tool_calls", "length", "content_filter", "error", 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetaDelta:
-    """Response-level identity: the provider's response id and the model name."""
+    """Response-level identity: the provider's response id, the model name, and the
+    provider's creation timestamp as sent (Ollama's ``created_at``...), which tells two
+    responses apart where the provider sends no ids."""
 
     response_id: str | None = None
     model: str | None = None
+    created: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

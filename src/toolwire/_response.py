@@ -45,6 +45,8 @@ class ToolCall:
     raw_arguments: str
     index: int
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    synthetic_id: bool = False
+    """True when the provider sent no id and ``id`` was synthesised by toolwire."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +60,7 @@ class RejectedCall:
     index: int
     offset: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    synthetic_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +77,9 @@ class Response:
     response_id: str | None
     model: str | None
     format: str | None = None
+    created: str | None = None
+    """The provider's creation timestamp as sent, where it sends one (Ollama)."""
+    """The provider's creation timestamp as sent, where it sends one (Ollama)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +91,7 @@ class PartialCall:
     raw_arguments: str
     index: int
     ended: bool
+    synthetic_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,3 +106,4 @@ class Partial:
     response_id: str | None
     model: str | None
     format: str | None = None
+    created: str | None = None

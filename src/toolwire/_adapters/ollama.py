@@ -97,7 +97,10 @@ class OllamaAdapter:
         model = opt_str(payload, "model", "line", payload)
         if model and model != self._model:
             self._model = model
-            out.append(MetaDelta(model=model))
+            # Ollama sends no ids: its first line's timestamp is what tells two responses
+            # apart (the assembler seeds synthesised call ids with it)
+            created = opt_str(payload, "created_at", "line", payload)
+            out.append(MetaDelta(model=model, created=created or None))
         message = opt_dict(payload, "message", "line", payload)
         if message is not None:
             out.extend(self._message(message, payload))
