@@ -13,17 +13,29 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conftest import load_expected
-from toolwire import StreamFormatError
+from toolwire import StreamAssembler, StreamFormatError
 from toolwire._deltas import (
     CallDelta,
     Delta,
     ErrorDelta,
     FinishDelta,
     MetaDelta,
+    PartDelta,
     ReasoningPart,
     TextPart,
     UsageDelta,
 )
+
+
+class GeneralPathAssembler(StreamAssembler):
+    """A ``StreamAssembler`` with the fragment fast paths off: every payload takes the
+    general path (``translate`` and the deltas), and SDK objects are dumped. Tests compare
+    its events with the real assembler's."""
+
+    def _use(self, entry: Any) -> None:
+        super()._use(entry)
+        self._fast = None
+        self._fast_object = None
 
 
 def read_payloads(path: Path) -> Iterator[tuple[dict[str, Any], str | None]]:
@@ -52,6 +64,11 @@ def translate_all(adapter: Any, payloads: Sequence[Any]) -> list[Delta]:
         payload, event = item if isinstance(item, tuple) else (item, None)
         out.extend(adapter.translate(payload, event))
     return out
+
+
+def without_parts(deltas: Sequence[Delta]) -> list[Delta]:
+    """``deltas`` without the part boundaries (``PartDelta``), for tests about content."""
+    return [d for d in deltas if not isinstance(d, PartDelta)]
 
 
 _SWAPS: list[Any] = [None, 0, -1, 1.5, True, "", "x", [], [1], {}, {"a": 1}]
@@ -119,6 +136,9 @@ def check_deltas(deltas: Sequence[Delta]) -> None:
             assert delta.raw is None or isinstance(delta.raw, str)
         elif isinstance(delta, ErrorDelta):
             assert isinstance(delta.message, str) and delta.message
+        elif isinstance(delta, PartDelta):
+            assert delta.kind in ("text", "reasoning", "item")
+            assert delta.data is None or isinstance(delta.data, dict)
         else:
             assert isinstance(delta, MetaDelta)
 

@@ -24,21 +24,23 @@ from adapter_support import (
     mutated_streams,
     read_payloads,
     translate_all,
+    without_parts,
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._adapters import create_adapter
-from toolwire._adapters.anthropic import AnthropicAdapter
 from toolwire._deltas import (
     CallDelta,
     Delta,
     ErrorDelta,
     FinishDelta,
     MetaDelta,
+    PartDelta,
     ReasoningPart,
     TextPart,
     UsageDelta,
 )
+from toolwire._providers import provider
+from toolwire._providers.anthropic import AnthropicAdapter
 
 # ------------------------------------------------------------------ payload builders
 
@@ -119,6 +121,12 @@ VALID_STREAM: list[dict[str, Any]] = [
 
 
 def run(payloads: Sequence[Any]) -> list[Delta]:
+    """The adapter's deltas for ``payloads``, part boundaries left out."""
+    return without_parts(run_with_parts(payloads))
+
+
+def run_with_parts(payloads: Sequence[Any]) -> list[Delta]:
+    """Every delta the adapter makes of ``payloads``, checked."""
     deltas = translate_all(AnthropicAdapter(), payloads)
     check_deltas(deltas)
     return deltas
@@ -220,16 +228,31 @@ def test_message_stop_finishes_with_the_remembered_stop_reason(reason: Any, kind
         assert at_stop == []
 
 
-def test_thinking_is_reasoning_and_signatures_are_dropped() -> None:
-    """thinking_delta becomes ReasoningPart; signature_delta carries nothing readable."""
-    deltas = run(VALID_STREAM[1:5])
-    assert deltas == [ReasoningPart(text="hmm")]
+def test_thinking_is_reasoning_and_its_signature_is_kept_on_its_part() -> None:
+    """A thinking block opens a reasoning part; signature_delta is that part's signature."""
+    deltas = run_with_parts(VALID_STREAM[1:5])
+    assert deltas == [
+        PartDelta(kind="reasoning", start=True),
+        ReasoningPart(text="hmm"),
+        PartDelta(kind="reasoning", data={"signature": "c2ln"}),
+    ]
 
 
-def test_redacted_thinking_produces_nothing() -> None:
-    """An encrypted redacted_thinking block is tracked but yields no delta."""
-    deltas = run([block_start(0, {"type": "redacted_thinking", "data": "enc"}), block_stop(0)])
-    assert deltas == []
+def test_redacted_thinking_is_kept_as_an_item() -> None:
+    """An encrypted redacted_thinking block yields no text, only an item to send back."""
+    block = {"type": "redacted_thinking", "data": "enc"}
+    deltas = run_with_parts([block_start(0, block), block_stop(0)])
+    assert deltas == [PartDelta(kind="item", data=block)]
+
+
+def test_each_text_block_opens_its_own_part() -> None:
+    """Text blocks start parts, so two text blocks stay two blocks in the assistant turn."""
+    deltas = run_with_parts([text_start(0), text_delta(0, "a"), block_stop(0), text_start(1)])
+    assert deltas == [
+        PartDelta(kind="text", start=True),
+        TextPart(text="a"),
+        PartDelta(kind="text", start=True),
+    ]
 
 
 def test_server_tool_blocks_are_not_client_calls() -> None:
@@ -342,15 +365,15 @@ def test_argument_fragments_concatenate_to_the_sent_text(text: str, cuts: list[i
     [
         ("anthropic", "anthropic", "AnthropicAdapter"),
         ("gemini", "gemini", "GeminiAdapter"),
-        ("bedrock-converse", "bedrock", "BedrockConverseAdapter"),
+        ("bedrock-converse", "bedrock_converse", "BedrockConverseAdapter"),
         ("ollama", "ollama", "OllamaAdapter"),
         ("cohere", "cohere", "CohereAdapter"),
     ],
 )
 def test_registry_builds_each_adapter_for_its_format(fmt: str, module: str, name: str) -> None:
-    """The registry's lazy import finds each adapter class, whose ``format`` is its name."""
-    adapter = create_adapter(fmt)
-    cls = getattr(importlib.import_module(f"toolwire._adapters.{module}"), name)
+    """The registry finds each provider's adapter class, whose ``format`` is its name."""
+    adapter = provider(fmt).adapter(0)
+    cls = getattr(importlib.import_module(f"toolwire._providers.{module}"), name)
     assert type(adapter) is cls and adapter.format == fmt == cls.format
     assert adapter.translate({"type": "an-event-from-next-year"}) == []
 

@@ -7,6 +7,7 @@ import json
 import struct
 import uuid
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +23,33 @@ from adapter_support import (
     mutated_streams,
     read_payloads,
     translate_all,
+    without_parts,
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._adapters.bedrock import BedrockConverseAdapter
 from toolwire._deltas import (
     CallDelta,
     Delta,
     ErrorDelta,
     FinishDelta,
+    PartDelta,
     ReasoningPart,
     TextPart,
     UsageDelta,
 )
 from toolwire._eventstream import EventStreamDecoder, decode_headers, looks_like_eventstream
+from toolwire._providers.bedrock_converse import BedrockConverseAdapter
 
 RECORDING = "bedrock-converse__nova-text-then-tooluse"
 
 
 def run(payloads: list[Any]) -> list[Delta]:
+    """The adapter's deltas for ``payloads``, part boundaries left out."""
+    return without_parts(run_with_parts(payloads))
+
+
+def run_with_parts(payloads: Sequence[Any]) -> list[Delta]:
+    """Every delta the adapter makes of ``payloads``, checked."""
     deltas = translate_all(BedrockConverseAdapter(), payloads)
     check_deltas(deltas)
     return deltas
@@ -94,9 +103,24 @@ def test_tool_use_block_opens_streams_and_ends_one_call() -> None:
 
 
 def test_text_and_reasoning_need_no_block_start() -> None:
-    """Text and reasoning deltas arrive without contentBlockStart; signatures are dropped."""
-    deltas = run(VALID_STREAM[:6])
-    assert deltas == [ReasoningPart(text="plan"), TextPart(text="Checking.")]
+    """Text and reasoning deltas arrive without contentBlockStart; each block index opens
+    a part, and the reasoning signature is kept on its part."""
+    deltas = run_with_parts(VALID_STREAM[:6])
+    assert deltas == [
+        PartDelta(kind="reasoning", start=True),
+        ReasoningPart(text="plan"),
+        PartDelta(kind="reasoning", data={"signature": "c2ln"}),
+        PartDelta(kind="text", start=True),
+        TextPart(text="Checking."),
+    ]
+
+
+def test_redacted_reasoning_is_kept_as_an_item() -> None:
+    """Redacted reasoning content is kept whole, to be sent back unchanged."""
+    deltas = run_with_parts([delta(0, reasoningContent={"redactedContent": "ZW5j"})])
+    assert deltas == [
+        PartDelta(kind="item", data={"reasoningContent": {"redactedContent": "ZW5j"}})
+    ]
 
 
 def test_tool_block_without_input_has_empty_arguments() -> None:

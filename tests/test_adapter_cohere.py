@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,10 @@ from adapter_support import (
     mutated_streams,
     read_payloads,
     translate_all,
+    without_parts,
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._adapters.cohere import CohereAdapter
 from toolwire._deltas import (
     CallDelta,
     Delta,
@@ -31,6 +32,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
+from toolwire._providers.cohere import CohereAdapter
 
 
 def message(kind: str, index: int | None = None, **content: Any) -> dict[str, Any]:
@@ -85,6 +87,12 @@ VALID_STREAM: list[dict[str, Any]] = [
 
 
 def run(payloads: list[Any]) -> list[Delta]:
+    """The adapter's deltas for ``payloads``, part boundaries left out."""
+    return without_parts(run_with_parts(payloads))
+
+
+def run_with_parts(payloads: Sequence[Any]) -> list[Delta]:
+    """Every delta the adapter makes of ``payloads``, checked."""
     deltas = translate_all(CohereAdapter(), payloads)
     check_deltas(deltas)
     return deltas

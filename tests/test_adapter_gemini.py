@@ -20,10 +20,10 @@ from adapter_support import (
     mutated_streams,
     read_payloads,
     translate_all,
+    without_parts,
 )
 from conftest import load_expected
 from toolwire import PartialJSONParser, StreamFormatError
-from toolwire._adapters.gemini import GeminiAdapter, parse_json_path
 from toolwire._deltas import (
     CallDelta,
     Delta,
@@ -34,6 +34,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
+from toolwire._providers.gemini import GeminiAdapter, parse_json_path
 
 
 def chunk(*parts: dict[str, Any], finish: str | None = None, **top: Any) -> dict[str, Any]:
@@ -62,6 +63,12 @@ def partial(*entries: dict[str, Any], more: bool = True, **top: Any) -> dict[str
 
 
 def run(payloads: list[Any], choice: int = 0) -> list[Delta]:
+    """The adapter's deltas for ``payloads``, part boundaries left out."""
+    return without_parts(run_with_parts(payloads, choice))
+
+
+def run_with_parts(payloads: list[Any], choice: int = 0) -> list[Delta]:
+    """Every delta the adapter makes of ``payloads``, checked."""
     deltas = translate_all(GeminiAdapter(choice=choice), payloads)
     check_deltas(deltas)
     return deltas

@@ -11,6 +11,7 @@ counters.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -22,9 +23,9 @@ from adapter_support import (
     check_deltas,
     mutated_streams,
     translate_all,
+    without_parts,
 )
 from toolwire import StreamFormatError
-from toolwire._adapters.ollama import OllamaAdapter
 from toolwire._deltas import (
     CallDelta,
     Delta,
@@ -34,6 +35,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
+from toolwire._providers.ollama import OllamaAdapter
 
 CREATED = "2025-06-01T10:00:00.1234Z"
 
@@ -84,6 +86,12 @@ TOOL_STREAM = [
 
 
 def run(payloads: list[Any]) -> list[Delta]:
+    """The adapter's deltas for ``payloads``, part boundaries left out."""
+    return without_parts(run_with_parts(payloads))
+
+
+def run_with_parts(payloads: Sequence[Any]) -> list[Delta]:
+    """Every delta the adapter makes of ``payloads``, checked."""
     deltas = translate_all(OllamaAdapter(), payloads)
     check_deltas(deltas)
     return deltas

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolwire
+from adapter_support import GeneralPathAssembler
 from toolwire import (
     ProviderError,
     StreamAssembler,
@@ -19,8 +20,9 @@ from toolwire import (
     ToolCallStarted,
     UsageReported,
 )
-from toolwire._adapters import FORMATS, adapter_class, detect_format
 from toolwire._assembler import _TRANSITIONS, CallEvent, CallState, _Call
+from toolwire._providers import detect as detect_provider
+from toolwire._providers import names, provider
 
 
 def chunk(
@@ -330,6 +332,11 @@ def _first_payload(path: Path) -> Any:
     raise AssertionError(path)
 
 
+def detect_format(payload: Any, event: str | None = None) -> str:
+    """The name of the provider that detection picks for ``payload``."""
+    return detect_provider(payload, event).name
+
+
 def test_detect_format_on_every_corpus_stream(corpus_dir: Path) -> None:
     """detect_format names the right format from the first payload of every recording."""
     expected = json.loads((corpus_dir / "expected.json").read_text("utf-8"))
@@ -367,11 +374,10 @@ def test_detect_format_hand_written_shapes() -> None:
 
 
 def test_every_registered_adapter_loads() -> None:
-    """Each of the seven formats names an importable adapter class with that format."""
-    assert len(FORMATS) == 7
-    for fmt in FORMATS:
-        cls = adapter_class(fmt)
-        assert cls.format == fmt
+    """Each of the seven formats has a provider whose adapter says that format."""
+    assert len(names()) == 7
+    for fmt in names():
+        assert provider(fmt).adapter(0).format == fmt
 
 
 # ------------------------------------------------------------- split independence
@@ -433,8 +439,7 @@ def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[s
     body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
 
     def run(fast: bool, as_bytes: bool) -> tuple[list[Any], Any]:
-        StreamAssembler._shortcuts = fast
-        asm = StreamAssembler(format="openai-chat")
+        asm = (StreamAssembler if fast else GeneralPathAssembler)(format="openai-chat")
         events: list[Any] = []
         try:
             if as_bytes:
@@ -449,8 +454,6 @@ def test_fast_path_gives_the_same_events_as_the_general_path(chunks: list[dict[s
             return events, asm.close()
         except toolwire.StreamError as exc:
             return events, (type(exc), str(exc))
-        finally:
-            StreamAssembler._shortcuts = True
 
     assert run(True, False) == run(False, False)
     assert run(True, True) == run(False, True)

@@ -16,12 +16,9 @@ from pydantic import BaseModel, Field
 
 from test_jsonschema import SCHEMAS, values
 from toolwire import Toolbox, ToolDefinitionError, UnknownFormat
-from toolwire._definitions import (
-    FORMATS,
-    gemini_schema,
-    strict_schema,
-)
+from toolwire._definitions import gemini_schema, strict_schema
 from toolwire._jsonschema import compile_schema
+from toolwire._providers import names
 
 
 class Address(BaseModel):
@@ -144,7 +141,7 @@ def test_definitions_are_fresh_copies() -> None:
     """Mutating a definition never changes the tool's schema."""
     tools = _tools()
     before = copy.deepcopy(tools.get("ship").parameters)  # type: ignore[union-attr]
-    for fmt in FORMATS:
+    for fmt in names():
         for strict in (False, True):
             for definition in tools.definitions(fmt, strict=strict):
                 definition.clear()
@@ -333,7 +330,7 @@ def test_gemini_refuses_names_it_cannot_take() -> None:
     assert tools.definitions("anthropic")[0]["name"] == "1st"
 
 
-@pytest.mark.parametrize("fmt", ["openai", "OpenAI-Chat", "bedrock", "", None])
+@pytest.mark.parametrize("fmt", ["openai-chatt", "OpenAI-Chat", "bedrock", "", None])
 def test_unknown_formats_raise_unknown_format(fmt: Any) -> None:
     """An unknown format name raises UnknownFormat (a ValueError)."""
     with pytest.raises(UnknownFormat) as info:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from conftest import load_expected
 from toolwire import Outcome, UnknownFormat, tool_results
 from toolwire._outcome import OutcomeStatus
-from toolwire._results import RESULT_FORMATS, STATUS_TEXTS, InvalidOutcome, outcome_text
+from toolwire._providers import names
+from toolwire._results import STATUS_TEXTS, InvalidOutcome, outcome_text
 
 STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
 
@@ -162,7 +163,7 @@ def test_many_outcomes_keep_their_order_and_group_per_format() -> None:
 
 def test_no_outcomes_give_no_messages() -> None:
     """An empty list of outcomes gives no messages in every format."""
-    for fmt in RESULT_FORMATS:
+    for fmt in names():
         assert tool_results([], fmt) == []
 
 
@@ -204,7 +205,7 @@ def test_completed_without_result_json_serialises_the_value() -> None:
     assert outcome_text(outcome) == ('{"a":[1,2],"b":1}', False)
 
 
-@pytest.mark.parametrize("fmt", ["openai", "Anthropic", "bedrock", "", None])
+@pytest.mark.parametrize("fmt", ["openai-chatt", "Anthropic", "bedrock", "", None])
 def test_unknown_formats_raise_unknown_format(fmt: Any) -> None:
     """An unknown format raises UnknownFormat."""
     with pytest.raises(UnknownFormat):

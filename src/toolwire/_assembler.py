@@ -4,9 +4,15 @@ Strategy (sans-IO, in the manner of h11's connection: data in through methods, e
 as return values, no clock, no I/O):
 
 * ``feed(payload)`` normalises the payload (dict, SDK object via ``model_dump``, JSON text,
-  ``"[DONE]"``), hands it to the format's adapter (``_adapters``), and applies the
-  resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing decoder first
-  (``_framing``) and is equivalent whatever the split.
+  ``"[DONE]"``), hands it to the format's adapter (its provider in ``_providers``), and
+  applies the resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing
+  decoder first (``_framing``) and is equivalent whatever the split.
+* The fragment fast path (one place, ``_dispatch`` and ``_fragment``): a payload that is
+  nothing but one argument fragment of an open call, recognised by the adapter's
+  ``fragment`` (or, for an SDK event object, ``object_fragment``, by attribute access),
+  goes straight into that call's parser without deltas or ``model_dump``. The call is
+  found as the general path would route it, and a fragment for a call in any other state
+  is applied as the delta the adapter's ``translate`` gives, so the events are identical.
 * Tool-call fragments are correlated here, once for every format: by provider id (or
   ``ref``), then by index hint, then to the latest open call. A fragment without a name
   never opens a call while one is open (one refinement: a nameless fragment with a new
@@ -20,19 +26,29 @@ as return values, no clock, no I/O):
 * Each call owns a :class:`PartialJSONParser` fed only the new fragment; no buffer is
   ever re-parsed. A syntax error rejects the call at once (``ToolCallRejected``); its
   later fragments are kept as raw text only, and the stream goes on.
+* The output is also kept as ordered parts (text runs, reasoning runs, calls, provider
+  items, with what the provider needs echoed), from which the next request's assistant
+  turn is built (``Response.parts``); text is stored once, parts hold chunk offsets.
 * ``close()`` is all-or-nothing: a :class:`Response` only if the adapter reported the
-  terminal event with an OK kind and every call's arguments are complete JSON; otherwise
-  the matching :class:`StreamError` with a :class:`Partial` (usage included).
+  terminal event with an OK kind, every call that the format ends on its own (a call
+  opened with ``start=True``: Anthropic, Responses, Bedrock, Cohere, Gemini, Ollama) got
+  its own end, and every call's arguments are complete JSON; otherwise the matching
+  :class:`StreamError` with a :class:`Partial` (usage included). A missing per-call end
+  is a :class:`StreamAborted`: the stream lost events.
 
-Guarantees: no tool call is ever returned from a stream that lacks its terminal event,
-stopped at a token limit, was filtered, carried an error, or left a call's JSON
-unterminated. Bad payloads raise :class:`StreamFormatError` (never ``KeyError`` and the
-like); after any error every later call raises too. Limits (calls, argument characters
-per call, text characters) bound memory.
+Guarantees: no tool call is ever returned from a stream that lacks its terminal event or a
+call's own end, stopped at a token limit, was filtered, carried an error, or left a
+call's JSON unterminated. Bad payloads raise :class:`StreamFormatError` (never
+``KeyError``, ``UnicodeEncodeError`` and the like); after any error every later call
+raises the same error. Synthesised call ids are deterministic: the same bytes give the
+same ids, and responses whose wire identity differs (response id, model, timestamp) get
+different ones. Limits (calls, argument characters per call, text characters, identifier
+characters, usage fields) bound memory; see :class:`StreamAssembler`.
 
 Complexity: O(size of the payload) per payload plus the parser's amortised O(len) per
 fragment; the final arguments come from the parser's own ``close()`` (no re-parse), so a
-whole stream is linear in its size.
+whole stream is linear in its size. Usage reports cost O(number of usage fields, at most
+``max_usage_fields``) each.
 """
 
 from __future__ import annotations
@@ -41,14 +57,16 @@ import enum
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
-from ._adapters import Adapter, create_adapter, detect_format
 from ._deltas import (
+    Adapter,
     CallDelta,
     ErrorDelta,
     FinishDelta,
+    Fragment,
     MetaDelta,
+    PartDelta,
     ReasoningPart,
     TextPart,
     UsageDelta,
@@ -78,13 +96,24 @@ from ._events import (
 )
 from ._framing import DONE, FrameDecoder, unwrap_envelope
 from ._partial_json import PartialJSONParser
-from ._response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
+from ._providers import Provider, detect, provider
+from ._response import (
+    ContentPart,
+    Partial,
+    PartialCall,
+    RejectedCall,
+    Response,
+    ToolCall,
+    Usage,
+)
 
 __all__ = ["StreamAssembler"]
 
 DEFAULT_MAX_TOOL_CALLS = 128
 DEFAULT_MAX_ARGUMENT_CHARS = 8 * 1024 * 1024
 DEFAULT_MAX_TEXT_CHARS = 32 * 1024 * 1024
+DEFAULT_MAX_ID_CHARS = 1024
+DEFAULT_MAX_USAGE_FIELDS = 256
 
 # Only ends that the adapter recognised as normal finalise a response. An unrecognised finish
 # reason ("other") fails closed: a provider that invents a new way to say "cut short" must
@@ -171,6 +200,8 @@ class _Call:
     __slots__ = (
         "chars",
         "ended_sent",
+        "explicit",
+        "got_end",
         "hint",
         "id",
         "key",
@@ -202,6 +233,8 @@ class _Call:
         self.reason: str | None = None
         self.offset: int | None = None
         self.ended_sent = False
+        self.explicit = False  # opened by the format's own start: it must get its own end
+        self.got_end = False  # the provider ended this call (even if it was rejected later)
 
     def move(self, event: CallEvent, payload: Any) -> None:
         nxt = _TRANSITIONS.get((self.state, event))
@@ -222,11 +255,21 @@ class _Call:
 class StreamAssembler:
     """Assemble one streamed response from provider payloads (sans-IO).
 
-    ``format`` is ``"auto"`` (decided from the first payload) or a wire format name (see
-    ``_adapters.FORMATS``). ``choice`` picks the choice of an ``n > 1`` OpenAI chat
-    stream. Limits: ``max_tool_calls`` (default 128), ``max_argument_chars`` per call
-    (default 8 MiB of text) and ``max_text_chars`` for text plus reasoning (default 32 MiB);
-    exceeding one raises :class:`StreamLimitExceeded` with ``.partial``.
+    ``format`` is ``"auto"`` (decided from the first payload) or a wire format name:
+    ``"openai-chat"`` (alias ``"openai"``; every OpenAI-compatible server),
+    ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock-converse"``,
+    ``"ollama"`` or ``"cohere"``; an unknown name raises :class:`UnknownFormat` naming the
+    closest ones. ``choice`` picks the choice of an ``n > 1`` OpenAI chat stream (the
+    candidate of a Gemini one).
+
+    Limits, each raising :class:`StreamLimitExceeded` (with ``.limit`` naming it, ``.value``
+    its setting and ``.partial``) when a stream exceeds it, so that a hostile stream costs
+    bounded memory: ``max_tool_calls`` (default 128) calls; ``max_argument_chars`` (default
+    8 MiB) characters of arguments per call; ``max_text_chars`` (default 32 MiB)
+    characters of text plus reasoning; ``max_id_chars`` (default 1024) characters in any
+    one identifier: a call id or correlation id, a tool name, the response id, the model
+    name or the creation timestamp; ``max_usage_fields`` (default 256) distinct top-level
+    members of the merged ``Usage.raw``.
     """
 
     __slots__ = (
@@ -240,23 +283,27 @@ class StreamAssembler:
         "_error",
         "_failed",
         "_fast",
+        "_fast_object",
+        "_fast_start",
         "_finish",
         "_framer",
         "_latest",
         "_max_args",
         "_max_calls",
+        "_max_id",
         "_max_text",
+        "_max_usage",
         "_model",
+        "_parts",
         "_reasoning",
         "_response_id",
         "_result",
         "_text",
         "_text_chars",
         "_usage",
+        "_usage_raw",
         "format",
     )
-
-    _shortcuts: ClassVar[bool] = True  # tests switch the fast paths off to compare
 
     def __init__(
         self,
@@ -266,18 +313,24 @@ class StreamAssembler:
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         max_argument_chars: int = DEFAULT_MAX_ARGUMENT_CHARS,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        max_id_chars: int = DEFAULT_MAX_ID_CHARS,
+        max_usage_fields: int = DEFAULT_MAX_USAGE_FIELDS,
     ) -> None:
         self.format: str | None = None
-        """The wire format: as given, or detected from the first payload (``None`` before)."""
+        """The wire format's canonical name: as given (an alias resolved), or detected from
+        the first payload (``None`` before)."""
         self._adapter: Adapter | None = None
-        self._fast: Callable[[dict[str, Any]], tuple[int, str] | None] | None = None
-        if format != "auto":
-            self._use(create_adapter(format, choice=choice))
-            self.format = format
+        self._fast: Callable[[dict[str, Any]], Fragment | None] | None = None
+        self._fast_object: Callable[[Any], Fragment | None] | None = None
+        self._fast_start: bool | None = None
         self._choice = choice
+        if format != "auto":
+            self._use(provider(format))
         self._max_calls = max_tool_calls
         self._max_args = max_argument_chars
         self._max_text = max_text_chars
+        self._max_id = max_id_chars
+        self._max_usage = max_usage_fields
         self._framer: FrameDecoder | None = None
         self._calls: list[_Call] = []
         self._by_ref: dict[str, _Call] = {}
@@ -286,7 +339,10 @@ class StreamAssembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._text_chars = 0
+        # the output in order: [kind, first text chunk or call key, data]
+        self._parts: list[list[Any]] = []
         self._usage: Usage | None = None
+        self._usage_raw: dict[str, Any] = {}
         self._finish: FinishDelta | None = None
         self._error: ErrorDelta | None = None
         self._response_id: str | None = None
@@ -296,43 +352,81 @@ class StreamAssembler:
         self._closed = False
         self._result: Response | None = None
 
+    def _use(self, entry: Provider) -> None:
+        adapter = entry.adapter(self._choice)
+        self._adapter = adapter
+        self.format = entry.name
+        self._fast = getattr(adapter, "fragment", None)
+        self._fast_object = getattr(adapter, "object_fragment", None)
+        self._fast_start = getattr(adapter, "fragment_start", None)
+
     # ------------------------------------------------------------------ feeding
 
     def feed(self, payload: Any, *, event: str | None = None) -> list[StreamEvent]:
         """Apply one provider payload; return the events it produced.
 
         ``payload`` is a decoded dict, an SDK event object (anything with
-        ``model_dump()``), a JSON string, or ``"[DONE]"``. ``event`` is the SSE event name
-        it arrived under, if any (an ``error`` event is an error payload).
+        ``model_dump()``; the argument fragments of the ``openai`` and ``anthropic`` SDKs'
+        event types are read by attribute access instead), a JSON string, or
+        ``"[DONE]"``. ``event`` is the SSE event name it arrived under, if any (an
+        ``error`` event is an error payload).
         """
         if self._failed is not None:
             raise self._failed
         if self._closed:
             # not recorded as the failure: the finished result stays what close() gave
             raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
+        out: list[StreamEvent] = []
         if type(payload) is not dict:
+            fast = self._fast_object
+            if fast is not None and event != "error" and self._finish is None:
+                try:
+                    hit = fast(payload)
+                except Exception:
+                    hit = None  # the general path reports what is wrong with the object
+                if hit is not None:
+                    self._fragment(hit, payload, out)
+                    return out
             payload = self._normalise(payload)
             if payload is DONE:
-                return []
+                return out
         elif "__data__" in payload:
             payload = unwrap_envelope(payload)
+        self._dispatch(payload, event, out)
+        return out
+
+    def _dispatch(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
+        """Apply one decoded payload, taking the fragment fast path where it applies.
+
+        The common case of a big call is a payload that is nothing but one argument
+        fragment of an open call: the adapter's ``fragment`` recognises it without
+        building deltas, and the call it names is found the way the general path would
+        route it, so the events are identical.
+        """
         fast = self._fast
         if fast is not None and event != "error" and self._finish is None:
-            # The common case of a big call: a payload that is nothing but one argument
-            # fragment for a known index. The adapter recognises it without building
-            # deltas; routing is the slow path's (a nameless, id-less fragment at a known
-            # index goes to that index's call), so the events are identical.
             try:
                 hit = fast(payload)
             except Exception:
-                hit = None  # let the slow path report what is wrong with the payload
+                hit = None  # let the general path report what is wrong with the payload
             if hit is not None:
-                call = self._by_index.get(hit[0])
-                if call is not None and call.state is _OPEN:
-                    return self._fast_args(call, hit[1], payload)
-        out: list[StreamEvent] = []
+                self._fragment(hit, payload, out)
+                return
         self._apply(payload, event, out)
-        return out
+
+    def _fragment(self, hit: Fragment, payload: Any, out: list[StreamEvent]) -> None:
+        """Apply a recognised fragment: straight into an open call's parser, or, for a
+        call in any other state, as the one delta the adapter's ``translate`` gives."""
+        ref, index, text = hit
+        call = self._by_ref.get(ref) if ref is not None else self._by_index.get(index)  # type: ignore[arg-type]
+        if call is not None and call.state is _OPEN:
+            out.extend(self._fast_args(call, text, payload))
+            return
+        delta = CallDelta(ref=ref, index=index, arguments=text, start=self._fast_start)
+        try:
+            self._on_call(delta, payload, out)
+        except Exception as exc:
+            raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
 
     def _fast_args(self, call: _Call, text: str, payload: Any) -> list[StreamEvent]:
         """``_on_args`` for an OPEN call (whose (OPEN, ARGS) transition is OPEN)."""
@@ -350,11 +444,6 @@ class StreamAssembler:
         call.chars = n
         call.parts.append(text)
         return [_arguments_event(call.key, text, events, call.parser.snapshot)]
-
-    def _use(self, adapter: Adapter) -> Adapter:
-        self._adapter = adapter
-        self._fast = getattr(adapter, "fragment", None) if self._shortcuts else None
-        return adapter
 
     def feed_bytes(self, data: bytes) -> list[StreamEvent]:
         """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
@@ -387,26 +476,11 @@ class StreamAssembler:
         return out
 
     def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
-        """Apply framed payloads, taking the fragment fast path where it applies."""
-        fast = self._fast
+        """Apply framed payloads."""
+        dispatch = self._dispatch
         for event, payload in items:
-            if payload is DONE:
-                continue
-            if fast is None and self._adapter is None:
-                self._apply(payload, event, out)  # detects the format, sets the fast path
-                fast = self._fast
-                continue
-            if fast is not None and event != "error" and self._finish is None:
-                try:
-                    hit = fast(payload)
-                except Exception:
-                    hit = None
-                if hit is not None:
-                    call = self._by_index.get(hit[0])
-                    if call is not None and call.state is _OPEN:
-                        out.extend(self._fast_args(call, hit[1], payload))
-                        continue
-            self._apply(payload, event, out)
+            if payload is not DONE:
+                dispatch(payload, event, out)
 
     def feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input; return the events of a last payload that lacked
@@ -469,21 +543,18 @@ class StreamAssembler:
             ) from None
 
     def _apply(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
-        adapter = self._adapter
+        """The general path: detect the format if need be, translate, apply the deltas."""
         try:
-            if adapter is None:
-                if type(payload) is not dict:
-                    raise StreamFormatError(
-                        f"a payload must be a JSON object, not {type(payload).__name__}",
-                        payload=payload,
-                    )
-                self.format = detect_format(payload, event)
-                adapter = self._use(create_adapter(self.format, choice=self._choice))
             if type(payload) is not dict:
                 raise StreamFormatError(
                     f"a payload must be a JSON object, not {type(payload).__name__}",
                     payload=payload,
                 )
+            adapter = self._adapter
+            if adapter is None:
+                self._use(detect(payload, event))
+                adapter = self._adapter
+                assert adapter is not None
             deltas = (
                 adapter.translate(payload) if event is None else adapter.translate(payload, event)
             )
@@ -495,15 +566,12 @@ class StreamAssembler:
                     self._on_text(d.text, payload, out, TextDelta)  # type: ignore[union-attr]
                 elif t is ReasoningPart:
                     self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
+                elif t is PartDelta:
+                    self._on_part(d)  # type: ignore[arg-type]
                 elif t is UsageDelta:
                     self._on_usage(d, out)  # type: ignore[arg-type]
                 elif t is MetaDelta:
-                    if self._response_id is None:
-                        self._response_id = d.response_id  # type: ignore[union-attr]
-                    if self._model is None:
-                        self._model = d.model  # type: ignore[union-attr]
-                    if self._created is None:
-                        self._created = d.created  # type: ignore[union-attr]
+                    self._on_meta(d)  # type: ignore[arg-type]
                 elif t is FinishDelta:
                     self._on_finish(d, out)  # type: ignore[arg-type]
                 elif t is ErrorDelta:
@@ -513,17 +581,22 @@ class StreamAssembler:
                     raise StreamFormatError(
                         f"adapter produced {type(d).__name__}, not a delta", payload=payload
                     )
-        except StreamError as exc:
-            raise self._fail(exc) from None
-        except ToolwireError as exc:
-            raise self._fail(StreamFormatError(str(exc), payload=payload)) from exc
-        except Exception as exc:  # a bug or a gap in an adapter must still be typed
-            raise self._fail(
-                StreamFormatError(
-                    f"payload broke the {self.format} adapter: {type(exc).__name__}: {exc}",
-                    payload=payload,
-                )
-            ) from exc
+        except Exception as exc:
+            raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
+
+    def _failure(self, exc: Exception, payload: Any) -> StreamError:
+        """``exc`` as the recorded failure: a ``StreamError`` as it is, anything else (a
+        bug or a gap in an adapter) as a :class:`StreamFormatError` naming it."""
+        if isinstance(exc, StreamError):
+            return self._fail(exc)
+        if isinstance(exc, ToolwireError):
+            return self._fail(StreamFormatError(str(exc), payload=payload))
+        return self._fail(
+            StreamFormatError(
+                f"payload broke the {self.format} adapter: {type(exc).__name__}: {exc}",
+                payload=payload,
+            )
+        )
 
     def _fail(self, exc: StreamError) -> StreamError:
         if exc.partial is None:
@@ -552,14 +625,36 @@ class StreamAssembler:
                 value=self._max_text,
             )
         self._text_chars = n
+        parts = self._parts
         if kind is TextDelta:
+            if not parts or parts[-1][0] != "text":
+                parts.append(["text", len(self._text), None])
             self._text.append(text)
             out.append(TextDelta(text=text))
         else:
+            if not parts or parts[-1][0] != "reasoning":
+                parts.append(["reasoning", len(self._reasoning), None])
             self._reasoning.append(text)
             out.append(ReasoningDelta(text=text))
 
+    def _on_part(self, d: PartDelta) -> None:
+        """A part boundary, or data for the current part (see :class:`PartDelta`)."""
+        kind = d.kind
+        data = dict(d.data) if d.data else None
+        parts = self._parts
+        if kind == "item":
+            parts.append(["item", None, data or {}])
+        elif d.start or not parts or parts[-1][0] != kind:
+            chunks = self._text if kind == "text" else self._reasoning
+            parts.append([kind, len(chunks), data])
+        elif data:
+            last = parts[-1]
+            last[2] = {**last[2], **data} if last[2] else data
+
     def _on_usage(self, d: UsageDelta, out: list[StreamEvent]) -> None:
+        # Counts merge field by field; the raw reports merge key by key into one dict that
+        # is copied per report, which the max_usage_fields bound keeps O(1): a stream of
+        # reports costs time linear in its size whatever keys it invents.
         old = self._usage
         values: dict[str, Any] = {}
         for name in _USAGE_FIELDS:
@@ -567,10 +662,35 @@ class StreamAssembler:
             if value is None and old is not None:
                 value = getattr(old, name)
             values[name] = value
-        raw = dict(old.raw) if old is not None else {}
+        raw = self._usage_raw
         raw.update(d.raw)
-        self._usage = Usage(**values, raw=raw)
+        if len(raw) > self._max_usage:
+            raise StreamLimitExceeded(
+                f"more than {self._max_usage} distinct usage fields",
+                limit="max_usage_fields",
+                value=self._max_usage,
+            )
+        self._usage = Usage(**values, raw=dict(raw))
         out.append(UsageReported(usage=self._usage))
+
+    def _on_meta(self, d: MetaDelta) -> None:
+        """The response's identity: the first value of each field wins."""
+        if self._response_id is None and d.response_id is not None:
+            self._response_id = self._identifier(d.response_id, "response id")
+        if self._model is None and d.model is not None:
+            self._model = self._identifier(d.model, "model name")
+        if self._created is None and d.created is not None:
+            self._created = self._identifier(d.created, "creation timestamp")
+
+    def _identifier(self, value: str, what: str) -> str:
+        """``value`` if it is within ``max_id_chars``, else the limit's error."""
+        if len(value) > self._max_id:
+            raise StreamLimitExceeded(
+                f"a {what} of {len(value)} characters, more than {self._max_id}",
+                limit="max_id_chars",
+                value=self._max_id,
+            )
+        return value
 
     def _on_finish(self, d: FinishDelta, out: list[StreamEvent]) -> None:
         if self._finish is not None:
@@ -586,27 +706,12 @@ class StreamAssembler:
     # ------------------------------------------------------------------- calls
 
     def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
-        if (
-            self._shortcuts
-            and d.arguments
-            and d.name is None
-            and d.start is not True
-            and d.final_arguments is None
-            and not d.end
-            and not d.metadata
-            and self._finish is None
-        ):
-            # a bare fragment: _route would pick the call of its ref/id, else of its index
-            ref = d.ref or d.id
-            if ref is not None:
-                call = self._by_ref.get(ref)
-            else:
-                call = self._by_index.get(d.index) if d.index is not None else None
-            if call is not None and call.state is _OPEN and (d.id is None or call.id == d.id):
-                out.extend(self._fast_args(call, d.arguments, payload))
-                return
         if self._finish is not None:
             raise StreamFormatError("tool call fragment after the terminal event", payload=payload)
+        max_id = self._max_id
+        for value, what in ((d.id, "call id"), (d.ref, "call reference"), (d.name, "tool name")):
+            if value is not None and len(value) > max_id:
+                self._identifier(value, what)
         call = self._route(d, payload)
         if d.id is not None and call.id is None:
             call.id = d.id
@@ -622,6 +727,7 @@ class StreamAssembler:
         if d.final_arguments is not None:
             self._on_final(call, d.final_arguments, payload, out)
         if d.end:
+            call.got_end = True
             call.move(CallEvent.END, payload)
             if self._latest is call:
                 self._latest = None
@@ -686,6 +792,8 @@ class StreamAssembler:
                 value=self._max_calls,
             )
         call = _Call(len(self._calls), d.index)
+        call.explicit = d.start is True
+        self._parts.append(["call", call.key, None])
         if d.ref is not None:
             call.ref = d.ref
             self._by_ref[d.ref] = call
@@ -783,11 +891,16 @@ class StreamAssembler:
         if call.id:
             return call.id
         if call.synth is None:
-            # deterministic: same response, same position -> same id, on every run
-            seed = (
-                f"{self._response_id or ''}\0{self._model or ''}\0{self._created or ''}\0{call.key}"
+            # Deterministic: the same bytes give the same ids on every run, and responses
+            # that the wire tells apart (id, model, timestamp) get different ones. Only
+            # what is known before the first call is used: the name may come later, and
+            # an id must not depend on when partial() was asked. The identity fields are
+            # peer text and may hold lone surrogates, which "surrogatepass" encodes.
+            seed = "\0".join(
+                (self._response_id or "", self._model or "", self._created or "", str(call.key))
             )
-            call.synth = "call_" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:24]
+            digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()
+            call.synth = "call_" + digest[:24]
         return call.synth
 
     # ------------------------------------------------------------------ closing
@@ -823,6 +936,19 @@ class StreamAssembler:
                     "not know to be a normal end; nothing is finalised"
                 )
             )
+        for call in self._calls:
+            if call.explicit and not call.got_end:
+                # The format ends each call on its own (content_block_stop,
+                # output_item.done, contentBlockStop, tool-call-end...): a call whose end
+                # never came lost at least that event, maybe others (its start input, a
+                # fragment), so it is not final even under a normal finish.
+                raise self._fail(
+                    StreamAborted(
+                        f"tool call {call.key} ({call.name or 'no name'}) never got its own "
+                        f"end event before the terminal event ({finish.raw!r}): the stream "
+                        "lost events, nothing is finalised"
+                    )
+                )
         calls: list[ToolCall] = []
         rejected: list[RejectedCall] = []
         for call in self._calls:
@@ -874,8 +1000,28 @@ class StreamAssembler:
             model=self._model,
             format=self.format,
             created=self._created,
+            parts=self._content_parts(),
         )
         return self._result
+
+    def _content_parts(self) -> list[ContentPart]:
+        """The ordered parts, text and reasoning runs cut out of their chunk lists."""
+        parts = self._parts
+        texts: dict[int, str] = {}
+        for kind, chunks in (("text", self._text), ("reasoning", self._reasoning)):
+            starts = [i for i, p in enumerate(parts) if p[0] == kind]
+            for j, i in enumerate(starts):
+                end = parts[starts[j + 1]][1] if j + 1 < len(starts) else len(chunks)
+                texts[i] = "".join(chunks[parts[i][1] : end])
+        out: list[ContentPart] = []
+        for i, (kind, at, data) in enumerate(parts):
+            if kind == "call":
+                out.append(ContentPart(kind="call", call=at))
+            elif kind == "item":
+                out.append(ContentPart(kind="item", data=data))
+            else:
+                out.append(ContentPart(kind=kind, text=texts[i], data=data or {}))
+        return out
 
     def _rejected(self, call: _Call) -> RejectedCall:
         return RejectedCall(

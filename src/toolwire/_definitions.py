@@ -1,25 +1,15 @@
-"""Tool definitions in each provider's request format, and the schema rewrites they need.
+"""Tool definitions: ``tool_definitions(tools, format)``, and the schema rewrites that several
+providers share.
 
 Strategy: a tool's ``parameters`` schema is the source of truth and is never modified;
 each format gets a fresh deep copy, rewritten for what that provider accepts. Validation
 (``Toolbox.check``) always uses the original schema, so a constraint that a provider's
-dialect cannot carry is still enforced on the model's arguments.
-
-Formats (``tool_definitions(tools, format, strict=...)`` returns one dict per tool):
-
-- ``"openai-chat"``: ``{"type": "function", "function": {"name", "description",
-  "parameters"}}``, plus ``"strict": true`` inside ``function`` when ``strict=True``.
-- ``"openai-responses"``: ``{"type": "function", "name", "description", "parameters",
-  "strict"}`` (``strict`` always present, as the Responses API expects).
-- ``"anthropic"``: ``{"name", "description", "input_schema"}``, plus ``"strict": true``
-  with a strict-mode schema when ``strict=True``.
-- ``"gemini"``: the entries of ``functionDeclarations``: ``{"name", "description",
-  "parameters"}``; send them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has
-  no meaning for Gemini and is ignored.
-- ``"bedrock-converse"``: ``{"toolSpec": {"name", "description", "inputSchema": {"json":
-  schema}}}`` for ``toolConfig.tools``.
-- ``"ollama"`` (native ``/api/chat``) and ``"cohere"`` (v2 chat): the OpenAI chat shape
-  ``{"type": "function", "function": {...}}``. ``strict`` is ignored for these three.
+dialect cannot carry is still enforced on the model's arguments. Each definition's shape
+belongs to its provider (``toolwire._providers``, one module per format, which documents
+it); this module dispatches to the provider and holds what several of them share:
+:func:`function_definition` (OpenAI's ``{"type": "function", "function": {...}}``, also
+used by Ollama and Cohere), :func:`parameters_for` (strict or plain), and the two schema
+rewrites below.
 
 Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
 ``"additionalProperties": false`` and lists every property in ``required``; a property that
@@ -55,9 +45,7 @@ become ``minimum``/``maximum``; tuples become ``items`` with ``anyOf``; objects 
 ``additionalProperties``, ``examples`` and every other keyword. A missing ``type`` is
 inferred from ``properties`` (object) or ``items`` (array). A nested object with arbitrary
 keys (``dict[str, X]``) can only be sent as ``{"type": "OBJECT"}`` (assumed accepted; the
-subset has no way to describe its values). A tool without parameters
-gets no ``parameters`` key (Gemini rejects an ``OBJECT`` with empty ``properties``). Gemini
-names must start with a letter or ``_``: other names raise ``ToolDefinitionError``.
+subset has no way to describe its values).
 
 Complexity: linear in the size of the schemas (Gemini's inlining: in the size of the
 inlined result).
@@ -66,26 +54,22 @@ inlined result).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ToolDefinitionError, UnknownFormat
+from ._errors import ToolDefinitionError
+from ._providers import provider
 
 if TYPE_CHECKING:
     from ._toolbox import Tool
 
-__all__ = ["FORMATS", "gemini_schema", "strict_schema", "tool_definitions"]
-
-FORMATS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-    "ollama",
-    "cohere",
-)
+__all__ = [
+    "function_definition",
+    "gemini_schema",
+    "parameters_for",
+    "strict_schema",
+    "tool_definitions",
+]
 
 _STRICT_KEEP = frozenset(
     {
@@ -138,86 +122,44 @@ _GEMINI_KEEP = frozenset(
         "propertyOrdering",
     }
 )
-_GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
 
 
 def tool_definitions(
     tools: Iterable[Tool], format: str, *, strict: bool = False
 ) -> list[dict[str, Any]]:
-    """One definition per tool in ``format``; see the module docstring for each shape.
+    """One definition per tool in ``format`` (see the format's provider for its shape).
 
-    Raises :class:`UnknownFormat` for a format not in :data:`FORMATS` and
+    Raises :class:`UnknownFormat` for a format no provider has and
     :class:`ToolDefinitionError` for a schema the format cannot express.
     """
-    if format not in FORMATS:
-        raise UnknownFormat(
-            f"unknown tool definition format {format!r}; expected one of "
-            + ", ".join(repr(f) for f in FORMATS)
-        )
+    entry = provider(format)
     if not isinstance(strict, bool):
         raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
     try:
-        return [_definition(tool, format, strict) for tool in tools]
+        return [entry.definition(tool, strict) for tool in tools]
     except RecursionError:
-        raise ToolDefinitionError(f"a tool schema is nested too deeply for {format}") from None
+        raise ToolDefinitionError(f"a tool schema is nested too deeply for {entry.name}") from None
 
 
-def _definition(tool: Tool, format: str, strict: bool) -> dict[str, Any]:
-    where = f"tool {tool.name!r}"
-    if format == "openai-chat":
-        function: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": strict_schema(tool.parameters, where=where)
-            if strict
-            else copy.deepcopy(tool.parameters),
-        }
-        if strict:
-            function["strict"] = True
-        return {"type": "function", "function": function}
-    if format == "openai-responses":
-        return {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": strict_schema(tool.parameters, where=where)
-            if strict
-            else copy.deepcopy(tool.parameters),
-            "strict": strict,
-        }
-    if format == "anthropic":
-        out: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": strict_schema(tool.parameters, where=where)
-            if strict
-            else copy.deepcopy(tool.parameters),
-        }
-        if strict:
-            out["strict"] = True
-        return out
-    if format in ("ollama", "cohere"):
-        plain = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": copy.deepcopy(tool.parameters),
-        }
-        return {"type": "function", "function": plain}
-    if format == "bedrock-converse":
-        spec = {
-            "name": tool.name,
-            "description": tool.description,
-            "inputSchema": {"json": copy.deepcopy(tool.parameters)},
-        }
-        return {"toolSpec": spec}
-    # gemini
-    if not _GEMINI_NAME.match(tool.name):
-        raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")
-    declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    parameters = gemini_schema(tool.parameters, where=where)
-    if parameters.get("properties"):
-        declaration["parameters"] = parameters
-    return declaration
+def parameters_for(tool: Tool, strict: bool) -> dict[str, Any]:
+    """The tool's parameter schema: a strict-mode copy (:func:`strict_schema`) when
+    ``strict``, else a plain deep copy."""
+    if strict:
+        return strict_schema(tool.parameters, where=f"tool {tool.name!r}")
+    return copy.deepcopy(tool.parameters)
+
+
+def function_definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    """OpenAI's function tool, ``{"type": "function", "function": {"name", "description",
+    "parameters"}}``, plus ``"strict": true`` inside ``function`` when ``strict``."""
+    function: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": parameters_for(tool, strict),
+    }
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
 
 
 # --------------------------------------------------------------------------- shared

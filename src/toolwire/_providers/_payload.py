@@ -1,4 +1,4 @@
-"""Typed reads from decoded provider payloads, shared by the adapters.
+"""Typed reads from decoded provider payloads, shared by the providers' adapters.
 
 Provider payloads are untrusted JSON: any field may be missing, ``null`` or of the wrong
 type. Every adapter reads its fields through these helpers so that a payload which breaks
@@ -26,7 +26,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._deltas import UsageDelta
 from .._errors import StreamFormatError
 
 __all__ = [
@@ -186,49 +185,3 @@ def dump_arguments(value: Any, where: str, payload: Any) -> str:
     except (TypeError, ValueError) as exc:
         raise fail(f"{where} cannot be serialised as JSON: {exc}", payload) from exc
     return escape_surrogates(text)
-
-
-# --------------------------------------------------------------- OpenAI's shared shapes
-
-
-def opt_int(value: Any) -> int | None:
-    """An int field that may be absent; bools and other types count as absent."""
-    return value if type(value) is int else None
-
-
-def without_nulls(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` without null members (recursively): a field sent as ``null`` and a field not
-    sent are the same report, so SDK dumps and wire dicts give equal ``Usage.raw``."""
-    return {k: without_nulls(v) if type(v) is dict else v for k, v in obj.items() if v is not None}
-
-
-def openai_usage(usage: dict[str, Any], *, input_key: str, output_key: str) -> UsageDelta:
-    """Read an OpenAI ``usage`` object: Chat names its counts ``prompt``/``completion``,
-    Responses ``input``/``output``; both put cached and reasoning tokens in ``*_details``."""
-    cached = reasoning = None
-    details = usage.get(f"{input_key}_details")
-    if type(details) is dict:
-        cached = opt_int(details.get("cached_tokens"))
-    details = usage.get(f"{output_key}_details")
-    if type(details) is dict:
-        reasoning = opt_int(details.get("reasoning_tokens"))
-    return UsageDelta(
-        input_tokens=opt_int(usage.get(input_key)),
-        output_tokens=opt_int(usage.get(output_key)),
-        total_tokens=opt_int(usage.get("total_tokens")),
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-        raw=without_nulls(usage),
-    )
-
-
-def error_message(error: Any) -> str:
-    """A readable message from an OpenAI-style ``error`` member (object or anything else)."""
-    if type(error) is dict:
-        msg = error.get("message")
-        if isinstance(msg, str) and msg:
-            return msg
-        code = error.get("code")
-        if code is not None:
-            return str(code)
-    return str(error)

@@ -1,6 +1,8 @@
-"""Gemini (Gemini API and Vertex AI) ``GenerateContentResponse`` chunks -> normalised deltas.
+"""Gemini (Gemini API and Vertex AI): the ``"gemini"`` provider.
 
-Strategy: each streamed chunk is a whole ``GenerateContentResponse``; only the candidate
+Detection: a chunk with ``candidates``, ``promptFeedback`` or ``usageMetadata``.
+
+Adapter strategy: each streamed chunk is a whole ``GenerateContentResponse``; only the candidate
 whose ``index`` is ``choice`` (0 by default; a candidate without ``index`` counts by its
 position) is translated. Its parts are read in order:
 
@@ -30,10 +32,12 @@ call is open leaves its text unterminated, so it can never be finalised by accid
 string piece marked ``willContinue`` that is followed by another path is taken as ended:
 the provider has moved on, and the call still needs its own end.)
 
-``thoughtSignature`` on a function-call part is kept as ``metadata["thought_signature"]``
-(it must be echoed back with the call); on a text part it is dropped, as deltas have no
-place for it. Calls carry the provider's ``id`` when present and
-an ``index`` that is their position among this stream's calls (Gemini has none).
+``thoughtSignature`` must be sent back in the very part it came in. On a function-call part
+it is kept as the call's ``metadata["thought_signature"]``; on a text or thought part it
+is kept on that text part (``PartDelta``): the streamed pieces of one text join one part,
+and a second signature starts a new part, so that no two signed parts are ever merged.
+Calls carry the provider's ``id`` when present and an ``index`` that is their position
+among this stream's calls (Gemini has none).
 
 ``finishReason`` gives one ``FinishDelta`` (later restatements are ignored): ``STOP`` is
 ``stop`` (the assembler promotes it to a tool turn when calls arrived), ``MAX_TOKENS``
@@ -42,8 +46,21 @@ an ``index`` that is their position among this stream's calls (Gemini has none).
 failures (``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``)
 ``error``, anything else ``other``. ``promptFeedback.blockReason`` (the prompt itself was
 blocked, no candidates) finishes as ``content_filter``. ``usageMetadata`` counts become
-``UsageDelta``; ``responseId``/``modelVersion`` a ``MetaDelta`` whenever they change; an
-``error`` object (what Google returns inside a streamed array) an ``ErrorDelta``.
+``UsageDelta``; ``responseId``/``modelVersion``/``createTime`` (Vertex) a ``MetaDelta``
+whenever they change (Gemini before version 3 sends no call ids, so these are what tell
+two responses' synthesised ids apart); an ``error`` object (what Google returns inside a
+streamed array) an ``ErrorDelta``.
+
+Next request: tool definitions are ``functionDeclarations`` entries, ``{"name",
+"description", "parameters"}`` with the parameters in Gemini's schema subset (a tool
+without parameters gets no ``parameters``; names must start with a letter or ``_``); the
+assistant turn ``{"role": "model", "parts": [...]}`` repeats the parts in order with
+their ``thoughtSignature``, each call as ``{"functionCall": {"name", "args", "id"}}``
+(``args`` the arguments object, or ``{"INVALID_JSON": raw}`` for a rejected call; ``id``
+as the result will carry it, synthesised ones included); the results one user message of
+``functionResponse`` parts (``{"name", "id", "response"}``, the response an object:
+the result's JSON object, ``{"result": value}`` for any other value, ``{"error": text}``
+for every status but completed and replayed).
 
 Each chunk is translated in time linear in its size; the writer's state is the depth of
 the current path.
@@ -54,33 +71,21 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
-from .._deltas import (
-    CallDelta,
-    Delta,
-    ErrorDelta,
-    FinishDelta,
-    FinishKind,
-    MetaDelta,
-    ReasoningPart,
-    TextPart,
-    UsageDelta,
-)
-from ._payload import (
-    dump_arguments,
-    ensure_dict,
-    escape_surrogates,
-    fail,
-    opt_bool,
-    opt_count,
-    opt_dict,
-    opt_list,
-    opt_str,
-    type_name,
-)
+from .. import _deltas as d
+from .._definitions import gemini_schema
+from .._errors import InvalidOutcome, ToolDefinitionError
+from .._response import Response
+from .._results import ResultText, object_arguments, turn_parts, wire_name
+from . import Provider
+from . import _payload as read
 
-__all__ = ["GeminiAdapter"]
+if TYPE_CHECKING:
+    from .._toolbox import Tool
+
+__all__ = ["PROVIDER", "GeminiAdapter"]
 
 _FILTERED = frozenset(
     {
@@ -97,7 +102,7 @@ _FILTERED = frozenset(
 _FAILED = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
 
 
-def _finish_kind(reason: str) -> FinishKind:
+def _finish_kind(reason: str) -> d.FinishKind:
     if reason == "STOP":
         return "stop"
     if reason == "MAX_TOKENS":
@@ -154,7 +159,7 @@ def parse_json_path(path: str) -> tuple[Segment, ...] | None:
 
 def _string_body(text: str) -> str:
     """``text`` JSON-escaped, without the surrounding quotes."""
-    return escape_surrogates(json.dumps(text, ensure_ascii=False)[1:-1])
+    return read.escape_surrogates(json.dumps(text, ensure_ascii=False)[1:-1])
 
 
 class _Frame:
@@ -185,19 +190,21 @@ class _ArgumentWriter:
     def write(self, entry: dict[str, Any], payload: Any) -> str:
         """The JSON text that entry adds."""
         where = "functionCall.partialArgs[]"
-        raw_path = opt_str(entry, "jsonPath", where, payload)
+        raw_path = read.opt_str(entry, "jsonPath", where, payload)
         if raw_path is None:
-            raise fail(f"{where}.jsonPath is missing", payload)
+            raise read.fail(f"{where}.jsonPath is missing", payload)
         path = parse_json_path(raw_path)
         if not path:
-            raise fail(f"{where}.jsonPath {raw_path!r} is not a path to an argument", payload)
-        more = opt_bool(entry, "willContinue", where, payload) is True
+            raise read.fail(f"{where}.jsonPath {raw_path!r} is not a path to an argument", payload)
+        more = read.opt_bool(entry, "willContinue", where, payload) is True
         out: list[str] = []
         if self._open_string is not None:
             if path == self._open_string:
                 piece = entry.get("stringValue")
                 if not isinstance(piece, str):
-                    raise fail(f"{raw_path}: a string continues with {type_name(piece)}", payload)
+                    raise read.fail(
+                        f"{raw_path}: a string continues with {read.type_name(piece)}", payload
+                    )
                 out.append(self._string_piece(piece))
                 if not more:
                     out.append(self._close_string())
@@ -208,7 +215,7 @@ class _ArgumentWriter:
         if "stringValue" in entry:
             piece = entry["stringValue"]
             if not isinstance(piece, str):
-                raise fail(f"{raw_path}: stringValue must be a string", payload)
+                raise read.fail(f"{raw_path}: stringValue must be a string", payload)
             out.append('"')
             out.append(self._string_piece(piece))
             if more:
@@ -219,17 +226,17 @@ class _ArgumentWriter:
             number = entry["numberValue"]
             valid = isinstance(number, (int, float)) and not isinstance(number, bool)
             if not valid or not math.isfinite(number):
-                raise fail(f"{raw_path}: numberValue must be a finite number", payload)
+                raise read.fail(f"{raw_path}: numberValue must be a finite number", payload)
             out.append(json.dumps(number))
         elif "boolValue" in entry:
             flag = entry["boolValue"]
             if not isinstance(flag, bool):
-                raise fail(f"{raw_path}: boolValue must be a boolean", payload)
+                raise read.fail(f"{raw_path}: boolValue must be a boolean", payload)
             out.append("true" if flag else "false")
         elif "nullValue" in entry:
             out.append("null")
         else:
-            raise fail(f"{raw_path}: partialArgs entry carries no value", payload)
+            raise read.fail(f"{raw_path}: partialArgs entry carries no value", payload)
         return "".join(out)
 
     def finish(self) -> str:
@@ -294,18 +301,18 @@ class _ArgumentWriter:
         frame.count += 1
         if frame.is_array:
             if not isinstance(segment, int):
-                raise fail(f"{raw}: member {segment!r} of an array", payload)
+                raise read.fail(f"{raw}: member {segment!r} of an array", payload)
             if segment != frame.count - 1:
-                raise fail(
+                raise read.fail(
                     f"{raw}: array element {segment} out of order "
                     f"(expected {frame.count - 1}); partialArgs must arrive in document order",
                     payload,
                 )
             return comma
         if isinstance(segment, int):
-            raise fail(f"{raw}: index [{segment}] into an object", payload)
+            raise read.fail(f"{raw}: index [{segment}] into an object", payload)
         if segment in frame.keys:
-            raise fail(
+            raise read.fail(
                 f"{raw}: field {segment!r} written twice; partialArgs must arrive in "
                 "document order",
                 payload,
@@ -315,7 +322,7 @@ class _ArgumentWriter:
 
 
 def _json_key(key: str) -> str:
-    return escape_surrogates(json.dumps(key, ensure_ascii=False))
+    return read.escape_surrogates(json.dumps(key, ensure_ascii=False))
 
 
 # --------------------------------------------------------------------------- adapter
@@ -334,37 +341,40 @@ class GeminiAdapter:
         self._calls = 0  # calls started so far: the next call's index
         self._writer: _ArgumentWriter | None = None  # the streamed call being written
         self._open_index = 0
-        self._meta: tuple[str | None, str | None] = (None, None)
+        self._meta: tuple[str | None, str | None, str | None] = (None, None, None)
         self._finished = False
+        self._run: tuple[str, bool] | None = None  # kind of the text run, and if signed
 
-    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[Delta]:
+    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
         """The deltas of one ``GenerateContentResponse`` chunk (``event`` is unused)."""
-        payload = ensure_dict(payload, "a Gemini chunk", payload)
-        out: list[Delta] = []
+        payload = read.ensure_dict(payload, "a Gemini chunk", payload)
+        out: list[d.Delta] = []
         error = payload.get("error")
         if error is not None:
             return [self._error(error, payload)]
-        response_id = opt_str(payload, "responseId", "chunk", payload)
-        model = opt_str(payload, "modelVersion", "chunk", payload)
-        if (response_id or model) and (response_id, model) != self._meta:
-            self._meta = (response_id, model)
-            out.append(MetaDelta(response_id=response_id, model=model))
-        finish: FinishDelta | None = None
+        response_id = read.opt_str(payload, "responseId", "chunk", payload)
+        model = read.opt_str(payload, "modelVersion", "chunk", payload)
+        created = read.opt_str(payload, "createTime", "chunk", payload)
+        meta = (response_id, model, created)
+        if any(meta) and meta != self._meta:
+            self._meta = meta
+            out.append(d.MetaDelta(response_id=response_id, model=model, created=created))
+        finish: d.FinishDelta | None = None
         candidate = self._candidate(payload)
         if candidate is not None:
-            content = opt_dict(candidate, "content", "candidate", payload)
+            content = read.opt_dict(candidate, "content", "candidate", payload)
             if content is not None:
-                for part in opt_list(content, "parts", "candidate.content", payload) or ():
+                for part in read.opt_list(content, "parts", "candidate.content", payload) or ():
                     out.extend(self._part(part, payload))
-            reason = opt_str(candidate, "finishReason", "candidate", payload)
+            reason = read.opt_str(candidate, "finishReason", "candidate", payload)
             if reason is not None:
-                finish = FinishDelta(raw=reason, kind=_finish_kind(reason))
-        feedback = opt_dict(payload, "promptFeedback", "chunk", payload)
+                finish = d.FinishDelta(raw=reason, kind=_finish_kind(reason))
+        feedback = read.opt_dict(payload, "promptFeedback", "chunk", payload)
         if feedback is not None and finish is None:
-            blocked = opt_str(feedback, "blockReason", "promptFeedback", payload)
+            blocked = read.opt_str(feedback, "blockReason", "promptFeedback", payload)
             if blocked is not None:
-                finish = FinishDelta(raw=blocked, kind="content_filter")
-        usage = opt_dict(payload, "usageMetadata", "chunk", payload)
+                finish = d.FinishDelta(raw=blocked, kind="content_filter")
+        usage = read.opt_dict(payload, "usageMetadata", "chunk", payload)
         if usage is not None:
             delta = self._usage(usage, payload)
             if delta is not None:
@@ -376,70 +386,84 @@ class GeminiAdapter:
 
     def _candidate(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The candidate numbered ``choice`` (by ``index``, else by position), if any."""
-        for position, item in enumerate(opt_list(payload, "candidates", "chunk", payload) or ()):
-            candidate = ensure_dict(item, "candidates[]", payload)
-            index = opt_count(candidate, "index", "candidate", payload)
+        for position, item in enumerate(
+            read.opt_list(payload, "candidates", "chunk", payload) or ()
+        ):
+            candidate = read.ensure_dict(item, "candidates[]", payload)
+            index = read.opt_count(candidate, "index", "candidate", payload)
             if (position if index is None else index) == self._choice:
                 return candidate
         return None
 
     @staticmethod
-    def _error(error: Any, payload: dict[str, Any]) -> ErrorDelta:
+    def _error(error: Any, payload: dict[str, Any]) -> d.ErrorDelta:
         if isinstance(error, dict):
-            message = opt_str(error, "message", "error", payload)
-            status = opt_str(error, "status", "error", payload)
+            message = read.opt_str(error, "message", "error", payload)
+            status = read.opt_str(error, "status", "error", payload)
             text = message or status or "Gemini error"
             if message and status:
                 text = f"{status}: {message}"
-            return ErrorDelta(message=text, error=error)
+            return d.ErrorDelta(message=text, error=error)
         if isinstance(error, str):
-            return ErrorDelta(message=error, error=error)
-        raise fail(f"error must be an object, got {type_name(error)}", payload)
+            return d.ErrorDelta(message=error, error=error)
+        raise read.fail(f"error must be an object, got {read.type_name(error)}", payload)
 
     @staticmethod
-    def _usage(usage: dict[str, Any], payload: dict[str, Any]) -> UsageDelta | None:
+    def _usage(usage: dict[str, Any], payload: dict[str, Any]) -> d.UsageDelta | None:
         where = "usageMetadata"
         counts = {
-            "input_tokens": opt_count(usage, "promptTokenCount", where, payload),
-            "output_tokens": opt_count(usage, "candidatesTokenCount", where, payload),
-            "total_tokens": opt_count(usage, "totalTokenCount", where, payload),
-            "reasoning_tokens": opt_count(usage, "thoughtsTokenCount", where, payload),
-            "cache_read_tokens": opt_count(usage, "cachedContentTokenCount", where, payload),
+            "input_tokens": read.opt_count(usage, "promptTokenCount", where, payload),
+            "output_tokens": read.opt_count(usage, "candidatesTokenCount", where, payload),
+            "total_tokens": read.opt_count(usage, "totalTokenCount", where, payload),
+            "reasoning_tokens": read.opt_count(usage, "thoughtsTokenCount", where, payload),
+            "cache_read_tokens": read.opt_count(usage, "cachedContentTokenCount", where, payload),
         }
         if all(value is None for value in counts.values()):
             return None  # Vertex repeats a count-less usageMetadata on every chunk
-        return UsageDelta(raw=dict(usage), **counts)
+        return d.UsageDelta(raw=dict(usage), **counts)
 
-    def _part(self, item: Any, payload: dict[str, Any]) -> list[Delta]:
-        part = ensure_dict(item, "content.parts[]", payload)
-        call = opt_dict(part, "functionCall", "part", payload)
+    def _part(self, item: Any, payload: dict[str, Any]) -> list[d.Delta]:
+        part = read.ensure_dict(item, "content.parts[]", payload)
+        call = read.opt_dict(part, "functionCall", "part", payload)
+        signature = read.opt_str(part, "thoughtSignature", "part", payload)
         if call is not None:
-            signature = opt_str(part, "thoughtSignature", "part", payload)
+            self._run = None
             metadata = {"thought_signature": signature} if signature else None
             return self._function_call(call, metadata, payload)
-        text = opt_str(part, "text", "part", payload)
-        if not text:
-            return []  # empty text parts, and parts toolwire does not translate
-        if opt_bool(part, "thought", "part", payload):
-            return [ReasoningPart(text=text)]
-        return [TextPart(text=text)]
+        text = read.opt_str(part, "text", "part", payload)
+        if text is None:
+            return []  # parts toolwire does not translate
+        thought = read.opt_bool(part, "thought", "part", payload)
+        kind: Literal["text", "reasoning"] = "reasoning" if thought else "text"
+        out: list[d.Delta] = []
+        run = self._run
+        if signature:
+            # a run holds one signature: a second one starts a new part
+            start = run is not None and run == (kind, True)
+            out.append(d.PartDelta(kind=kind, start=start, data={"thoughtSignature": signature}))
+            self._run = (kind, True)
+        elif run is None or run[0] != kind:
+            self._run = (kind, False)
+        if text:
+            out.append(d.TextPart(text=text) if kind == "text" else d.ReasoningPart(text=text))
+        return out
 
     def _function_call(
         self, call: dict[str, Any], metadata: dict[str, Any] | None, payload: dict[str, Any]
-    ) -> list[Delta]:
+    ) -> list[d.Delta]:
         """A whole call, the start of a streamed one, or a piece of the open one."""
         where = "functionCall"
-        name = opt_str(call, "name", where, payload)
-        more = opt_bool(call, "willContinue", where, payload) is True
-        entries = opt_list(call, "partialArgs", where, payload)
+        name = read.opt_str(call, "name", where, payload)
+        more = read.opt_bool(call, "willContinue", where, payload) is True
+        entries = read.opt_list(call, "partialArgs", where, payload)
         if self._writer is not None:
             if name:
-                raise fail(
+                raise read.fail(
                     f"functionCall {name!r} started while a streamed call is still open",
                     payload,
                 )
             if call.get("args") is not None:
-                raise fail("functionCall.args inside a streamed call", payload)
+                raise read.fail("functionCall.args inside a streamed call", payload)
             text = self._write(self._writer, entries, payload)
             if not more:
                 text += self._writer.finish()
@@ -447,7 +471,7 @@ class GeminiAdapter:
             elif not text and not metadata:
                 return []  # a keep-alive part: the call goes on, nothing to add
             return [
-                CallDelta(
+                d.CallDelta(
                     index=self._open_index,
                     arguments=text,
                     start=False,
@@ -456,10 +480,10 @@ class GeminiAdapter:
                 )
             ]
         if not name:
-            raise fail(
+            raise read.fail(
                 "functionCall without a name, and no streamed call is open to continue", payload
             )
-        call_id = opt_str(call, "id", where, payload) or None
+        call_id = read.opt_str(call, "id", where, payload) or None
         index = self._calls
         self._calls += 1
         if more or entries:
@@ -474,10 +498,12 @@ class GeminiAdapter:
             if args is None:
                 args = {}
             elif not isinstance(args, dict):
-                raise fail(f"functionCall.args must be an object, got {type_name(args)}", payload)
-            text = dump_arguments(args, "functionCall.args", payload)
+                raise read.fail(
+                    f"functionCall.args must be an object, got {read.type_name(args)}", payload
+                )
+            text = read.dump_arguments(args, "functionCall.args", payload)
         return [
-            CallDelta(
+            d.CallDelta(
                 id=call_id,
                 index=index,
                 name=name,
@@ -491,6 +517,98 @@ class GeminiAdapter:
     @staticmethod
     def _write(writer: _ArgumentWriter, entries: list[Any] | None, payload: Any) -> str:
         return "".join(
-            writer.write(ensure_dict(entry, "functionCall.partialArgs[]", payload), payload)
+            writer.write(read.ensure_dict(entry, "functionCall.partialArgs[]", payload), payload)
             for entry in entries or ()
         )
+
+
+# ------------------------------------------------------------------- the provider
+
+_DETECT_KEYS = ("candidates", "promptFeedback", "usageMetadata")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+
+
+def _detect(payload: dict[str, Any], event: str | None) -> bool:
+    return any(key in payload for key in _DETECT_KEYS)
+
+
+def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    """One ``functionDeclarations`` entry, ``{"name", "description", "parameters"}``; send
+    them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has no meaning for
+    Gemini and is ignored; a tool without parameters gets no ``parameters`` key (Gemini
+    rejects an ``OBJECT`` with empty ``properties``)."""
+    where = f"tool {tool.name!r}"
+    if not _NAME.match(tool.name):
+        raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")
+    declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    parameters = gemini_schema(tool.parameters, where=where)
+    if parameters.get("properties"):
+        declaration["parameters"] = parameters
+    return declaration
+
+
+def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
+    """One user message of ``functionResponse`` parts (``id`` left out when the call id
+    is empty); no results give ``[]``."""
+    if not results:
+        return []
+    parts = []
+    for r in results:
+        function_response: dict[str, Any] = {"name": r.name}
+        if r.outcome.call_id:
+            function_response["id"] = r.outcome.call_id
+        function_response["response"] = {"error": r.text} if r.error else _response_value(r)
+        parts.append({"functionResponse": function_response})
+    return [{"role": "user", "parts": parts}]
+
+
+def _response_value(result: ResultText) -> dict[str, Any]:
+    try:
+        value = json.loads(result.text)
+    except ValueError:
+        call_id = result.outcome.call_id
+        raise InvalidOutcome(
+            f"outcome {call_id!r}: result_json is not JSON, so Gemini cannot get it"
+        ) from None
+    if isinstance(value, dict):
+        return value
+    return {"result": value}
+
+
+def assistant_turn(response: Response) -> list[dict[str, Any]]:
+    """The model turn: the parts in order, each with its ``thoughtSignature`` (see the
+    module docstring). A response without parts gives ``[]``."""
+    parts: list[dict[str, Any]] = []
+    for part, call in turn_parts(response):
+        if call is not None:
+            function: dict[str, Any] = {"name": wire_name(call.name)}
+            function["args"] = object_arguments(call)
+            if call.id:
+                function["id"] = call.id
+            entry: dict[str, Any] = {"functionCall": function}
+            signature = call.metadata.get("thought_signature")
+            if signature:
+                entry["thoughtSignature"] = signature
+            parts.append(entry)
+        elif part.kind in ("text", "reasoning"):
+            signature = part.data.get("thoughtSignature")
+            if not part.text and not signature:
+                continue
+            entry = {"text": part.text}
+            if part.kind == "reasoning":
+                entry["thought"] = True
+            if signature:
+                entry["thoughtSignature"] = signature
+            parts.append(entry)
+    return [{"role": "model", "parts": parts}] if parts else []
+
+
+PROVIDER = Provider(
+    name="gemini",
+    detect_rank=50,
+    detect=_detect,
+    adapter=lambda choice: GeminiAdapter(choice=choice),
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+)

@@ -1,0 +1,182 @@
+"""The provider registry: every wire format toolwire speaks, each one unit, registered once.
+
+A provider is one module of this package. Its ``PROVIDER`` (a :class:`Provider`) holds
+everything toolwire knows about the format:
+
+- ``detect``: how to recognise the format's first payload (and ``detect_fallback``, a
+  weaker hint asked only when no provider recognised the payload);
+- ``adapter``: a factory of the adapter that translates its payloads into deltas
+  (``toolwire._deltas``);
+- ``definition``: one tool in the format's request shape (the schema rewrites shared by
+  several providers, OpenAI strict mode and Gemini's subset, live in ``_definitions``);
+- ``tool_results`` and ``assistant_turn``: the messages the provider expects next, the
+  tool results and the assistant turn that they answer (``_results`` checks that the two
+  agree before either is built);
+- ``encoder``: the slot for the simulator's encoder (a scenario to the format's wire
+  bytes), which ``toolwire.testing`` fills in a later release; ``None`` until then.
+
+Registration: the built-in providers are the public modules of this package (names
+without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
+so adding a provider means adding one module (and its tests), nothing else. Tests register
+toy providers with :func:`register` and remove them with :func:`unregister`.
+
+Names: each provider has one canonical name (``Response.format`` uses it) and may have
+aliases (``"openai"`` is an alias of ``"openai-chat"``, the name everyone tries first).
+Unknown names raise :class:`UnknownFormat` suggesting the closest known names.
+
+Detection (:func:`detect`, ``format="auto"``): the providers are asked in a defined order,
+by ``detect_rank`` and then name, and the first whose ``detect`` accepts the payload wins;
+if none does, their ``detect_fallback`` hooks are asked in the same order. Each ``detect``
+looks only at structural markers its format always has on its first event, so it is
+O(number of keys). A payload no provider claims raises :class:`StreamFormatError`.
+
+Lookups are O(1) after the first; the registry is guarded by a lock so that threads
+creating their first assemblers together load it once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._deltas import Adapter
+from .._errors import StreamFormatError, UnknownFormat, UsageError
+
+if TYPE_CHECKING:
+    from .._response import Response
+    from .._results import ResultText
+    from .._toolbox import Tool
+
+__all__ = ["Provider", "detect", "names", "provider", "register", "unregister"]
+
+Detector = Callable[[dict[str, Any], "str | None"], bool]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provider:
+    """Everything toolwire knows about one wire format (see the module docstring).
+
+    - ``name``: the canonical format name; ``aliases``: other names accepted for it;
+    - ``detect_rank``: where ``detect`` is asked in the detection order (lower first);
+    - ``detect(payload, event)``: whether a decoded first payload (and its SSE event
+      name) belongs to this format; ``detect_fallback``: the same, asked only after every
+      provider's ``detect`` said no;
+    - ``adapter(choice)``: a fresh adapter for one stream (``choice`` selects one of
+      several choices or candidates where the format has them, else is ignored);
+    - ``definition(tool, strict)``: one tool's definition in the request format;
+    - ``tool_results(results)``: the messages carrying the given outcomes (each with its
+      text, see ``_results.ResultText``), in order;
+    - ``assistant_turn(response)``: the assistant turn that those results answer, in the
+      provider's request format, with every call of ``response`` (rejected ones
+      included) and what the provider needs echoed;
+    - ``encoder``: reserved for the simulator (scenario -> wire bytes); ``None`` for now.
+    """
+
+    name: str
+    detect_rank: int
+    detect: Detector
+    adapter: Callable[[int], Adapter]
+    definition: Callable[[Tool, bool], dict[str, Any]]
+    tool_results: Callable[[Sequence[ResultText]], list[dict[str, Any]]]
+    assistant_turn: Callable[[Response], list[dict[str, Any]]]
+    detect_fallback: Detector | None = None
+    aliases: tuple[str, ...] = ()
+    encoder: Callable[..., bytes] | None = None
+
+
+_lock = threading.RLock()
+_by_name: dict[str, Provider] = {}  # canonical names and aliases -> provider
+_ordered: list[Provider] = []  # detection order
+_loaded = False
+
+
+def _load_builtins() -> None:
+    """Import and register every public module of this package, once."""
+    global _loaded
+    with _lock:
+        if _loaded:
+            return
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            _add(module.PROVIDER)
+        _loaded = True
+
+
+def _add(entry: Provider) -> None:
+    taken = [n for n in (entry.name, *entry.aliases) if n in _by_name]
+    if taken:
+        raise UsageError(f"format name {taken[0]!r} is already registered")
+    for name in (entry.name, *entry.aliases):
+        _by_name[name] = entry
+    _ordered.append(entry)
+    _ordered.sort(key=lambda p: (p.detect_rank, p.name))
+
+
+def register(entry: Provider) -> None:
+    """Add a provider; its name and aliases must be new (``UsageError`` otherwise)."""
+    _load_builtins()
+    with _lock:
+        _add(entry)
+
+
+def unregister(name: str) -> None:
+    """Remove the provider named ``name`` (and its aliases); unknown names raise."""
+    entry = provider(name)
+    with _lock:
+        for key in (entry.name, *entry.aliases):
+            _by_name.pop(key, None)
+        _ordered.remove(entry)
+
+
+def names() -> tuple[str, ...]:
+    """The canonical names of every registered format, in detection order."""
+    _load_builtins()
+    return tuple(p.name for p in _ordered)
+
+
+def provider(name: str) -> Provider:
+    """The provider called ``name`` (a canonical name or an alias).
+
+    Raises :class:`UnknownFormat` for anything else, naming the closest known names.
+    """
+    if not _loaded:
+        _load_builtins()
+    entry = _by_name.get(name) if isinstance(name, str) else None
+    if entry is not None:
+        return entry
+    if not isinstance(name, str):
+        raise UnknownFormat(f"a format name is a string, not {type(name).__name__}")
+    known = sorted(_by_name)
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
+    hint = f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""
+    raise UnknownFormat(f"unknown format {name!r}{hint}; known: {', '.join(known)}")
+
+
+def detect(payload: Any, event: str | None = None) -> Provider:
+    """The provider whose format ``payload`` (a decoded first event) belongs to.
+
+    Raises :class:`StreamFormatError` when no provider recognises it.
+    """
+    if type(payload) is not dict:
+        raise StreamFormatError(
+            f"cannot detect the format of a {type(payload).__name__} payload", payload=payload
+        )
+    _load_builtins()
+    for entry in _ordered:
+        if entry.detect(payload, event):
+            return entry
+    for entry in _ordered:
+        if entry.detect_fallback is not None and entry.detect_fallback(payload, event):
+            return entry
+    shown = ", ".join(sorted(map(str, payload))[:8])
+    raise StreamFormatError(
+        f"cannot detect the wire format of a payload with keys [{shown}]", payload=payload
+    )

@@ -1,0 +1,419 @@
+"""Anthropic Messages: the ``"anthropic"`` provider (detection, adapter, definitions, messages).
+
+Detection: an event ``type`` of the Messages stream (``message_start``,
+``content_block_delta``...), or ``type: "error"`` with a nested ``error`` object.
+
+Adapter strategy: the Messages API streams numbered content blocks, each opened by
+``content_block_start``, grown by ``content_block_delta`` and closed by
+``content_block_stop``; the response ends with ``message_stop``. The adapter keeps one
+small record per block index (its kind, and for ``tool_use`` the id and the ``input`` given
+at the start) and the ``stop_reason`` from ``message_delta``, nothing else.
+
+Guaranteed:
+
+- ``message_start`` gives a ``MetaDelta`` (id, model) and a ``UsageDelta`` (input tokens,
+  cache reads and writes) so that an aborted stream still knows what it spent;
+  ``message_delta`` usage (running output total) gives another ``UsageDelta``.
+- ``tool_use`` blocks become calls: ``start=True`` with id, name and block index at
+  ``content_block_start``, one ``CallDelta`` per non-empty ``input_json_delta`` fragment,
+  ``end=True`` at ``content_block_stop``. The ``input`` object at the start is the API's
+  placeholder (``{}``) when fragments follow, so it is never emitted as argument text;
+  only a block that ends with *no* ``input_json_delta`` at all and a non-empty ``input``
+  is a whole call, and its ``input`` is then emitted (compact JSON) with the end. A block
+  that never gets its ``content_block_stop`` therefore never becomes final, whatever the
+  start carried (the assembler raises ``StreamAborted``). The empty first fragment
+  (``partial_json: ""``) is matched by type and skipped.
+- ``text`` blocks become ``TextPart`` and ``thinking`` blocks ``ReasoningPart``, each
+  block opening its own part (``PartDelta(start=True)``) so that the assistant turn can
+  repeat the blocks in order; ``signature_delta`` is kept as the thinking part's
+  ``signature`` and a ``redacted_thinking`` block as an item part: the next request must
+  send both back unchanged.
+- Server-side tool blocks (``server_tool_use``, ``web_search_tool_result``,
+  ``mcp_tool_use``, ``code_execution_tool_result``... any block type other than ``text``,
+  ``thinking``, ``redacted_thinking`` and ``tool_use``) were executed by Anthropic, not by
+  the client: they are tracked (so their deltas are legal) but produce no deltas. Emitting
+  them as calls would make an executor run a tool the provider already ran.
+- ``message_stop`` gives exactly one ``FinishDelta`` with the remembered ``stop_reason``.
+  A ``message_delta`` whose ``stop_reason`` already says the turn failed (``max_tokens``,
+  ``refusal``...) gives that ``FinishDelta`` at once instead: a failed turn needs no
+  ``message_stop`` to be believed, and a reader that loses the last event (the anthropic
+  SDK drops a final event that lacks its blank line) still learns why the stream stopped.
+- ``error`` events give an ``ErrorDelta``; ``ping`` and unknown event types give ``[]``.
+
+Structural errors (``StreamFormatError``): a payload that is not an object or has no
+type, a delta or stop for a block index that never started or already stopped, a block
+started twice, a delta whose type does not fit its block (``input_json_delta`` in a text
+block), wrong field types, a second ``message_stop``.
+
+Not done here: correlation and finishing (the assembler's), and judging whether a
+``tool_use`` stop reason with unterminated arguments is a truncation (the assembler sees
+the arguments). Each payload is translated in time linear in its size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import _deltas as d
+from .._definitions import parameters_for
+from .._response import Response
+from .._results import ResultText, object_arguments, turn_parts, wire_name
+from . import Provider
+from . import _payload as read
+
+if TYPE_CHECKING:
+    from .._toolbox import Tool
+
+__all__ = ["PROVIDER", "AnthropicAdapter"]
+
+_STOP_KINDS = d.finish_kinds(
+    stop=("end_turn", "stop_sequence", "pause_turn"),
+    tool_calls=("tool_use",),
+    length=("max_tokens", "model_context_window_exceeded"),
+    content_filter=("refusal",),
+)
+_EVENT_TYPES = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+    }
+)
+_TEXT_PART = d.PartDelta(kind="text", start=True)
+_THINKING_PART = d.PartDelta(kind="reasoning", start=True)
+
+# Block kinds whose deltas the adapter translates; any other block type is a server-side
+# block (tracked, never translated).
+_TEXT, _THINKING, _REDACTED, _TOOL, _SERVER = "text", "thinking", "redacted", "tool", "server"
+
+
+@dataclass(slots=True)
+class _Block:
+    """What the adapter remembers about one started content block."""
+
+    kind: str
+    call_id: str | None = None
+    start_input: dict[str, Any] | None = None
+    saw_fragment: bool = False
+    stopped: bool = False
+
+
+def _stop_kind(reason: str | None) -> d.FinishKind:
+    if reason is None:
+        return "other"
+    return _STOP_KINDS.get(reason, "other")
+
+
+def _usage(usage: dict[str, Any], where: str, payload: Any) -> d.UsageDelta:
+    return d.UsageDelta(
+        input_tokens=read.opt_count(usage, "input_tokens", where, payload),
+        output_tokens=read.opt_count(usage, "output_tokens", where, payload),
+        cache_read_tokens=read.opt_count(usage, "cache_read_input_tokens", where, payload),
+        cache_write_tokens=read.opt_count(usage, "cache_creation_input_tokens", where, payload),
+        raw=dict(usage),
+    )
+
+
+class AnthropicAdapter:
+    """Translates one Anthropic Messages stream (``format = "anthropic"``).
+
+    One instance per stream: it remembers the started blocks and the ``stop_reason``.
+    """
+
+    format: str = "anthropic"
+    fragment_start = False  # a fragment continues a started block
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._stop_reason: str | None = None
+        self._finished = False  # message_stop seen
+        self._finish_sent = False  # FinishDelta emitted (at a failing message_delta, or at stop)
+
+    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
+        """The deltas of one event payload; ``event`` is the SSE event name, if any."""
+        payload = read.ensure_dict(payload, "an Anthropic event", payload)
+        kind = read.opt_str(payload, "type", "event", payload) or event
+        if kind is None:
+            raise read.fail("Anthropic event has no type", payload)
+        if kind == "content_block_delta":
+            return self._block_delta(payload)
+        if kind == "content_block_start":
+            return self._block_start(payload)
+        if kind == "content_block_stop":
+            return self._block_stop(payload)
+        if kind == "message_start":
+            return self._message_start(payload)
+        if kind == "message_delta":
+            return self._message_delta(payload)
+        if kind == "message_stop":
+            if self._finished:
+                raise read.fail("a second message_stop", payload)
+            self._finished = True
+            if self._finish_sent:
+                return []
+            self._finish_sent = True
+            return [d.FinishDelta(raw=self._stop_reason, kind=_stop_kind(self._stop_reason))]
+        if kind == "error":
+            return [self._error(payload)]
+        return []  # ping and event types added after this adapter was written
+
+    # ---------------------------------------------------------------- message level
+
+    def _message_start(self, payload: dict[str, Any]) -> list[d.Delta]:
+        message = read.req_dict(payload, "message", "message_start", payload)
+        out: list[d.Delta] = [
+            d.MetaDelta(
+                response_id=read.opt_str(message, "id", "message", payload),
+                model=read.opt_str(message, "model", "message", payload),
+            )
+        ]
+        usage = read.opt_dict(message, "usage", "message", payload)
+        if usage is not None:
+            out.append(_usage(usage, "message.usage", payload))
+        return out
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[d.Delta]:
+        delta = read.req_dict(payload, "delta", "message_delta", payload)
+        reason = read.opt_str(delta, "stop_reason", "message_delta.delta", payload)
+        if reason is not None:
+            self._stop_reason = reason
+        usage = read.opt_dict(payload, "usage", "message_delta", payload)
+        out: list[d.Delta] = (
+            [] if usage is None else [_usage(usage, "message_delta.usage", payload)]
+        )
+        kind = _stop_kind(reason) if reason is not None else None
+        if kind is not None and kind not in ("stop", "tool_calls") and not self._finish_sent:
+            self._finish_sent = True
+            out.append(d.FinishDelta(raw=reason, kind=kind))
+        return out
+
+    def _error(self, payload: dict[str, Any]) -> d.ErrorDelta:
+        error = read.opt_dict(payload, "error", "error event", payload)
+        if error is None:
+            return d.ErrorDelta(message="Anthropic error event", error=payload)
+        message = read.opt_str(error, "message", "error", payload)
+        kind = read.opt_str(error, "type", "error", payload)
+        text = message or kind or "Anthropic error event"
+        if message and kind:
+            text = f"{kind}: {message}"
+        return d.ErrorDelta(message=text, error=error)
+
+    # ------------------------------------------------------------------ block level
+
+    def _block_start(self, payload: dict[str, Any]) -> list[d.Delta]:
+        index = read.req_count(payload, "index", "content_block_start", payload)
+        if index in self._blocks:
+            raise read.fail(f"content block {index} started twice", payload)
+        block = read.req_dict(payload, "content_block", "content_block_start", payload)
+        btype = read.req_str(block, "type", "content_block", payload)
+        if btype == "text":
+            self._blocks[index] = _Block(_TEXT)
+            text = read.opt_str(block, "text", "content_block", payload)
+            return [_TEXT_PART, d.TextPart(text=text)] if text else [_TEXT_PART]
+        if btype == "thinking":
+            self._blocks[index] = _Block(_THINKING)
+            thinking = read.opt_str(block, "thinking", "content_block", payload)
+            signature = read.opt_str(block, "signature", "content_block", payload)
+            out: list[d.Delta] = [
+                d.PartDelta(kind="reasoning", start=True, data={"signature": signature})
+                if signature
+                else _THINKING_PART
+            ]
+            if thinking:
+                out.append(d.ReasoningPart(text=thinking))
+            return out
+        if btype == "redacted_thinking":
+            self._blocks[index] = _Block(_REDACTED)
+            data = read.req_str(block, "data", "content_block", payload)
+            return [d.PartDelta(kind="item", data={"type": "redacted_thinking", "data": data})]
+        if btype != "tool_use":
+            self._blocks[index] = _Block(_SERVER)
+            return []
+        call_id = read.req_str(block, "id", "content_block", payload)
+        name = read.req_str(block, "name", "content_block", payload)
+        start_input = read.opt_dict(block, "input", "content_block", payload)
+        self._blocks[index] = _Block(_TOOL, call_id=call_id or None, start_input=start_input)
+        return [d.CallDelta(id=call_id or None, index=index, name=name, start=True)]
+
+    def _open_block(self, payload: dict[str, Any], where: str) -> tuple[int, _Block]:
+        """The started, not yet stopped block that ``payload`` addresses."""
+        index = read.req_count(payload, "index", where, payload)
+        block = self._blocks.get(index)
+        if block is None:
+            raise read.fail(f"{where} for content block {index}, which never started", payload)
+        if block.stopped:
+            raise read.fail(f"{where} for content block {index}, which already stopped", payload)
+        return index, block
+
+    def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
+        """Fast path: ``(tool_use id, block index, text)`` when ``payload`` is one non-empty
+        ``input_json_delta`` of an open ``tool_use`` block (the bulk of a big call), else
+        ``None``. It changes nothing that :meth:`translate` would not change in the same
+        way (it marks the block as having fragments), so the assembler may fall back."""
+        if payload.get("type") != "content_block_delta":
+            return None
+        delta = payload.get("delta")
+        if type(delta) is not dict or delta.get("type") != "input_json_delta":
+            return None
+        return self._tool_fragment(payload.get("index"), delta.get("partial_json"))
+
+    def object_fragment(self, obj: Any) -> d.Fragment | None:
+        """:meth:`fragment` for the ``anthropic`` SDK's ``RawContentBlockDeltaEvent``, read
+        by attribute access instead of ``model_dump``."""
+        try:
+            if obj.type != "content_block_delta":
+                return None
+            delta = obj.delta
+            if delta.type != "input_json_delta":
+                return None
+            return self._tool_fragment(obj.index, delta.partial_json)
+        except AttributeError:
+            return None
+
+    def _tool_fragment(self, index: Any, text: Any) -> d.Fragment | None:
+        if type(text) is not str or not text or type(index) is not int:
+            return None
+        block = self._blocks.get(index)
+        if block is None or block.kind != _TOOL or block.stopped:
+            return None
+        block.saw_fragment = True
+        return block.call_id, index, text
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[d.Delta]:
+        index, block = self._open_block(payload, "content_block_delta")
+        delta = read.req_dict(payload, "delta", "content_block_delta", payload)
+        dtype = read.req_str(delta, "type", "content_block_delta.delta", payload)
+        where = "content_block_delta.delta"
+        if dtype == "text_delta":
+            self._expect(block, (_TEXT,), dtype, index, payload)
+            text = read.req_str(delta, "text", where, payload)
+            return [d.TextPart(text=text)] if text else []
+        if dtype == "input_json_delta":
+            self._expect(block, (_TOOL, _SERVER), dtype, index, payload)
+            fragment = read.req_str(delta, "partial_json", where, payload)
+            if block.kind == _SERVER:
+                return []
+            block.saw_fragment = True
+            if not fragment:  # the API's empty first fragment carries nothing
+                return []
+            return [d.CallDelta(id=block.call_id, index=index, arguments=fragment, start=False)]
+        if dtype == "thinking_delta":
+            self._expect(block, (_THINKING,), dtype, index, payload)
+            thinking = read.req_str(delta, "thinking", where, payload)
+            return [d.ReasoningPart(text=thinking)] if thinking else []
+        if dtype == "signature_delta":
+            self._expect(block, (_THINKING,), dtype, index, payload)
+            signature = read.req_str(delta, "signature", where, payload)
+            return [d.PartDelta(kind="reasoning", data={"signature": signature})]
+        return []  # citations_delta and delta types added later
+
+    @staticmethod
+    def _expect(
+        block: _Block, kinds: tuple[str, ...], dtype: str, index: int, payload: dict[str, Any]
+    ) -> None:
+        if block.kind not in kinds:
+            raise read.fail(f"{dtype} in content block {index}, a {block.kind} block", payload)
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[d.Delta]:
+        """End the block; a tool block without fragments emits its start ``input``."""
+        index, block = self._open_block(payload, "content_block_stop")
+        block.stopped = True
+        if block.kind != _TOOL:
+            return []
+        arguments = ""
+        if not block.saw_fragment and block.start_input:
+            # No fragment ever came: the input given at the start is the whole call.
+            arguments = read.dump_arguments(block.start_input, "content_block.input", payload)
+        return [
+            d.CallDelta(id=block.call_id, index=index, arguments=arguments, start=False, end=True)
+        ]
+
+
+# ------------------------------------------------------------------- the provider
+
+
+def _detect(payload: dict[str, Any], event: str | None) -> bool:
+    kind = payload.get("type")
+    if kind == "error":
+        return type(payload.get("error")) is dict  # a Responses error event is flat
+    return kind in _EVENT_TYPES
+
+
+def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
+    strict-mode schema when ``strict``."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": parameters_for(tool, strict),
+    }
+    if strict:
+        out["strict"] = True
+    return out
+
+
+def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
+    """One user message with a ``tool_result`` block per result (``is_error`` for every
+    status but completed and replayed); no results give ``[]``."""
+    if not results:
+        return []
+    blocks = [
+        {
+            "type": "tool_result",
+            "tool_use_id": r.outcome.call_id,
+            "content": r.text,
+            "is_error": r.error,
+        }
+        for r in results
+    ]
+    return [{"role": "user", "content": blocks}]
+
+
+def assistant_turn(response: Response) -> list[dict[str, Any]]:
+    """The assistant message with the response's blocks in order.
+
+    ``text`` blocks (empty ones left out: the API refuses them), ``thinking`` blocks with
+    their ``signature`` (a thinking block that never got one cannot be sent back and is
+    left out), ``redacted_thinking`` blocks as they came, and a ``tool_use`` block per
+    call, whose ``input`` is the arguments object, or ``{"INVALID_JSON": raw}`` for a
+    rejected call. Server-side tool blocks are not repeated. A response with no block to
+    send gives ``[]``.
+    """
+    content: list[dict[str, Any]] = []
+    for part, call in turn_parts(response):
+        if call is not None:
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": wire_name(call.name),
+                    "input": object_arguments(call),
+                }
+            )
+        elif part.kind == "text":
+            if part.text:
+                content.append({"type": "text", "text": part.text})
+        elif part.kind == "reasoning":
+            signature = part.data.get("signature")
+            if signature:
+                content.append({"type": "thinking", "thinking": part.text, "signature": signature})
+        elif part.kind == "item":
+            content.append(dict(part.data))
+    return [{"role": "assistant", "content": content}] if content else []
+
+
+PROVIDER = Provider(
+    name="anthropic",
+    detect_rank=20,
+    detect=_detect,
+    adapter=lambda choice: AnthropicAdapter(),
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+)

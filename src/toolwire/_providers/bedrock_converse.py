@@ -1,0 +1,321 @@
+"""Bedrock ``ConverseStream``: the ``"bedrock-converse"`` provider.
+
+Detection: a payload with a single member named after a ConverseStream event
+(``messageStart``, ``contentBlockDelta``, ``metadata``...) or one of its exception events.
+
+Adapter strategy: the input is what boto3's ``converse_stream()["stream"]`` yields (and what
+:mod:`toolwire._eventstream` decodes from the raw HTTP body): one dict per event with a
+single key naming the event (``{"contentBlockDelta": {...}}``). When the caller already
+unwrapped the event and passes its name as ``event``, the payload is taken as that
+event's body.
+
+Guaranteed:
+
+- ``contentBlockStart`` with ``start.toolUse`` opens a call (``start=True``, ``toolUseId``
+  as id, ``name``, ``contentBlockIndex`` as index); each ``contentBlockDelta`` with
+  ``delta.toolUse.input`` (JSON text, possibly split) continues it; ``contentBlockStop``
+  ends it (``end=True``). A tool block that never gets an input delta has empty argument
+  text (the assembler and validation decide what that means for the tool).
+- ``delta.text`` is text and ``delta.reasoningContent.text`` reasoning; its ``signature``
+  is kept on the reasoning part and ``redactedContent`` as an item part, both to be sent
+  back with the next request. Text blocks have no ``contentBlockStart`` in Bedrock, so
+  text deltas need no opened block, and a new ``contentBlockIndex`` is what opens a new
+  part; a ``toolUse`` delta for a block that was not opened as a tool, or that already
+  stopped, is a ``StreamFormatError``.
+- ``messageStop.stopReason`` gives the one ``FinishDelta`` (``end_turn``/``stop_sequence``
+  -> stop, ``tool_use`` -> tool_calls, ``max_tokens``/``model_context_window_exceeded`` ->
+  length, ``guardrail_intervened``/``content_filtered`` -> content_filter, else other).
+  Bedrock's ``metadata`` event (usage, metrics) comes *after* ``messageStop``; its
+  ``usage`` becomes a ``UsageDelta`` all the same.
+- The stream's exception events (``internalServerException``,
+  ``modelStreamErrorException``, ``throttlingException``, ``validationException``,
+  ``serviceUnavailableException``, and any other ``...Exception`` key) give an
+  ``ErrorDelta`` carrying ``{name: body}``; so does the ``{"error": {"code", "message"}}``
+  that :mod:`toolwire._eventstream` makes of the framing's protocol-level error messages.
+- ``messageStart`` and unknown events give ``[]``.
+
+Bedrock sends no response id and no timestamp: it needs none, every ``toolUse`` has its
+``toolUseId``. The fragment fast path (``fragment``) recognises a ``toolUse`` input delta
+of an open tool block.
+
+Next request: tool definitions ``{"toolSpec": {"name", "description", "inputSchema":
+{"json": schema}}}`` for ``toolConfig.tools``; the assistant turn ``{"role":
+"assistant", "content": [...]}`` with the blocks in order (``text``, ``reasoningContent``
+with its signature or redacted content, ``toolUse`` with ``input`` the arguments object or
+``{"INVALID_JSON": raw}`` for a rejected call); the results one user message of
+``toolResult`` blocks (``status`` ``"success"`` or ``"error"``).
+
+Each event is translated in time linear in its size; the state is one small record per
+tool block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import _deltas as d
+from .._definitions import parameters_for
+from .._response import Response
+from .._results import ResultText, object_arguments, turn_parts, wire_name
+from . import Provider
+from . import _payload as read
+
+if TYPE_CHECKING:
+    from .._toolbox import Tool
+
+__all__ = ["PROVIDER", "BedrockConverseAdapter"]
+
+_STOP_KINDS = d.finish_kinds(
+    stop=("end_turn", "stop_sequence"),
+    tool_calls=("tool_use",),
+    length=("max_tokens", "model_context_window_exceeded"),
+    content_filter=("guardrail_intervened", "content_filtered"),
+)
+
+_TEXT_PART = d.PartDelta(kind="text", start=True)
+_REASONING_PART = d.PartDelta(kind="reasoning", start=True)
+_EVENTS = frozenset(
+    {
+        "error",  # a protocol-level error message of the binary framing (_eventstream)
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    }
+)
+
+
+class BedrockConverseAdapter:
+    """Translates one Bedrock ``ConverseStream`` (``format = "bedrock-converse"``)."""
+
+    format: str = "bedrock-converse"
+    fragment_start = False  # an input delta continues a started tool block
+
+    def __init__(self) -> None:
+        self._tools: dict[int, str | None] = {}  # open tool blocks: index -> toolUseId
+        self._part: tuple[str, int] | None = None  # kind and block index of the last part
+        self._stopped: set[int] = set()
+        self._finished = False
+
+    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
+        """The deltas of one decoded event (``{"eventName": body}``, or a body and its name)."""
+        payload = read.ensure_dict(payload, "a Bedrock event", payload)
+        name, body = self._unwrap(payload, event)
+        if name is None:
+            return []
+        body = read.ensure_dict(body, name, payload)
+        if name == "contentBlockDelta":
+            return self._delta(body, payload)
+        if name == "contentBlockStart":
+            return self._start(body, payload)
+        if name == "contentBlockStop":
+            return self._stop(body, payload)
+        if name == "messageStop":
+            if self._finished:
+                raise read.fail("a second messageStop", payload)
+            self._finished = True
+            reason = read.opt_str(body, "stopReason", name, payload)
+            kind = _STOP_KINDS.get(reason, "other") if reason is not None else "other"
+            return [d.FinishDelta(raw=reason, kind=kind)]
+        if name == "metadata":
+            usage = read.opt_dict(body, "usage", name, payload)
+            return [] if usage is None else [self._usage(usage, payload)]
+        if name.endswith("Exception"):
+            message = read.opt_str(body, "message", name, payload)
+            message = message or read.opt_str(body, "originalMessage", name, payload)
+            return [d.ErrorDelta(message=f"{name}: {message or 'no message'}", error={name: body})]
+        if name == "error":
+            code = read.opt_str(body, "code", name, payload) or "error"
+            message = read.opt_str(body, "message", name, payload) or "no message"
+            return [d.ErrorDelta(message=f"{code}: {message}", error=body)]
+        return []  # messageStart
+
+    @staticmethod
+    def _unwrap(payload: dict[str, Any], event: str | None) -> tuple[str | None, Any]:
+        """``(event name, body)`` of a boto3-shaped event, or of a body named by ``event``."""
+        for key, value in payload.items():
+            if key in _EVENTS or key.endswith("Exception"):
+                return key, value
+        if event is not None and (event in _EVENTS or event.endswith("Exception")):
+            return event, payload
+        return None, None
+
+    @staticmethod
+    def _usage(usage: dict[str, Any], payload: dict[str, Any]) -> d.UsageDelta:
+        where = "metadata.usage"
+        return d.UsageDelta(
+            input_tokens=read.opt_count(usage, "inputTokens", where, payload),
+            output_tokens=read.opt_count(usage, "outputTokens", where, payload),
+            total_tokens=read.opt_count(usage, "totalTokens", where, payload),
+            cache_read_tokens=read.opt_count(usage, "cacheReadInputTokens", where, payload),
+            cache_write_tokens=read.opt_count(usage, "cacheWriteInputTokens", where, payload),
+            raw=dict(usage),
+        )
+
+    def _start(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        index = read.req_count(body, "contentBlockIndex", "contentBlockStart", payload)
+        if index in self._tools or index in self._stopped:
+            raise read.fail(f"content block {index} started twice", payload)
+        start = read.req_dict(body, "start", "contentBlockStart", payload)
+        tool = read.opt_dict(start, "toolUse", "contentBlockStart.start", payload)
+        if tool is None:
+            return []  # other block kinds carry nothing toolwire translates
+        where = "contentBlockStart.start.toolUse"
+        call_id = read.opt_str(tool, "toolUseId", where, payload) or None
+        name = read.opt_str(tool, "name", where, payload)
+        if name is None:
+            raise read.fail(f"{where}.name is missing", payload)
+        self._tools[index] = call_id
+        self._part = None
+        return [d.CallDelta(id=call_id, index=index, name=name, start=True)]
+
+    def _delta(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        index = read.req_count(body, "contentBlockIndex", "contentBlockDelta", payload)
+        delta = read.req_dict(body, "delta", "contentBlockDelta", payload)
+        where = "contentBlockDelta.delta"
+        if index in self._stopped:
+            raise read.fail(f"contentBlockDelta for content block {index}, which stopped", payload)
+        tool = read.opt_dict(delta, "toolUse", where, payload)
+        if tool is not None:
+            if index not in self._tools:
+                raise read.fail(
+                    f"toolUse delta for content block {index}, not a tool block", payload
+                )
+            fragment = read.opt_str(tool, "input", f"{where}.toolUse", payload) or ""
+            if not fragment:
+                return []
+            return [
+                d.CallDelta(id=self._tools[index], index=index, arguments=fragment, start=False)
+            ]
+        text = read.opt_str(delta, "text", where, payload)
+        if text is not None:
+            if not text:
+                return []
+            return [*self._part_at("text", index), d.TextPart(text=text)]
+        reasoning = read.opt_dict(delta, "reasoningContent", where, payload)
+        if reasoning is not None:
+            return self._reasoning(reasoning, index, payload)
+        return []  # citations, images and delta kinds added later
+
+    def _part_at(self, kind: str, index: int) -> list[d.Delta]:
+        """A ``PartDelta`` opening a new part when the block index or kind changes."""
+        if self._part == (kind, index):
+            return []
+        self._part = (kind, index)
+        return [_TEXT_PART if kind == "text" else _REASONING_PART]
+
+    def _reasoning(self, body: dict[str, Any], index: int, payload: Any) -> list[d.Delta]:
+        where = "contentBlockDelta.delta.reasoningContent"
+        redacted = body.get("redactedContent")
+        if redacted is not None:
+            self._part = None
+            item = {"reasoningContent": {"redactedContent": redacted}}
+            return [d.PartDelta(kind="item", data=item)]
+        out = self._part_at("reasoning", index)
+        thought = read.opt_str(body, "text", where, payload)
+        if thought:
+            out.append(d.ReasoningPart(text=thought))
+        signature = read.opt_str(body, "signature", where, payload)
+        if signature:
+            out.append(d.PartDelta(kind="reasoning", data={"signature": signature}))
+        return out
+
+    def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
+        """Fast path: ``(toolUseId, block index, text)`` when ``payload`` is one non-empty
+        ``toolUse`` input delta of an open tool block, else ``None`` (pure)."""
+        body = payload.get("contentBlockDelta")
+        if type(body) is not dict or len(payload) != 1:
+            return None
+        delta = body.get("delta")
+        index = body.get("contentBlockIndex")
+        if type(delta) is not dict or type(index) is not int or index not in self._tools:
+            return None
+        tool = delta.get("toolUse")
+        text = tool.get("input") if type(tool) is dict else None
+        if type(text) is not str or not text:
+            return None
+        return self._tools[index], index, text
+
+    def _stop(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        index = read.req_count(body, "contentBlockIndex", "contentBlockStop", payload)
+        if index in self._stopped:
+            raise read.fail(f"content block {index} stopped twice", payload)
+        self._stopped.add(index)
+        if index not in self._tools:
+            return []
+        return [d.CallDelta(id=self._tools.pop(index), index=index, start=False, end=True)]
+
+
+# ------------------------------------------------------------------- the provider
+
+_DETECTED = _EVENTS - {"error"}  # a bare {"error": ...} is OpenAI-compatible first
+
+
+def _detect(payload: dict[str, Any], event: str | None) -> bool:
+    if len(payload) != 1:
+        return False
+    name = next(iter(payload))
+    return name in _DETECTED or (name.endswith("Exception") and name[:1].islower())
+
+
+def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    """``{"toolSpec": {"name", "description", "inputSchema": {"json": schema}}}``;
+    ``strict`` has no meaning for Bedrock and is ignored."""
+    spec = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": parameters_for(tool, False)},
+    }
+    return {"toolSpec": spec}
+
+
+def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
+    """One user message of ``toolResult`` blocks; no results give ``[]``."""
+    if not results:
+        return []
+    blocks = [
+        {
+            "toolResult": {
+                "toolUseId": r.outcome.call_id,
+                "content": [{"text": r.text}],
+                "status": "error" if r.error else "success",
+            }
+        }
+        for r in results
+    ]
+    return [{"role": "user", "content": blocks}]
+
+
+def assistant_turn(response: Response) -> list[dict[str, Any]]:
+    """The assistant message with the response's content blocks in order (see the module
+    docstring); reasoning without a signature cannot be sent back and is left out."""
+    content: list[dict[str, Any]] = []
+    for part, call in turn_parts(response):
+        if call is not None:
+            use = {"toolUseId": call.id, "name": wire_name(call.name)}
+            content.append({"toolUse": {**use, "input": object_arguments(call)}})
+        elif part.kind == "text":
+            if part.text:
+                content.append({"text": part.text})
+        elif part.kind == "reasoning":
+            signature = part.data.get("signature")
+            if signature:
+                text = {"text": part.text, "signature": signature}
+                content.append({"reasoningContent": {"reasoningText": text}})
+        elif part.kind == "item":
+            content.append(dict(part.data))
+    return [{"role": "assistant", "content": content}] if content else []
+
+
+PROVIDER = Provider(
+    name="bedrock-converse",
+    detect_rank=70,
+    detect=_detect,
+    adapter=lambda choice: BedrockConverseAdapter(),
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+)

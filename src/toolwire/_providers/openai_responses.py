@@ -1,0 +1,428 @@
+"""The OpenAI Responses API (and compatible servers): the ``"openai-responses"`` provider.
+
+Detection: an event ``type`` starting with ``response.``, or a flat ``type: "error"``
+event; as a fallback, an SSE event name starting with ``response.``.
+
+Adapter strategy: dispatch on the event ``type`` (the SSE event name when ``type`` is missing).
+Function calls are correlated by ``item_id`` (passed as ``ref``); the public id is the
+item's ``call_id``, and ``item_id`` is kept in the call's metadata because a follow-up
+request must echo it. ``output_item.added`` opens a call (``start=True``); argument
+``.delta`` events continue one (``start=False``: a delta for an item that never started
+is a format error in the assembler); ``function_call_arguments.done`` and
+``output_item.done`` restate the whole arguments (``final_arguments``), so servers that
+send the arguments only there (LM Studio) still assemble, and ``output_item.done`` ends
+the call. Custom tools (free-form ``input`` text) are carried as a JSON string: the
+adapter opens it with ``"``, escapes every fragment and closes it at ``.done``, so the
+call's arguments are the input text as a JSON string value.
+
+Output items that are not calls are kept for the next request: a ``message`` item opens a
+text part carrying its ``id``, a ``reasoning`` item a reasoning part to which the item as
+``output_item.done`` gives it (``encrypted_content``, summary) is attached, and any other
+item (built-in tool calls: ``web_search_call``...) is kept whole as an item part.
+
+Terminal events: ``response.completed`` (kind ``stop``), ``response.incomplete``
+(``max_output_tokens`` -> ``length``, ``content_filter``), ``response.failed``
+(``error``, plus an :class:`ErrorDelta`); a top-level ``error`` event is an
+:class:`ErrorDelta`. ``sequence_number`` must increase when present (a replayed or
+reordered event is a format error). Unknown event types give ``[]``.
+
+Fast paths: ``fragment`` / ``object_fragment`` recognise an argument delta (a dict, or the
+``openai`` SDK's event object read by attribute access).
+
+Next request: tool definitions ``{"type": "function", "name", "description",
+"parameters", "strict"}``; the assistant turn is the output items in order (see
+:func:`assistant_turn`); one ``{"type": "function_call_output", "call_id", "output"}`` per
+result.
+
+Complexity: O(size of the event) per event; state is the last sequence number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import _deltas as d
+from .._definitions import parameters_for
+from .._errors import StreamFormatError
+from .._response import Response
+from .._results import Call, ResultText, string_arguments, turn_parts, wire_name
+from . import Provider
+from ._openai_shapes import error_message, openai_usage
+
+if TYPE_CHECKING:
+    from .._toolbox import Tool
+
+__all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
+
+_CALL_ITEMS = ("function_call", "custom_tool_call")
+
+
+def _bad(payload: Any, what: str) -> StreamFormatError:
+    return StreamFormatError(f"openai-responses payload: {what}", payload=payload)
+
+
+def _opt_str(payload: Any, obj: dict[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if type(value) is not str:
+        raise _bad(payload, f"{key!r} is not a string")
+    return value or None
+
+
+def _obj(payload: Any, obj: dict[str, Any], key: str) -> dict[str, Any]:
+    value = obj.get(key)
+    if type(value) is not dict:
+        raise _bad(payload, f"{key!r} is not an object")
+    return value
+
+
+def responses_usage(usage: dict[str, Any]) -> d.UsageDelta:
+    """Read a Responses ``usage`` object (input/output/total tokens and their details)."""
+    return openai_usage(usage, input_key="input_tokens", output_key="output_tokens")
+
+
+def _escaped(text: str) -> str:
+    """``text`` as the inside of a JSON string literal (no quotes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class OpenAIResponsesAdapter:
+    """Translate Responses API streaming events into deltas."""
+
+    format = "openai-responses"
+
+    __slots__ = ("_seq",)
+
+    fragment_start = False  # an argument delta continues a started item
+
+    def __init__(self) -> None:
+        self._seq = -1
+
+    def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
+        """Fast path: ``(item_id, output_index, text)`` when ``payload`` is one non-empty
+        ``response.function_call_arguments.delta``, else ``None``; it checks and records
+        the ``sequence_number`` exactly as :meth:`translate` does."""
+        if payload.get("type") != "response.function_call_arguments.delta":
+            return None
+        return self._arguments_fragment(
+            payload.get("delta"),
+            payload.get("item_id"),
+            payload.get("output_index"),
+            payload.get("sequence_number"),
+        )
+
+    def object_fragment(self, obj: Any) -> d.Fragment | None:
+        """:meth:`fragment` for the ``openai`` SDK's
+        ``ResponseFunctionCallArgumentsDeltaEvent``, read by attribute access."""
+        try:
+            if obj.type != "response.function_call_arguments.delta":
+                return None
+            return self._arguments_fragment(
+                obj.delta, obj.item_id, obj.output_index, obj.sequence_number
+            )
+        except AttributeError:
+            return None
+
+    def _arguments_fragment(self, text: Any, ref: Any, index: Any, seq: Any) -> d.Fragment | None:
+        if type(text) is not str or not text:
+            return None
+        if (ref is not None and type(ref) is not str) or (
+            index is not None and type(index) is not int
+        ):
+            return None
+        if seq is not None:
+            if type(seq) is not int or seq <= self._seq:
+                return None
+            self._seq = seq
+        return ref or None, index, text
+
+    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
+        """Turn one event into deltas (``[]`` for event types that carry nothing here)."""
+        kind = payload.get("type", event)
+        if type(kind) is not str:
+            raise _bad(payload, "'type' is not a string")
+        seq = payload.get("sequence_number")
+        if seq is not None:
+            if type(seq) is not int:
+                raise _bad(payload, "'sequence_number' is not an integer")
+            if seq <= self._seq:
+                raise _bad(payload, f"sequence_number {seq} after {self._seq}")
+            self._seq = seq
+
+        if kind == "response.function_call_arguments.delta":
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [self._continue(payload, delta)]
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [d.TextPart(text=delta)] if delta else []
+        if kind in (
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_text.delta",
+        ):
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [d.ReasoningPart(text=delta)] if delta else []
+        if kind == "response.custom_tool_call_input.delta":
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [self._continue(payload, _escaped(delta))]
+        if kind == "response.function_call_arguments.done":
+            args = payload.get("arguments")
+            if type(args) is not str:
+                raise _bad(payload, "'arguments' is not a string")
+            ref = _opt_str(payload, payload, "item_id")
+            return [
+                d.CallDelta(ref=ref, index=self._index(payload), final_arguments=args, start=False)
+            ]
+        if kind == "response.custom_tool_call_input.done":
+            text = payload.get("input")
+            if type(text) is not str:
+                raise _bad(payload, "'input' is not a string")
+            ref = _opt_str(payload, payload, "item_id")
+            final = json.dumps(text, ensure_ascii=False)
+            return [
+                d.CallDelta(ref=ref, index=self._index(payload), final_arguments=final, start=False)
+            ]
+        if kind == "response.output_item.added":
+            return self._item(payload, done=False)
+        if kind == "response.output_item.done":
+            return self._item(payload, done=True)
+        if kind in ("response.created", "response.in_progress"):
+            response = _obj(payload, payload, "response")
+            return [self._meta(payload, response)]
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            return self._terminal(payload, kind)
+        if kind == "error":
+            error = payload.get("error", payload)
+            return [d.ErrorDelta(message=error_message(error), error=error)]
+        return []
+
+    @staticmethod
+    def _index(payload: dict[str, Any]) -> int | None:
+        index = payload.get("output_index")
+        if index is not None and type(index) is not int:
+            raise _bad(payload, "'output_index' is not an integer")
+        return index
+
+    def _continue(self, payload: dict[str, Any], fragment: str) -> d.CallDelta:
+        ref = _opt_str(payload, payload, "item_id")
+        return d.CallDelta(ref=ref, index=self._index(payload), arguments=fragment, start=False)
+
+    def _meta(self, payload: Any, response: dict[str, Any]) -> d.MetaDelta:
+        created = response.get("created_at")
+        return d.MetaDelta(
+            response_id=_opt_str(payload, response, "id"),
+            model=_opt_str(payload, response, "model"),
+            created=str(created) if type(created) in (int, float) else None,
+        )
+
+    def _item(self, payload: dict[str, Any], *, done: bool) -> list[d.Delta]:
+        item = _obj(payload, payload, "item")
+        item_type = item.get("type")
+        if item_type not in _CALL_ITEMS:
+            return self._output_item(payload, item, item_type, done)
+        item_id = _opt_str(payload, item, "id")
+        call_id = _opt_str(payload, item, "call_id")
+        name = _opt_str(payload, item, "name")
+        index = self._index(payload)
+        custom = item_type == "custom_tool_call"
+        args = item.get("input" if custom else "arguments")
+        if args is not None and type(args) is not str:
+            raise _bad(payload, "the item's arguments are not a string")
+        metadata: dict[str, Any] = {}
+        if item_id:
+            metadata["item_id"] = item_id
+        if custom:
+            metadata["type"] = "custom_tool_call"
+        if not done:
+            fragment = '"' + _escaped(args or "") if custom else (args or "")
+            return [
+                d.CallDelta(
+                    id=call_id,
+                    ref=item_id,
+                    index=index,
+                    name=name,
+                    arguments=fragment,
+                    start=True,
+                    metadata=metadata,
+                )
+            ]
+        final = None
+        if args is not None:
+            final = json.dumps(args, ensure_ascii=False) if custom else args
+        return [
+            d.CallDelta(
+                id=call_id,
+                ref=item_id,
+                index=index,
+                name=name,
+                final_arguments=final,
+                start=False,
+                end=True,
+                metadata=metadata,
+            )
+        ]
+
+    @staticmethod
+    def _output_item(
+        payload: dict[str, Any], item: dict[str, Any], item_type: Any, done: bool
+    ) -> list[d.Delta]:
+        """The part an output item that is not a call opens or completes."""
+        if item_type == "message":
+            if done:
+                return []
+            item_id = _opt_str(payload, item, "id")
+            return [d.PartDelta(kind="text", start=True, data={"id": item_id} if item_id else {})]
+        if item_type == "reasoning":
+            if not done:
+                item_id = _opt_str(payload, item, "id")
+                data = {"id": item_id} if item_id else {}
+                return [d.PartDelta(kind="reasoning", start=True, data=data)]
+            return [d.PartDelta(kind="reasoning", data={"item": item})]
+        if done and isinstance(item_type, str):
+            return [d.PartDelta(kind="item", data=item)]
+        return []
+
+    def _terminal(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        response = _obj(payload, payload, "response")
+        out: list[d.Delta] = [self._meta(payload, response)]
+        usage = response.get("usage")
+        if usage is not None:
+            if type(usage) is not dict:
+                raise _bad(payload, "'usage' is not an object")
+            out.append(responses_usage(usage))
+        status = response.get("status")
+        raw = status if type(status) is str else kind.rpartition(".")[2]
+        finish: d.FinishKind = "stop"
+        if kind == "response.incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if type(details) is dict else None
+            # max_output_tokens, or an unknown reason: the output is not complete
+            finish = "content_filter" if reason == "content_filter" else "length"
+            raw = reason if type(reason) is str else raw
+        elif kind == "response.failed":
+            error = response.get("error")
+            out.append(d.ErrorDelta(message=error_message(error), error=error))
+            finish = "error"
+        out.append(d.FinishDelta(raw=raw, kind=finish))
+        return out
+
+
+# ------------------------------------------------------------------- the provider
+
+
+def _detect(payload: dict[str, Any], event: str | None) -> bool:
+    kind = payload.get("type")
+    if kind == "error":
+        return type(payload.get("error")) is not dict  # Anthropic nests its error object
+    return isinstance(kind, str) and kind.startswith("response.")
+
+
+def _detect_event(payload: dict[str, Any], event: str | None) -> bool:
+    return isinstance(event, str) and event.startswith("response.")
+
+
+def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    """``{"type": "function", "name", "description", "parameters", "strict"}`` (``strict``
+    always present, as the Responses API expects)."""
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": parameters_for(tool, strict),
+        "strict": strict,
+    }
+
+
+def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
+    """One ``{"type": "function_call_output", "call_id", "output"}`` input item per result."""
+    return [
+        {"type": "function_call_output", "call_id": r.outcome.call_id, "output": r.text}
+        for r in results
+    ]
+
+
+def assistant_turn(response: Response) -> list[dict[str, Any]]:
+    """The response's output items, in order, as input items for the next request.
+
+    - a call: ``{"type": "function_call", "id": item id, "call_id", "name",
+      "arguments"}`` (a custom tool call: ``{"type": "custom_tool_call", "id", "call_id",
+      "name", "input"}``); a rejected call's arguments are the raw text that arrived;
+    - a reasoning item: the item exactly as ``output_item.done`` gave it (with its
+      ``encrypted_content`` when the request asked for it), else ``{"type": "reasoning",
+      "id", "summary"}`` from what streamed; reasoning without an item id (compatible
+      servers' plain reasoning text) is not sent back;
+    - a message: ``{"type": "message", "role": "assistant", "id", "status":
+      "completed", "content": [{"type": "output_text", "text", "annotations": []}]}``, or
+      ``{"role": "assistant", "content": text}`` when the server gave no item id;
+    - any other output item (built-in tool calls) exactly as it came.
+    """
+    items: list[dict[str, Any]] = []
+    for part, call in turn_parts(response):
+        if call is not None:
+            items.append(_call_item(call))
+        elif part.kind == "text":
+            item_id = part.data.get("id")
+            if item_id:
+                content = [{"type": "output_text", "text": part.text, "annotations": []}]
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": item_id,
+                        "status": "completed",
+                        "content": content,
+                    }
+                )
+            elif part.text:
+                items.append({"role": "assistant", "content": part.text})
+        elif part.kind == "reasoning":
+            item = part.data.get("item")
+            if isinstance(item, dict):
+                items.append(dict(item))
+            elif part.data.get("id"):
+                summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+                items.append({"type": "reasoning", "id": part.data["id"], "summary": summary})
+        elif part.kind == "item":
+            items.append(dict(part.data))
+    return items
+
+
+def _call_item(call: Call) -> dict[str, Any]:
+    item: dict[str, Any]
+    if call.metadata.get("type") == "custom_tool_call":
+        text: Any = getattr(call, "arguments", None)
+        item = {"type": "custom_tool_call", "call_id": call.id, "name": wire_name(call.name)}
+        item["input"] = text if isinstance(text, str) else call.raw_arguments
+    else:
+        item = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": wire_name(call.name),
+            "arguments": string_arguments(call),
+        }
+    item_id = call.metadata.get("item_id")
+    if item_id:
+        item["id"] = item_id
+    return item
+
+
+PROVIDER = Provider(
+    name="openai-responses",
+    detect_rank=10,
+    detect=_detect,
+    detect_fallback=_detect_event,
+    adapter=lambda choice: OpenAIResponsesAdapter(),
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+)
