@@ -1,11 +1,18 @@
 """Fuzzing with real shapes: Hypothesis mutates corpus payloads (drops keys, changes types,
-swaps values for None, lists, numbers, strings, truncates strings) and feeds them to the
-assembler; nothing but a StreamError subclass may escape, whatever the format."""
+swaps values for None, lists, numbers, strings with lone surrogates, truncates strings)
+and feeds them to the assembler; nothing but a StreamError subclass may escape, whatever
+the format.
+
+CI runs a few hundred examples; ``TOOLWIRE_FUZZ_SCALE=N`` multiplies the counts for a
+deliberate long run (``TOOLWIRE_FUZZ_SCALE=68``: 20,400 payload mutations;
+``TOOLWIRE_FUZZ_SCALE=85``: 12,750 byte mutations, about 4 minutes in all on one core).
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +23,7 @@ from test_corpus import NAMES, stream_payloads
 from toolwire import StreamAssembler, StreamError
 
 _PAYLOADS: dict[str, list[tuple[str | None, Any]]] = {}
+_SCALE = max(1, int(os.environ.get("TOOLWIRE_FUZZ_SCALE", "1")))
 
 
 def payloads(name: str) -> list[tuple[str | None, Any]]:
@@ -45,6 +53,7 @@ _REPLACEMENTS = st.one_of(
     st.integers(-3, 3),
     st.floats(allow_nan=False),
     st.text(max_size=6),
+    st.sampled_from(["\ud800", "a\udfffb", "\ud83d"]),  # lone surrogates, as JSON allows
     st.just([]),
     st.just({}),
     st.lists(st.integers(0, 2), max_size=2),
@@ -76,7 +85,7 @@ def mutate(payload: Any, data: st.DataObject) -> Any:
 
 
 @settings(
-    max_examples=300,
+    max_examples=300 * _SCALE,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -113,7 +122,7 @@ def test_mutated_corpus_payloads_raise_only_stream_errors(name: str, data: st.Da
         assert call.arguments == (json.loads(call.raw_arguments) if call.raw_arguments else {})
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150 * _SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(NAMES or [""]), data=st.data())
 def test_mutated_bytes_raise_only_stream_errors(name: str, data: st.DataObject) -> None:
     """Raw bodies with bytes flipped, dropped or inserted raise only StreamErrors."""

@@ -1,6 +1,8 @@
 """The truncation sweep: every corpus stream cut at every payload and at every byte offset
 returns no tool call (a StreamError) unless the cut falls after the terminal event, and
-then exactly the calls of the whole stream.
+then exactly the calls of the whole stream; and the loss sweep: every corpus stream with
+any single payload dropped never finalises a call with other arguments than the whole
+stream's.
 
 Byte cuts: the body is fed to the framing decoder one byte at a time; after byte k the
 payloads dispatched so far, plus what ``close()`` would flush from the state at k (a last
@@ -19,9 +21,12 @@ from typing import Any
 import pytest
 
 import toolwire
-from test_corpus import NAMES, stream_bytes, stream_payloads
+from conftest import load_expected
+from test_corpus import FAILING, NAMES, stream_bytes, stream_payloads
 from toolwire import StreamAssembler, StreamError
+from toolwire._deltas import CallDelta, MetaDelta, UsageDelta
 from toolwire._framing import DONE, FrameDecoder
+from toolwire._providers import detect
 
 pytestmark = pytest.mark.corpus
 
@@ -124,6 +129,68 @@ def test_every_byte_cut(corpus_dir: Any, name: str) -> None:
     CUTS[name] = (len(body) + 1, CUTS.get(name, (0, 0))[1])
 
 
+# Formats whose calls restate their whole arguments at their own end (Responses
+# function_call_arguments.done / output_item.done): there even a lost fragment is caught.
+_RESTATED = frozenset({"openai-responses"})
+DROPS: dict[str, int] = {}  # stream -> payloads dropped one at a time
+
+
+def _argument_only(items: list[tuple[str | None, Any]]) -> list[bool]:
+    """For each payload: is it nothing but argument text of calls already started?
+
+    Losing such a payload leaves valid JSON that is merely shorter (``{"q": "ab"}`` for
+    ``{"q": "abc"}``) on every wire format that neither numbers its events nor restates
+    the arguments; no reader can detect that loss, so the sweep exempts it there.
+    """
+    payloads = [(e, p) for e, p in items if p != DONE]
+    adapter = detect(payloads[0][1], payloads[0][0]).adapter(0)
+    out = []
+    for event, payload in items:
+        if payload == DONE:
+            out.append(False)
+            continue
+        deltas = adapter.translate(payload, event)
+        calls = [d for d in deltas if isinstance(d, CallDelta)]
+        out.append(
+            bool(calls)
+            and all(isinstance(d, (CallDelta, MetaDelta, UsageDelta)) for d in deltas)
+            and all(
+                c.arguments
+                and c.start is not True
+                and not c.end
+                and not c.name
+                and c.final_arguments is None
+                for c in calls
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dropping_any_one_payload_never_changes_a_call(corpus_dir: Any, name: str) -> None:
+    """With any single payload lost, close() returns no call whose name and arguments
+    differ from the whole stream's: a lost start, end, stop or finish fails the stream
+    (only a lost bare argument fragment, which no such format can notice, is exempt)."""
+    items = stream_payloads(name)
+    entry = load_expected()[name]
+    # a failing stream's expected calls are what arrived; none of them may be finalised
+    want = [] if name in FAILING else [(c["name"], c["arguments"]) for c in entry["tool_calls"]]
+    exempt = _argument_only(items)
+    first = next((e, p) for e, p in items if p != DONE)
+    restated = detect(first[1], first[0]).name in _RESTATED
+    for i in range(len(items)):
+        outcome = _outcome(items[:i] + items[i + 1 :])
+        if isinstance(outcome, StreamError):
+            continue
+        if exempt[i] and not restated:
+            continue
+        for call in outcome.tool_calls:
+            assert (call.name, call.arguments) in want, (
+                f"{name} without payload {i} finalised {call.name} {call.arguments!r}"
+            )
+    DROPS[name] = len(items)
+
+
 def test_sweep_totals(record_property: Any) -> None:
     """Report how many cuts the sweep checked (run with -rP to see the line)."""
     if len(CUTS) < len(NAMES) or any(0 in v for v in CUTS.values()):
@@ -134,5 +201,107 @@ def test_sweep_totals(record_property: Any) -> None:
     record_property("payload_cuts", payload_cuts)
     print(
         f"truncation sweep: {byte_cuts} byte cuts and {payload_cuts} payload cuts over "
-        f"{len(CUTS)} streams; 0 truncated calls returned"
+        f"{len(CUTS)} streams; 0 truncated calls returned; "
+        f"{sum(DROPS.values())} single-payload losses, 0 changed calls"
     )
+
+
+# ------------------------------------------------- a call that never got its own end
+
+
+def _anthropic_tool(stop: bool) -> list[dict[str, Any]]:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "wipe_disk", "input": {"device": "sdb"}}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "model": "claude"}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+    ]
+    if stop:
+        events.append({"type": "content_block_stop", "index": 0})
+    return [
+        *events,
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+
+
+def _bedrock_tool(stop: bool) -> list[dict[str, Any]]:
+    start = {"toolUse": {"toolUseId": "tooluse_1", "name": "wipe_disk"}}
+    events: list[dict[str, Any]] = [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": start}},
+    ]
+    if stop:
+        events.append({"contentBlockStop": {"contentBlockIndex": 0}})
+    return [*events, {"messageStop": {"stopReason": "tool_use"}}]
+
+
+def _responses_tool(stop: bool) -> list[dict[str, Any]]:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "wipe_disk"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_1", "model": "gpt"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": ""},
+        },
+    ]
+    if stop:
+        done = {**item, "arguments": "{}", "status": "completed"}
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": done})
+    return [*events, {"type": "response.completed", "response": {"id": "resp_1"}}]
+
+
+def _cohere_tool(stop: bool) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "wipe_disk", "arguments": ""}}
+    events: list[dict[str, Any]] = [
+        {"type": "message-start", "id": "m1"},
+        {"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": call}}},
+    ]
+    if stop:
+        events.append({"type": "tool-call-end", "index": 0})
+    return [*events, {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}}]
+
+
+def _gemini_tool(stop: bool) -> list[dict[str, Any]]:
+    def chunk(call: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        content = {"role": "model", "parts": [{"functionCall": call}]}
+        return {"candidates": [{"content": content, **extra}], "responseId": "r1"}
+
+    events = [chunk({"name": "wipe_disk", "willContinue": True})]
+    if stop:
+        events.append(chunk({}))
+    return [*events, {"candidates": [{"finishReason": "STOP"}], "responseId": "r1"}]
+
+
+_STREAMS = {
+    "anthropic": (_anthropic_tool, {"device": "sdb"}),
+    "bedrock-converse": (_bedrock_tool, {}),
+    "openai-responses": (_responses_tool, {}),
+    "cohere": (_cohere_tool, {}),
+    "gemini": (_gemini_tool, {}),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_STREAMS))
+def test_a_call_without_its_own_end_is_never_final(fmt: str) -> None:
+    """A call that the format ends on its own but whose end never arrived raises
+    StreamAborted under a normal finish, and nothing runs (before: ``arguments={}``)."""
+    make, _ = _STREAMS[fmt]
+    asm = StreamAssembler(format=fmt)
+    for payload in make(stop=False):
+        asm.feed(payload)
+    with pytest.raises(toolwire.StreamAborted, match="never got its own end") as info:
+        asm.close()
+    assert info.value.partial is not None
+    assert [(c.name, c.ended) for c in info.value.partial.calls] == [("wipe_disk", False)]
+
+
+@pytest.mark.parametrize("fmt", sorted(_STREAMS))
+def test_the_same_call_with_its_end_is_final(fmt: str) -> None:
+    """With its end the same call is final, and input carried by its start is kept."""
+    make, arguments = _STREAMS[fmt]
+    asm = StreamAssembler(format=fmt)
+    for payload in make(stop=True):
+        asm.feed(payload)
+    (call,) = asm.close().tool_calls
+    assert (call.name, call.arguments) == ("wipe_disk", arguments)

@@ -66,6 +66,7 @@ _FINISH_KINDS = d.finish_kinds(
 # delta members that translate() reads besides tool_calls: a fragment-only chunk has them
 # null or empty (content "" is skipped there too; function_call must be absent)
 _EMPTY_MEMBERS = ("content", "reasoning_content", "reasoning")
+_ABSENT = (None, "")  # an id or name that translate() reads as not sent
 
 
 def _bad(payload: Any, what: str) -> StreamFormatError:
@@ -98,9 +99,9 @@ class OpenAIChatAdapter:
             model = payload.get("model")
             rid = rid if isinstance(rid, str) and rid else None
             model = model if isinstance(model, str) and model else None
-            if rid or model:
-                created = payload.get("created")
-                stamp = str(created) if type(created) is int else None
+            created = payload.get("created")
+            stamp = str(created) if type(created) is int and created > 0 else None
+            if rid or model or stamp:
                 out.append(d.MetaDelta(response_id=rid, model=model, created=stamp))
                 self._meta_sent = True
 
@@ -174,11 +175,13 @@ class OpenAIChatAdapter:
                 if value is not None and value != "":
                     return None
         call = calls[0]
-        if type(call) is not dict or call.get("id"):
+        if type(call) is not dict or call.get("id") not in _ABSENT:
             return None
         index = call.get("index")
         function = call.get("function")
-        if type(index) is not int or type(function) is not dict or function.get("name"):
+        if type(index) is not int or type(function) is not dict:
+            return None
+        if function.get("name") not in _ABSENT:
             return None
         args = function.get("arguments")
         if type(args) is not str or not args:

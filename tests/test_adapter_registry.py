@@ -1,0 +1,437 @@
+"""The provider registry: one unit per wire format, registered once. A toy provider defined
+here alone works end to end; names, aliases and suggestions; detection order; and every
+adapter's fragment fast paths mean exactly what its ``translate`` means."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import pkgutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolwire
+from adapter_support import GeneralPathAssembler
+from test_corpus import NAMES, event_key, stream_payloads
+from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError
+from toolwire._deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
+from toolwire._providers import Provider, detect, names, provider, register, unregister
+from toolwire._response import Response
+from toolwire._results import (
+    ResultText,
+    string_arguments,
+    tool_results,
+    turn_messages,
+    turn_parts,
+)
+from toolwire._toolbox import Tool
+
+# ----------------------------------------------------------------- a toy wire format
+
+
+class ToyAdapter:
+    """NDJSON lines ``{"toy": verb, ...}``: ``hello`` (id), ``say`` (text), ``call`` (opens
+    call ``n``), ``args`` (a fragment), ``end`` (ends call ``n``), ``bye`` (the finish)."""
+
+    format = "toy-wire"
+    fragment_start = False
+
+    def __init__(self) -> None:
+        self.open: set[int] = set()
+
+    def translate(self, payload: dict[str, Any], event: str | None = None) -> list[Delta]:
+        """The deltas of one toy line."""
+        verb = payload["toy"]
+        if verb == "hello":
+            return [MetaDelta(response_id=payload["id"])]
+        if verb == "say":
+            return [TextPart(text=payload["text"])]
+        if verb == "call":
+            self.open.add(payload["n"])
+            return [
+                CallDelta(id=payload["id"], index=payload["n"], name=payload["name"], start=True)
+            ]
+        if verb == "args":
+            return [CallDelta(index=payload["n"], arguments=payload["text"], start=False)]
+        if verb == "end":
+            self.open.discard(payload["n"])
+            return [CallDelta(index=payload["n"], start=False, end=True)]
+        if verb == "bye":
+            return [
+                FinishDelta(
+                    raw=payload["why"], kind="stop" if payload["why"] == "done" else "length"
+                )
+            ]
+        return []
+
+    def fragment(self, payload: dict[str, Any]) -> Fragment | None:
+        """An ``args`` line of an open call."""
+        if payload.get("toy") == "args" and payload.get("n") in self.open and payload["text"]:
+            return None, payload["n"], payload["text"]
+        return None
+
+
+def _toy_definition(tool: Tool, strict: bool) -> dict[str, Any]:
+    return {"toy_tool": tool.name, "schema": tool.parameters}
+
+
+def _toy_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
+    return [
+        {"toy": "result", "for": r.outcome.call_id, "text": r.text, "failed": r.error}
+        for r in results
+    ]
+
+
+def _toy_turn(response: Response) -> list[dict[str, Any]]:
+    calls = [
+        {"id": call.id, "name": call.name, "args": string_arguments(call)}
+        for _, call in turn_parts(response)
+        if call is not None
+    ]
+    return [{"toy": "turn", "said": response.text, "calls": calls}]
+
+
+TOY = Provider(
+    name="toy-wire",
+    aliases=("toy",),
+    detect_rank=5,
+    detect=lambda payload, event: "toy" in payload,
+    adapter=lambda choice: ToyAdapter(),
+    definition=_toy_definition,
+    tool_results=_toy_results,
+    assistant_turn=_toy_turn,
+)
+
+TOY_LINES: list[dict[str, Any]] = [
+    {"toy": "hello", "id": "toy-1"},
+    {"toy": "say", "text": "On it."},
+    {"toy": "call", "n": 0, "id": "t1", "name": "move"},
+    {"toy": "args", "n": 0, "text": '{"to": "Ly'},
+    {"toy": "args", "n": 0, "text": 'on", "km": 4'},
+    {"toy": "args", "n": 0, "text": "6}"},
+    {"toy": "end", "n": 0},
+    {"toy": "bye", "why": "done"},
+]
+TOY_BODY = b"".join(json.dumps(line).encode() + b"\n" for line in TOY_LINES)
+
+
+@pytest.fixture
+def toy() -> Iterator[Provider]:
+    """The toy provider, registered for one test."""
+    register(TOY)
+    try:
+        yield TOY
+    finally:
+        unregister("toy-wire")
+
+
+def _events(
+    data: bytes, cuts: Sequence[int], make: type[StreamAssembler] = StreamAssembler
+) -> tuple[list[Any], Any]:
+    asm = make()
+    events: list[Any] = []
+    bounds = [0, *sorted(set(cuts)), len(data)]
+    for a, b in itertools.pairwise(bounds):
+        events.extend(event_key(e) for e in asm.feed_bytes(data[a:b]))
+    return events, asm.close()
+
+
+def test_a_provider_defined_in_a_test_works_end_to_end(toy: Provider) -> None:
+    """A toy provider registered from a test is detected, assembled, defined, answered and
+    repeated like a built-in one: adding a provider is one module."""
+    whole, response = _events(TOY_BODY, [])
+    assert response.format == "toy-wire"
+    assert response.text == "On it." and response.response_id == "toy-1"
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("t1", "move", {"to": "Lyon", "km": 46})
+    ]
+    assert _events(TOY_BODY, list(range(1, len(TOY_BODY))))[0] == whole
+    assert _events(TOY_BODY, [], GeneralPathAssembler)[0] == whole
+
+    tools = Toolbox()
+
+    @tools.tool
+    def move(to: str, km: int) -> str:
+        """Move somewhere."""
+        return f"{to}:{km}"
+
+    assert tools.definitions("toy")[0]["toy_tool"] == "move"
+    outcome = Outcome(call_id="t1", name="move", status="completed", value="Lyon:46")
+    assert tool_results([outcome], "toy-wire") == [
+        {"toy": "result", "for": "t1", "text": '"Lyon:46"', "failed": False}
+    ]
+    turn = turn_messages(response, [outcome], "toy-wire")
+    assert turn[0] == {
+        "toy": "turn",
+        "said": "On it.",
+        "calls": [{"id": "t1", "name": "move", "args": '{"to": "Lyon", "km": 46}'}],
+    }
+    assert turn[1]["for"] == "t1"
+
+
+@settings(max_examples=40, deadline=None)
+@given(cuts=st.lists(st.integers(0, len(TOY_BODY)), max_size=12))
+def test_the_toy_stream_gives_the_same_events_at_any_split(cuts: list[int]) -> None:
+    """Split anywhere, the toy stream gives the events it gives whole."""
+    register(TOY)
+    try:
+        assert _events(TOY_BODY, cuts) == _events(TOY_BODY, [])
+    finally:
+        unregister("toy-wire")
+
+
+def test_the_toy_provider_gets_the_per_call_end_rule(toy: Provider) -> None:
+    """A toy call opened with start=True and never ended is not final (StreamAborted)."""
+    asm = StreamAssembler(format="toy")
+    for line in TOY_LINES:
+        if line["toy"] != "end":
+            asm.feed(line)
+    with pytest.raises(toolwire.StreamAborted):
+        asm.close()
+
+
+def test_unregistered_formats_are_unknown_again(toy: Provider) -> None:
+    """After unregister, the name is unknown and detection no longer claims toy lines."""
+    unregister("toy-wire")
+    try:
+        with pytest.raises(UnknownFormat):
+            StreamAssembler(format="toy-wire")
+        with pytest.raises(toolwire.StreamFormatError):
+            StreamAssembler().feed(TOY_LINES[0])
+    finally:
+        register(TOY)
+
+
+def test_a_name_or_alias_registers_once(toy: Provider) -> None:
+    """Registering a taken name or alias is a caller mistake (UsageError)."""
+    with pytest.raises(UsageError):
+        register(TOY)
+    clash = Provider(
+        name="other",
+        aliases=("openai",),
+        detect_rank=99,
+        detect=lambda payload, event: False,
+        adapter=lambda choice: ToyAdapter(),
+        definition=_toy_definition,
+        tool_results=_toy_results,
+        assistant_turn=_toy_turn,
+    )
+    with pytest.raises(UsageError, match="openai"):
+        register(clash)
+    assert "other" not in names()
+
+
+# ------------------------------------------------------------------ the built-ins
+
+
+def test_every_provider_module_is_one_registered_unit() -> None:
+    """Each public module of toolwire._providers defines the PROVIDER of its format, and
+    the registry knows exactly those seven, in detection order."""
+    package = importlib.import_module("toolwire._providers")
+    modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
+    found = {importlib.import_module(f"toolwire._providers.{m}").PROVIDER.name: m for m in modules}
+    assert {name.replace("-", "_") for name in found} == set(modules)
+    assert names() == (
+        "openai-responses",
+        "anthropic",
+        "cohere",
+        "openai-chat",
+        "gemini",
+        "ollama",
+        "bedrock-converse",
+    )
+    for name in names():
+        entry = provider(name)
+        assert entry.encoder is None  # the simulator's slot, filled next round
+        assert entry.adapter(0).format == name
+
+
+def test_openai_is_an_alias_of_openai_chat() -> None:
+    """``"openai"`` names openai-chat everywhere; the canonical name is what is reported."""
+    asm = StreamAssembler(format="openai")
+    assert asm.format == "openai-chat"
+    asm.feed(
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    )
+    assert asm.close().format == "openai-chat"
+    outcome = Outcome(call_id="c1", name="f", status="completed", result_json="1")
+    assert tool_results([outcome], "openai") == tool_results([outcome], "openai-chat")
+    tools = Toolbox()
+
+    @tools.tool
+    def f() -> int:
+        """One."""
+        return 1
+
+    assert tools.definitions("openai") == tools.definitions("openai-chat")
+
+
+@pytest.mark.parametrize(
+    ("name", "suggested"),
+    [
+        ("openai-chatt", "openai-chat"),
+        ("anthropik", "anthropic"),
+        ("bedrock", "bedrock-converse"),
+        ("Gemini", "gemini"),
+    ],
+)
+def test_unknown_formats_suggest_the_closest_names(name: str, suggested: str) -> None:
+    """UnknownFormat names the closest known formats, wherever a format is named."""
+    outcome = Outcome(call_id="c1", name="f", status="completed", result_json="1")
+    for attempt in (
+        lambda: StreamAssembler(format=name),
+        lambda: tool_results([outcome], name),
+        lambda: Toolbox().definitions(name),
+    ):
+        with pytest.raises(UnknownFormat, match=f"did you mean '{suggested}'"):
+            attempt()
+
+
+def test_fallback_detection_comes_after_every_provider_said_no() -> None:
+    """A bare error payload is OpenAI-compatible only because no format claims it first;
+    an SSE event name starting with response. picks Responses when the payload says nothing."""
+    assert detect({"error": {"message": "m"}}).name == "openai-chat"
+    assert detect({"error": {"message": "m"}, "candidates": []}).name == "gemini"
+    assert detect({"sequence_number": 1}, "response.created").name == "openai-responses"
+    with pytest.raises(toolwire.StreamFormatError):
+        detect({"sequence_number": 1})
+
+
+# --------------------------------------------- the fast paths mean what translate means
+
+
+def _provider_of(items: list[tuple[str | None, Any]]) -> Provider:
+    event, payload = next((e, p) for e, p in items if p != "[DONE]")
+    return detect(payload, event)
+
+
+def _same_fragment(hit: Fragment, deltas: list[Delta], start: bool | None) -> bool:
+    """``deltas`` (from translate) are exactly the one fragment ``hit`` stands for."""
+    ref, index, text = hit
+    if len(deltas) != 1 or not isinstance(deltas[0], CallDelta):
+        return False
+    d = deltas[0]
+    return (
+        (d.ref or d.id) == ref
+        and d.index == index
+        and d.arguments == text
+        and d.start is start
+        and d.name is None
+        and d.final_arguments is None
+        and not d.end
+        and not d.metadata
+    )
+
+
+def _lockstep(
+    entry: Provider, items: list[tuple[str | None, Any]], objects: list[Any] | None = None
+) -> int:
+    """Run a fast and a slow adapter side by side; return how many fragments hit."""
+    fast, slow = entry.adapter(0), entry.adapter(0)
+    start = getattr(fast, "fragment_start", None)
+    hits = 0
+    for position, (event, payload) in enumerate(items):
+        if payload == "[DONE]":
+            continue
+        hit = None
+        if objects is not None:
+            hit = getattr(fast, "object_fragment", lambda o: None)(objects[position])
+        elif event != "error":
+            hit = getattr(fast, "fragment", lambda p: None)(payload)
+        want = slow.translate(payload, event)
+        if hit is None:
+            assert fast.translate(payload, event) == want
+        else:
+            hits += 1
+            assert _same_fragment(hit, want, start), (payload, hit, want)
+    return hits
+
+
+def test_every_fragment_hit_is_what_translate_gives_on_the_corpus(corpus_dir: Path) -> None:
+    """For every payload of every recording, a fast-path hit equals translate's one delta,
+    and the fast paths do fire (they carry the big calls)."""
+    hits = {
+        name: _lockstep(_provider_of(stream_payloads(name)), stream_payloads(name))
+        for name in NAMES
+    }
+    assert sum(hits.values()) > 100
+    firing = {_provider_of(stream_payloads(n)).name for n, h in hits.items() if h}
+    assert firing >= {"openai-chat", "anthropic", "openai-responses", "bedrock-converse", "cohere"}
+
+
+def _sdk_objects(name: str, items: list[tuple[str | None, Any]]) -> list[Any] | None:
+    entry = _provider_of(items)
+    if entry.name == "openai-chat":
+        from openai._models import construct_type
+        from openai.types.chat import ChatCompletionChunk
+
+        kind: Any = ChatCompletionChunk
+    elif entry.name == "openai-responses":
+        from openai._models import construct_type
+        from openai.types.responses import ResponseStreamEvent
+
+        kind = ResponseStreamEvent
+    elif entry.name == "anthropic":
+        from anthropic._models import construct_type
+        from anthropic.types import RawMessageStreamEvent
+
+        kind = RawMessageStreamEvent
+    else:
+        return None
+    return [None if p == "[DONE]" else construct_type(type_=kind, value=p) for _, p in items]
+
+
+def test_every_object_fragment_hit_is_what_translate_gives(corpus_dir: Path) -> None:
+    """For the SDKs' event objects built from every openai and anthropic recording, an
+    attribute-read hit equals translate's one delta for the same payload."""
+    total = 0
+    for name in NAMES:
+        items = stream_payloads(name)
+        objects = _sdk_objects(name, items)
+        if objects is not None:
+            total += _lockstep(_provider_of(items), items, objects)
+    assert total > 100
+
+
+_NULLISH = st.sampled_from([None, "", "x", 0, {}])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    extra=st.dictionaries(
+        st.sampled_from(
+            ["content", "role", "refusal", "reasoning_content", "reasoning", "function_call"]
+        ),
+        _NULLISH,
+    ),
+    entry_extra=st.dictionaries(st.sampled_from(["id", "type"]), _NULLISH),
+    function_extra=st.dictionaries(st.sampled_from(["name"]), _NULLISH),
+    top=st.dictionaries(
+        st.sampled_from(["usage", "x_groq", "error", "system_fingerprint"]), _NULLISH
+    ),
+    finish=st.sampled_from([None, "stop"]),
+)
+def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
+    extra: dict[str, Any],
+    entry_extra: dict[str, Any],
+    function_extra: dict[str, Any],
+    top: dict[str, Any],
+    finish: str | None,
+) -> None:
+    """Chat chunks with any mix of null, empty or filled members around one fragment: the
+    fast path hits only when translate gives exactly that fragment (content null included)."""
+    adapter = provider("openai-chat").adapter(0)
+    adapter.translate({"id": "c", "model": "m", "choices": []})
+    entry = {"index": 0, "function": {"arguments": "abc", **function_extra}, **entry_extra}
+    delta = {"tool_calls": [entry], **extra}
+    payload = {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **top}
+    hit = adapter.fragment(payload)
+    if hit is None:
+        return
+    assert _same_fragment(hit, adapter.translate(payload), None)
