@@ -19,6 +19,10 @@ whole recorded corpus. Every path does the work a live consumer does:
   single steps at evenly spaced positions (accumulator rebuilt from the argument prefix)
   and integrating them with the trapezoid rule; such cells are marked ``≈``.
 
+Also measured: the same big calls fed as the SDKs' event objects (``ChatCompletionChunk``,
+Anthropic and Responses events, built beforehand) and as chat chunks padded with null
+members, each against the plain dicts (target: within 1.3×).
+
 Each figure is the best of several passes (one pass for the slow competitors on ``huge``),
 with ``gc.collect()`` before each; every result is checked against ``json.loads`` of the
 document. ``python -m benchmarks assembly`` prints Markdown tables;
@@ -150,6 +154,73 @@ def anthropic_events(deltas: list[str]) -> list[dict[str, Any]]:
     )
     out.append({"type": "message_stop"})
     return out
+
+
+def responses_events(deltas: list[str]) -> list[dict[str, Any]]:
+    """OpenAI Responses events for one function_call item, numbered as the API numbers them."""
+    item = {"type": "function_call", "id": "fc_bench", "call_id": CALL_ID, "name": TOOL}
+    response = {"id": "resp_bench", "model": "gpt-4.1", "status": "in_progress"}
+    out: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": "", "status": "in_progress"},
+        },
+    ]
+    out += [
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_bench",
+            "output_index": 0,
+            "delta": d,
+        }
+        for d in deltas
+    ]
+    whole = "".join(deltas)
+    out += [
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_bench",
+            "output_index": 0,
+            "arguments": whole,
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "arguments": whole, "status": "completed"},
+        },
+        {"type": "response.completed", "response": {**response, "status": "completed"}},
+    ]
+    for number, event in enumerate(out):
+        event["sequence_number"] = number
+    return out
+
+
+def with_null_members(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``chunks`` whose fragment deltas also carry ``content``/``role``/``refusal`` as null,
+    as the OpenAI SDK's dumps and several servers send them."""
+    out = []
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        delta = {"content": None, "role": None, "refusal": None, **choice["delta"]}
+        out.append({**chunk, "choices": [{**choice, "delta": delta}]})
+    return out
+
+
+def sdk_objects(kind: str, events: list[dict[str, Any]]) -> list[Any]:
+    """The SDK's event objects for ``events``, built as its stream builds them (untimed)."""
+    if kind == "anthropic":
+        from anthropic._models import construct_type as construct_anthropic
+        from anthropic.types import RawMessageStreamEvent
+
+        return [construct_anthropic(type_=RawMessageStreamEvent, value=e) for e in events]  # type: ignore[arg-type]
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseStreamEvent
+
+    target: Any = ChatCompletionChunk if kind == "chat" else ResponseStreamEvent
+    return [construct_type(type_=target, value=e) for e in events]
 
 
 # ------------------------------------------------------------------------- runners
@@ -475,6 +546,34 @@ def main() -> None:
             assert got == [(TOOL, json.loads(doc))]
             row += [_fmt(t), f"{t / len(events) * 1e6:.2f}"]
         print("| " + " | ".join(row) + " |")
+    print("\n## toolwire fed SDK objects and null-padded chunks, against the same dicts\n")
+    print("| payload · input | dicts µs/chunk | this input µs/chunk | ratio | target | |")
+    print("|---|---|---|---|---|---|")
+    for size in sizes:
+        doc, deltas = by_name[size]
+        want = [(TOOL, json.loads(doc))]
+        chat, anthropic, responses = (
+            openai_chunks(deltas),
+            anthropic_events(deltas),
+            responses_events(deltas),
+        )
+        rows = [
+            ("OpenAI chat, content/role/refusal null", chat, with_null_members(chat)),
+            ("OpenAI ChatCompletionChunk objects", chat, sdk_objects("chat", chat)),
+            ("Anthropic event objects", anthropic, sdk_objects("anthropic", anthropic)),
+            ("OpenAI Responses event objects", responses, sdk_objects("responses", responses)),
+        ]
+        for label, dicts, other in rows:
+            t_dicts, got = best(lambda c=dicts: run_toolwire(c), 7)
+            assert got == want
+            t_other, got = best(lambda c=other: run_toolwire(c), 7)
+            assert got == want
+            ratio = t_other / t_dicts
+            verdict = "PASS" if ratio <= 1.3 else "FAIL"
+            print(
+                f"| {size} · {label} | {t_dicts / len(dicts) * 1e6:.2f} | "
+                f"{t_other / len(other) * 1e6:.2f} | {ratio:.2f}× | ≤ 1.3× | {verdict} |"
+            )
     print("\n## Whole recorded corpus (payloads decoded beforehand; events, previews, close)\n")
     print("| workload | toolwire | competitors (same streams) | | | |")
     print("|---|---|---|---|---|---|")

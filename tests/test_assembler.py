@@ -515,3 +515,17 @@ def test_partial_shows_what_arrived_at_any_time() -> None:
     ]
     assert seen.usage is not None and seen.usage.input_tokens == 7
     assert seen.response_id == "m1"
+
+
+def test_choice_selects_a_gemini_candidate() -> None:
+    """``choice`` picks the Gemini candidate to assemble, as it picks an OpenAI choice."""
+
+    def candidate(index: int, text: str) -> dict[str, Any]:
+        content = {"role": "model", "parts": [{"text": text}]}
+        return {"index": index, "content": content, "finishReason": "STOP"}
+
+    chunk = {"candidates": [candidate(0, "first"), candidate(1, "second")], "responseId": "r"}
+    for choice, text in ((0, "first"), (1, "second")):
+        asm = StreamAssembler(format="gemini", choice=choice)
+        asm.feed(chunk)
+        assert asm.close().text == text

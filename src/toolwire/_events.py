@@ -121,7 +121,8 @@ class ToolCallArguments:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallEnded:
     """The provider signalled the end of this call's arguments (``content_block_stop``,
-    ``output_item.done``, a whole-call part...). Not a promise that the response ended."""
+    ``output_item.done``, a whole-call part...). Not a promise that the response ended; in
+    a format that sends these, a call that never gets one is never finalised."""
 
     key: int
 

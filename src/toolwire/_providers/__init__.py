@@ -30,6 +30,18 @@ if none does, their ``detect_fallback`` hooks are asked in the same order. Each 
 looks only at structural markers its format always has on its first event, so it is
 O(number of keys). A payload no provider claims raises :class:`StreamFormatError`.
 
+Adding a provider: one module here with its adapter, its ``detect``, its definition and
+message functions and ``PROVIDER = Provider(...)``; the shared pieces are
+``_definitions`` (strict and Gemini schema rewrites, OpenAI's function shape),
+``_results`` (result texts, the answer check, how rejected calls are carried),
+``_payload`` (typed reads) and ``_openai_shapes``. If the format opens calls explicitly
+(``CallDelta(start=True)``), it must also end them (``end=True``): the assembler finalises
+no such call without its end. What ends a call, per format: Anthropic
+``content_block_stop``; Responses ``output_item.done``; Bedrock ``contentBlockStop``;
+Cohere ``tool-call-end``; Gemini the part itself (a whole call) or the first
+``functionCall`` part without ``willContinue`` (a streamed one); Ollama the line itself
+(every call is whole); OpenAI chat has no per-call end, only the finish reason.
+
 Lookups are O(1) after the first; the registry is guarded by a lock so that threads
 creating their first assemblers together load it once.
 """

@@ -47,7 +47,21 @@ block), wrong field types, a second ``message_stop``.
 
 Not done here: correlation and finishing (the assembler's), and judging whether a
 ``tool_use`` stop reason with unterminated arguments is a truncation (the assembler sees
-the arguments). Each payload is translated in time linear in its size.
+the arguments).
+
+Fast paths: ``fragment`` / ``object_fragment`` recognise a non-empty ``input_json_delta``
+of an open ``tool_use`` block (a dict, or the ``anthropic`` SDK's event object read by
+attribute access).
+
+Next request: tool definitions ``{"name", "description", "input_schema"}`` (``"strict":
+true`` with a strict-mode schema when asked); the assistant turn repeats the blocks in
+order, thinking blocks with their signature and ``redacted_thinking`` blocks unchanged,
+each call a ``tool_use`` block whose ``input`` is the arguments object, or
+``{"INVALID_JSON": raw}`` for a rejected call (server-side tool blocks are not repeated);
+the results one user message of ``tool_result`` blocks (``is_error`` for every status but
+completed and replayed).
+
+Each payload is translated in time linear in its size.
 """
 
 from __future__ import annotations
