@@ -3,6 +3,7 @@ state table, ids, usage, limits, strict close, failure stickiness and format det
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from toolwire import (
 from toolwire._assembler import _TRANSITIONS, CallEvent, CallState, _Call
 from toolwire._providers import detect as detect_provider
 from toolwire._providers import names, provider
+from toolwire._response import ContentPart
 
 
 def chunk(
@@ -529,3 +531,22 @@ def test_choice_selects_a_gemini_candidate() -> None:
         asm = StreamAssembler(format="gemini", choice=choice)
         asm.feed(chunk)
         assert asm.close().text == text
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        toolwire.Response,
+        toolwire.ToolCall,
+        toolwire.RejectedCall,
+        toolwire.Partial,
+        toolwire.PartialCall,
+        toolwire.Usage,
+        ContentPart,
+    ],
+)
+def test_help_documents_every_field(cls: type) -> None:
+    """Each result class names every one of its fields in its docstring (what help() shows)."""
+    doc = cls.__doc__ or ""
+    for field in dataclasses.fields(cls):
+        assert f"``{field.name}``" in doc, f"{cls.__name__}.{field.name} is undocumented"

@@ -379,7 +379,12 @@ class StreamAssembler:
         out: list[StreamEvent] = []
         if type(payload) is not dict:
             fast = self._fast_object
-            if fast is not None and event != "error" and self._finish is None:
+            if (
+                fast is not None
+                and event != "error"
+                and self._finish is None
+                and type(payload) is not str
+            ):
                 try:
                     hit = fast(payload)
                 except Exception:

@@ -31,6 +31,7 @@ from .._errors import StreamFormatError
 __all__ = [
     "dump_arguments",
     "ensure_dict",
+    "error_text",
     "escape_surrogates",
     "fail",
     "opt_bool",
@@ -185,3 +186,14 @@ def dump_arguments(value: Any, where: str, payload: Any) -> str:
     except (TypeError, ValueError) as exc:
         raise fail(f"{where} cannot be serialised as JSON: {exc}", payload) from exc
     return escape_surrogates(text)
+
+
+def error_text(error: Mapping[str, Any], label: str, fallback: str, payload: Any) -> str:
+    """``"label: message"`` from an error object's ``message`` and its ``label`` member
+    (Anthropic's ``type``, Google's ``status``), whichever of them it has, or
+    ``fallback``."""
+    message = opt_str(error, "message", "error", payload)
+    kind = opt_str(error, label, "error", payload)
+    if message and kind:
+        return f"{kind}: {message}"
+    return message or kind or fallback

@@ -211,11 +211,7 @@ class AnthropicAdapter:
         error = read.opt_dict(payload, "error", "error event", payload)
         if error is None:
             return d.ErrorDelta(message="Anthropic error event", error=payload)
-        message = read.opt_str(error, "message", "error", payload)
-        kind = read.opt_str(error, "type", "error", payload)
-        text = message or kind or "Anthropic error event"
-        if message and kind:
-            text = f"{kind}: {message}"
+        text = read.error_text(error, "type", "Anthropic error event", payload)
         return d.ErrorDelta(message=text, error=error)
 
     # ------------------------------------------------------------------ block level

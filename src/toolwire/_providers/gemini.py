@@ -398,11 +398,7 @@ class GeminiAdapter:
     @staticmethod
     def _error(error: Any, payload: dict[str, Any]) -> d.ErrorDelta:
         if isinstance(error, dict):
-            message = read.opt_str(error, "message", "error", payload)
-            status = read.opt_str(error, "status", "error", payload)
-            text = message or status or "Gemini error"
-            if message and status:
-                text = f"{status}: {message}"
+            text = read.error_text(error, "status", "Gemini error", payload)
             return d.ErrorDelta(message=text, error=error)
         if isinstance(error, str):
             return d.ErrorDelta(message=error, error=error)

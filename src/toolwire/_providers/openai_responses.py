@@ -243,21 +243,12 @@ class OpenAIResponsesAdapter:
             metadata["item_id"] = item_id
         if custom:
             metadata["type"] = "custom_tool_call"
+        fragment, final = "", None
         if not done:
+            # the item as added: its (usually empty) arguments are the first fragment
             fragment = '"' + _escaped(args or "") if custom else (args or "")
-            return [
-                d.CallDelta(
-                    id=call_id,
-                    ref=item_id,
-                    index=index,
-                    name=name,
-                    arguments=fragment,
-                    start=True,
-                    metadata=metadata,
-                )
-            ]
-        final = None
-        if args is not None:
+        elif args is not None:
+            # the item as done restates the whole arguments
             final = json.dumps(args, ensure_ascii=False) if custom else args
         return [
             d.CallDelta(
@@ -265,9 +256,10 @@ class OpenAIResponsesAdapter:
                 ref=item_id,
                 index=index,
                 name=name,
+                arguments=fragment,
                 final_arguments=final,
-                start=False,
-                end=True,
+                start=not done,
+                end=done,
                 metadata=metadata,
             )
         ]
