@@ -376,7 +376,6 @@ class StreamAssembler:
         if self._closed:
             # not recorded as the failure: the finished result stays what close() gave
             raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
-        out: list[StreamEvent] = []
         if type(payload) is not dict:
             fast = self._fast_object
             if (
@@ -390,17 +389,15 @@ class StreamAssembler:
                 except Exception:
                     hit = None  # the general path reports what is wrong with the object
                 if hit is not None:
-                    self._fragment(hit, payload, out)
-                    return out
+                    return self._fragment(hit, payload)
             payload = self._normalise(payload)
             if payload is DONE:
-                return out
+                return []
         elif "__data__" in payload:
             payload = unwrap_envelope(payload)
-        self._dispatch(payload, event, out)
-        return out
+        return self._dispatch(payload, event)
 
-    def _dispatch(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
+    def _dispatch(self, payload: Any, event: str | None) -> list[StreamEvent]:
         """Apply one decoded payload, taking the fragment fast path where it applies.
 
         The common case of a big call is a payload that is nothing but one argument
@@ -415,23 +412,25 @@ class StreamAssembler:
             except Exception:
                 hit = None  # let the general path report what is wrong with the payload
             if hit is not None:
-                self._fragment(hit, payload, out)
-                return
+                return self._fragment(hit, payload)
+        out: list[StreamEvent] = []
         self._apply(payload, event, out)
+        return out
 
-    def _fragment(self, hit: Fragment, payload: Any, out: list[StreamEvent]) -> None:
+    def _fragment(self, hit: Fragment, payload: Any) -> list[StreamEvent]:
         """Apply a recognised fragment: straight into an open call's parser, or, for a
         call in any other state, as the one delta the adapter's ``translate`` gives."""
         ref, index, text = hit
         call = self._by_ref.get(ref) if ref is not None else self._by_index.get(index)  # type: ignore[arg-type]
         if call is not None and call.state is _OPEN:
-            out.extend(self._fast_args(call, text, payload))
-            return
+            return self._fast_args(call, text, payload)
+        out: list[StreamEvent] = []
         delta = CallDelta(ref=ref, index=index, arguments=text, start=self._fast_start)
         try:
             self._on_call(delta, payload, out)
         except Exception as exc:
             raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
+        return out
 
     def _fast_args(self, call: _Call, text: str, payload: Any) -> list[StreamEvent]:
         """``_on_args`` for an OPEN call (whose (OPEN, ARGS) transition is OPEN)."""
@@ -485,7 +484,7 @@ class StreamAssembler:
         dispatch = self._dispatch
         for event, payload in items:
             if payload is not DONE:
-                dispatch(payload, event, out)
+                out.extend(dispatch(payload, event))
 
     def feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input; return the events of a last payload that lacked

@@ -167,9 +167,11 @@ class OpenAIChatAdapter:
         if type(delta) is not dict:
             return None
         calls = delta.get("tool_calls")
-        if type(calls) is not list or len(calls) != 1 or delta.get("function_call") is not None:
+        if type(calls) is not list or len(calls) != 1:
             return None
-        if len(delta) > 1:
+        if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
+            if delta.get("function_call") is not None:
+                return None
             for key in _EMPTY_MEMBERS:
                 value = delta.get(key)
                 if value is not None and value != "":
