@@ -78,7 +78,7 @@ _EXPORTS: dict[str, str] = {
     "Outcome": "_outcome",
     "SQLiteStore": "stores.sqlite",
     "Tool": "_toolbox",
-    "ToolContext": "_toolbox",
+    "ToolContext": "_context",
     "Toolbox": "_toolbox",
     "arguments_hash": "_idempotency",
     "tool_results": "_results",
@@ -221,6 +221,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from ._results import tool_results
-    from ._toolbox import InvalidCall, Tool, Toolbox, ToolContext, ValidCall
+    from ._context import ToolContext
+    from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -75,7 +75,8 @@ from ._execution import (
 from ._idempotency import arguments_hash, call_key, idempotency_key
 from ._outcome import Outcome
 from ._response import Response
-from ._toolbox import Tool, Toolbox, ToolContext, ValidCall
+from ._context import ToolContext
+from ._toolbox import Tool, Toolbox, ValidCall
 from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 
+from ._context import ToolContext
 from ._errors import ToolDefinitionError
 
 __all__ = ["FunctionSpec", "describe_function", "parse_docstring"]
@@ -157,8 +158,6 @@ def _parameter_docs(lines: list[str]) -> dict[str, str]:
 
 
 def _is_context(annotation: Any) -> bool:
-    from ._toolbox import ToolContext  # a cycle at import time otherwise
-
     return annotation is ToolContext
 
 

@@ -49,7 +49,6 @@ import json
 import math
 import re
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -57,6 +56,7 @@ from typing import Any, TypeVar, overload
 import pydantic
 import pydantic_core
 
+from ._context import ToolContext
 from ._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from ._jsonschema import (
     SchemaValidator,
@@ -70,7 +70,6 @@ from ._schema import FunctionSpec, describe_function
 __all__ = [
     "InvalidCall",
     "Tool",
-    "ToolContext",
     "Toolbox",
     "ValidCall",
 ]
@@ -79,32 +78,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_VIOLATIONS = 10
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolContext:
-    """Injected into a tool that declares a ``ctx: ToolContext`` parameter (never in its schema).
-
-    Forward ``idempotency_key`` to downstream services that honour one (Stripe-style
-    ``Idempotency-Key``) to make side effects effectively once; ``deadline`` is absolute,
-    on the ``time.monotonic()`` clock (``None``: no timeout).
-    """
-
-    idempotency_key: str
-    deadline: float | None
-    call_id: str
-    tool_name: str
-    scope: str
-
-    def remaining(self, now: float | None = None) -> float | None:
-        """Seconds left until ``deadline`` (never negative), ``None`` without a deadline.
-
-        ``now`` defaults to ``time.monotonic()``.
-        """
-        if self.deadline is None:
-            return None
-        current = time.monotonic() if now is None else now
-        return max(0.0, self.deadline - current)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
