@@ -20,6 +20,9 @@ from toolwire._jsonschema import (
     json_equal,
 )
 
+DRAFT4 = "http://json-schema.org/draft-04/schema#"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+
 # --------------------------------------------------------------------------- generators
 # A schema strategy paired with two functions: ``values(schema)`` draws conforming values,
 # ``breakers(schema)`` draws values that break that very subschema (never anyOf nodes).
@@ -294,7 +297,7 @@ def _errs(schema: Any, value: Any) -> list[str]:
         ({"const": {"a": [1, 2]}}, [{"a": [1, 2.0]}], [{"a": [2, 1]}, {"a": [1, 2], "b": 1}]),
         ({"minimum": 1, "maximum": 3}, [1, 3, "x"], [0, 3.5]),
         ({"exclusiveMinimum": 1, "exclusiveMaximum": 3}, [2, 1.5], [1, 3]),
-        ({"minimum": 1, "exclusiveMinimum": True}, [2], [1]),
+        ({"$schema": DRAFT4, "minimum": 1, "exclusiveMinimum": True}, [2], [1]),
         ({"multipleOf": 0.1}, [0.3, 1, 0.7], [0.35]),
         ({"multipleOf": 3}, [9, -3, 0], [10]),
         ({"minLength": 2, "maxLength": 3}, ["ab", "😀😀"], ["a", "abcd"]),
@@ -303,7 +306,13 @@ def _errs(schema: Any, value: Any) -> list[str]:
         ({"uniqueItems": True}, [[1, "1", True], [{"a": 1}, {"a": 2}]], [[1, 1.0], [[1], [1]]]),
         ({"minProperties": 1, "maxProperties": 1}, [{"a": 1}], [{}, {"a": 1, "b": 2}]),
         ({"prefixItems": [{"type": "integer"}], "items": False}, [[1], []], [["x"], [1, 2]]),
-        ({"items": [{"type": "integer"}], "additionalItems": False}, [[1]], [[1, 2]]),
+        (
+            {"$schema": DRAFT7, "items": [{"type": "integer"}], "additionalItems": False},
+            [[1]],
+            [[1, 2]],
+        ),
+        ({"enum": []}, [], [1, None]),
+        ({"properties": {"a": {}}, "unevaluatedProperties": False}, [{"a": 1}], [{"b": 1}]),
         ({"contains": {"type": "string"}, "maxContains": 1}, [[1, "a"]], [[1], ["a", "b"]]),
         ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, [1, "a"], [None, 1.5]),
         ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, [-1, 0.5, "x"], [1, 2.0]),
@@ -435,14 +444,16 @@ def test_strip_optional_nulls_follows_properties_items_refs_and_optionals() -> N
         {"maxItems": 1.5},
         {"pattern": "("},
         {"patternProperties": {"(": {}}},
-        {"enum": []},
         {"multipleOf": 0},
         {"minimum": "1"},
         {"anyOf": []},
         {"$ref": "http://example.com/schema"},
         {"$ref": "#/$defs/Missing"},
         {"$ref": "#anchor"},
-        {"unevaluatedProperties": False},
+        {"$schema": "http://json-schema.org/draft-03/schema#"},
+        {"$schema": 7},
+        {"minimum": 1, "exclusiveMinimum": True},
+        {"items": [{"type": "integer"}]},
         {"properties": {"a": 5}},
         "not a schema",
     ],

@@ -59,10 +59,12 @@ import pydantic_core
 from ._context import ToolContext
 from ._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from ._jsonschema import (
+    MAX_DEPTH,
     SchemaValidator,
     Violation,
     compile_schema,
     describe_value,
+    scan_json,
 )
 from ._response import RejectedCall, Response, ToolCall
 from ._schema import FunctionSpec, describe_function
@@ -97,13 +99,85 @@ class InvalidCall:
     reason: str
 
 
+class _Validated(dict):  # type: ignore[type-arg]
+    """Validated arguments: a plain dict of JSON values that also carries what the tool built.
+
+    :meth:`Tool.validate` returns one; :meth:`Tool.invoke` given the very object runs the
+    function with what was built (the pydantic model) instead of validating again. Any
+    change at the top level forgets the carried result (``invoke`` then validates afresh);
+    copies and pickles are plain dicts, for the same reason.
+    """
+
+    __slots__ = ("_owner", "_prepared")
+
+    def __init__(self, data: dict[str, Any], owner: _Binding, prepared: Any) -> None:
+        super().__init__(data)
+        self._owner: _Binding | None = owner
+        self._prepared = prepared
+
+    def carried(self, owner: _Binding) -> Any:
+        """What ``owner`` built from these arguments, or ``None`` if not (or no longer)."""
+        return self._prepared if self._owner is owner else None
+
+    def _forget(self) -> None:
+        self._owner = None
+        self._prepared = None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set an item and forget the carried result."""
+        self._forget()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        """Delete an item and forget the carried result."""
+        self._forget()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        """Update in place and forget the carried result."""
+        self._forget()
+        return super().__ior__(other)
+
+    def clear(self) -> None:
+        """Empty the dict and forget the carried result."""
+        self._forget()
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().popitem()
+
+    def setdefault(self, *args: Any) -> Any:
+        """Set a default and forget the carried result."""
+        self._forget()
+        return super().setdefault(*args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Update and forget the carried result."""
+        self._forget()
+        super().update(*args, **kwargs)
+
+    def __reduce__(self) -> Any:
+        """Copy and pickle as a plain dict (the carried result stays behind)."""
+        return (dict, (dict(self),))
+
+
 class _Binding:
     """How one tool validates and calls: a typed function or a raw schema plus callable."""
 
     __slots__ = ()
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated, JSON-compatible arguments, or ``ArgumentsInvalid``."""
+    # The deepest arguments this binding can validate (containers, the object included).
+    max_depth: int = MAX_DEPTH
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validated, JSON-compatible arguments carrying what was built, or ``ArgumentsInvalid``."""
         raise NotImplementedError
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
@@ -111,24 +185,44 @@ class _Binding:
         raise NotImplementedError
 
 
+# pydantic reads JSON with jiter, which refuses more than 201 nested containers.
+_PYDANTIC_JSON_DEPTH = 200
+
+
 class _TypedBinding(_Binding):
-    """Validation by the pydantic model of a function's signature."""
+    """Validation by a pydantic model: the one built from a function's signature, or the
+    user's own model when it is the whole arguments (``args_model``, ``add_model``)."""
 
     __slots__ = ("_fn", "_known", "_nulls", "_spec")
+
+    max_depth = _PYDANTIC_JSON_DEPTH
 
     def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
         self._fn = fn
         self._spec = spec
-        # Only used to strip optional nulls; pydantic does the validation. A schema this
-        # compiler refuses (a regex only pydantic's engine reads) just loses the stripping.
+        # Only used to strip optional nulls; pydantic does the validation. A schema the
+        # engine refuses (a pattern only pydantic's regex engine reads) loses the stripping.
         try:
             self._nulls: SchemaValidator | None = compile_schema(spec.parameters)
         except ToolDefinitionError:
             self._nulls = None
-        self._known = list(spec.fields)
+        self._known = (
+            list(spec.parameters.get("properties", {})) if spec.whole else list(spec.fields)
+        )
 
     def _model(self, tool: str, arguments: Any) -> pydantic.BaseModel:
         stripped = arguments if self._nulls is None else self._nulls.strip_optional_nulls(arguments)
+        if self._spec.whole and not self._spec.extra_allowed:
+            # The user's model may ignore unknown keys (pydantic's default); toolwire's rule
+            # is that a hallucinated argument is an error, so the top level is closed here.
+            extra = [key for key in stripped if key not in self._known]
+            if extra:
+                violations = tuple(
+                    Violation(path=(key,), message=_unknown_message(self._known)) for key in extra
+                )
+                raise ArgumentsInvalid(
+                    _invalid_message(tool, violations), tool=tool, violations=violations
+                )
         try:
             return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
         except pydantic.ValidationError as exc:
@@ -137,22 +231,33 @@ class _TypedBinding(_Binding):
                 _invalid_message(tool, violations), tool=tool, violations=violations
             ) from None
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate with the pydantic model; dump every parameter as plain JSON."""
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validate with the pydantic model once; dump it as plain JSON that carries the model."""
         model = self._model(tool, arguments)
         dumped = model.model_dump(mode="python", by_alias=True)
         try:
             result: dict[str, Any] = json_value(dumped)
         except TypeError as exc:  # a default that JSON cannot carry
             raise ToolDefinitionError(f"tool {tool!r}: {exc}") from None
-        return result
+        return _Validated(result, self, model)
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        """Rebuild the declared Python types and call the function by keyword."""
-        model = self._model(tool, arguments)
-        kwargs = {param: getattr(model, field) for param, field in self._spec.fields.items()}
-        if self._spec.ctx_param is not None:
-            kwargs[self._spec.ctx_param] = ctx
+        """Call the function with the carried model, or validate ``arguments`` first."""
+        model = arguments.carried(self) if isinstance(arguments, _Validated) else None
+        if model is None:
+            model = self._model(tool, arguments)
+        spec = self._spec
+        kwargs: dict[str, Any]
+        if not spec.whole:
+            kwargs = {param: getattr(model, field) for param, field in spec.fields.items()}
+        elif spec.model_param is not None:
+            kwargs = {spec.model_param: model}
+        else:
+            kwargs = {}
+        if spec.ctx_param is not None:
+            kwargs[spec.ctx_param] = ctx
+        if spec.whole and spec.model_param is None:
+            return self._fn(model, **kwargs)
         return self._fn(**kwargs)
 
 
@@ -166,7 +271,7 @@ class _RawBinding(_Binding):
         self._validator = validator
         self._pass_ctx = pass_ctx
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
         """Check against the compiled schema; return the arguments without optional nulls."""
         stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
         violations = tuple(self._validator.errors(stripped))
@@ -174,11 +279,12 @@ class _RawBinding(_Binding):
             raise ArgumentsInvalid(
                 _invalid_message(tool, violations), tool=tool, violations=violations
             )
-        return stripped
+        return _Validated(stripped, self, True)
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        if not isinstance(arguments, dict):
-            raise ArgumentsInvalid(f'The arguments of "{tool}" must be a JSON object.', tool=tool)
+        """Call ``fn(**arguments)``, validating first unless ``validate`` produced them."""
+        if not (isinstance(arguments, _Validated) and arguments.carried(self)):
+            arguments = self.validate(tool, arguments)
         if self._pass_ctx:
             return self._fn(**arguments, ctx=ctx)
         return self._fn(**arguments)
@@ -259,31 +365,38 @@ class Tool:
     def validate(self, arguments: Any) -> Any:
         """Validate ``arguments``; return them as deterministic JSON-compatible values.
 
-        Raises :class:`ArgumentsInvalid` with a message for the model when they do not fit.
+        The result is a ``dict`` of JSON values (defaults filled in for a typed tool) that
+        also carries what validation built (the pydantic model), so that :meth:`invoke`
+        given it does not validate again. Raises :class:`ArgumentsInvalid` with a message
+        for the model when they do not fit.
         """
         self._precheck(arguments)
-        try:
-            return self._binding.validate(self.name, arguments)
-        except RecursionError:
-            raise self._too_deep() from None
+        return self._binding.validate(self.name, arguments)
 
     def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
         """Call the function with validated ``arguments`` turned into its declared types.
 
+        Given what :meth:`validate` (or :meth:`Toolbox.check`) returned, the function runs
+        with what that validation built; anything else is validated first, and arguments
+        that do not fit raise :class:`ArgumentsInvalid` before the function is called.
         ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
         tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
-        coroutine, not yet awaited. Arguments that do not fit raise
-        :class:`ArgumentsInvalid` before the function is called.
+        coroutine, not yet awaited.
         """
-        self._precheck(arguments)
+        if not isinstance(arguments, _Validated):
+            self._precheck(arguments)
         return self._binding.invoke(self.name, arguments, ctx)
 
     def _precheck(self, arguments: Any) -> None:
-        # JSON values only, and an object at the top: everything after relies on it.
-        try:
-            problem = _non_json(arguments, ())
-        except RecursionError:
-            raise self._too_deep() from None
+        # JSON values only, nested no deeper than the validator reads, and an object at the
+        # top: everything after relies on it. The scan is iterative: any depth is safe.
+        limit = self._binding.max_depth
+        problem, _ = scan_json(arguments, limit)
+        if problem is not None and problem.message.startswith("the value is nested too deeply"):
+            problem = Violation(
+                path=(),
+                message=f"the arguments are nested too deeply (more than {limit} levels)",
+            )
         if problem is None and not isinstance(arguments, dict):
             problem = Violation(
                 path=(),
@@ -295,12 +408,6 @@ class Tool:
             raise ArgumentsInvalid(
                 _invalid_message(self.name, violations), tool=self.name, violations=violations
             )
-
-    def _too_deep(self) -> ArgumentsInvalid:
-        violation = Violation(path=(), message="the arguments are nested too deeply")
-        return ArgumentsInvalid(
-            _invalid_message(self.name, (violation,)), tool=self.name, violations=(violation,)
-        )
 
     def result_json(self, value: Any) -> str:
         """The JSON text of a return value, the same bytes for equal values.
@@ -621,29 +728,9 @@ def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
     )
 
 
-def _non_json(value: Any, path: tuple[str | int, ...]) -> Violation | None:
-    """The first part of ``value`` that is not a JSON value (what ``json.loads`` gives)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return None
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return None
-        return Violation(path=path, message=f"{value!r} is not a JSON number")
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _non_json(item, (*path, i))
-            if problem is not None:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return Violation(path=path, message=f"the key {key!r} is not a string")
-            problem = _non_json(item, (*path, key))
-            if problem is not None:
-                return problem
-        return None
-    return Violation(path=path, message=f"got {describe_value(value)}")
+def _unknown_message(known: list[str]) -> str:
+    listing = ", ".join(f'"{k}"' for k in known) or "none"
+    return f"unknown property (not allowed here); the known properties are: {listing}"
 
 
 def _from_pydantic(
@@ -658,8 +745,7 @@ def _from_pydantic(
         elif kind == "extra_forbidden":
             message = "unknown property (not allowed here)"
             if len(path) == 1:  # a top-level argument: name the real parameters
-                listing = ", ".join(f'"{k}"' for k in known) or "none"
-                message += f"; the known properties are: {listing}"
+                message = _unknown_message(known)
         else:
             text = str(error["msg"])
             if text.startswith("Input should be "):
