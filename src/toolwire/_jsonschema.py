@@ -292,8 +292,8 @@ def compile_schema(
         )
     _check_schema_depth(schema)
     prepared = _rewrite_nullable(schema)
-    draft = _draft_of(prepared)
     fetch = retriever or _refuse_remote
+    draft = _draft_of(prepared, fetch)
     try:
         registry = jsonschema_rs.Registry([(BASE_URI, prepared)], draft=draft, retriever=fetch)
         validator = _VALIDATOR_CLASSES[draft](
@@ -359,17 +359,30 @@ def _rewrite_nullable(schema: Any) -> Any:
     return document
 
 
-def _draft_of(schema: Any) -> int:
+def _draft_of(schema: Any, fetch: Retriever) -> int:
+    """The draft a document is written in: its ``$schema``, followed through custom
+    meta-schemas (which ``fetch`` must serve) to one of the drafts; 2020-12 without one."""
     declared = schema.get("$schema") if isinstance(schema, dict) else None
-    if declared is None:
+    seen: list[str] = []
+    while declared is not None:
+        key = declared.rstrip("#") if isinstance(declared, str) else None
+        if key in _DRAFTS:
+            return _DRAFTS[key]
+        if key is None or key in seen or len(seen) >= 8:
+            break
+        seen.append(key)
+        try:
+            meta = fetch(key)
+        except Exception:  # a retriever's own failure: reported as the unknown $schema
+            break
+        declared = meta.get("$schema") if isinstance(meta, dict) else None
+    if declared is None and not seen:
         return jsonschema_rs.Draft202012
-    key = declared.rstrip("#") if isinstance(declared, str) else None
-    if key is None or key not in _DRAFTS:
-        raise ToolDefinitionError(
-            f"invalid JSON Schema at #: $schema {declared!r} is not a draft toolwire reads "
-            f"(it reads {', '.join(_DRAFTS)}; without $schema, 2020-12)"
-        )
-    return _DRAFTS[key]
+    raise ToolDefinitionError(
+        f"invalid JSON Schema at #: $schema {schema.get('$schema')!r} is not a draft toolwire "
+        f"reads (it reads {', '.join(_DRAFTS)}; without $schema, 2020-12; toolwire does not "
+        "fetch custom meta-schemas)"
+    )
 
 
 def _schema_error(exc: Exception) -> ToolDefinitionError:
@@ -584,8 +597,9 @@ class SchemaValidator:
                 for key in kind.unexpected
             ]
         if isinstance(kind, Kind.UnevaluatedItems):
-            first = min(kind.unexpected) if kind.unexpected else 0
-            return one(f"expected at most {first} items here, got {len(value)}")
+            # ``unexpected`` holds the items as JSON text, not their positions.
+            shown = ", ".join(str(v)[:60] for v in list(kind.unexpected)[:5])
+            return one(f"this array has items that no schema here allows: {shown}")
         if isinstance(kind, Kind.FalseSchema):
             if keyword in ("items", "additionalItems") and path and isinstance(path[-1], int):
                 array = _at(root, path[:-1])
@@ -610,8 +624,8 @@ class SchemaValidator:
             return one(f"expected a multiple of {kind.multiple_of!r}, got {got}")
         if isinstance(kind, Kind.MinLength):
             return one(
-                f"expected a string of at least {kind.limit} characters, got {len(value)} "
-                "characters"
+                f"expected a string of at least {kind.limit} characters, got "
+                f"{len(value)} {_plural(len(value), 'character')}"
             )
         if isinstance(kind, Kind.MaxLength):
             return one(
@@ -673,18 +687,22 @@ class SchemaValidator:
         schema = self._keyword_schema(error) or {}
         least = schema.get("minContains", 1)
         most = schema.get("maxContains")
-        count = ""
+        count: int | None = None
         if "contains" in schema and isinstance(value, list):
+            located = (error.absolute_keyword_location or "").startswith(BASE_URI + "#")
             try:
-                pointer = [*error.schema_path[:-1], "contains"]
-                if (error.absolute_keyword_location or "").startswith(BASE_URI + "#"):
-                    check = self.at(pointer)
-                    count = f", got {sum(1 for item in value if check.is_valid(item))}"
+                if located:
+                    check = self.at([*error.schema_path[:-1], "contains"])
+                    count = sum(1 for item in value if check.is_valid(item))
             except ToolDefinitionError:
-                count = ""
-        if error.schema_path and error.schema_path[-1] == "maxContains" and most is not None:
-            return f"expected at most {most} item(s) matching the 'contains' schema{count}"
-        return f"expected at least {least} item(s) matching the 'contains' schema{count}"
+                count = None
+        # The engine names either bound; the count says which one was broken.
+        got = "" if count is None else f", got {count}"
+        if most is not None and count is not None and count > most:
+            return f"expected at most {most} item(s) matching the 'contains' schema{got}"
+        if count is None and error.schema_path and error.schema_path[-1] == "maxContains":
+            return f"expected between {least} and {most} item(s) matching the 'contains' schema"
+        return f"expected at least {least} item(s) matching the 'contains' schema{got}"
 
     def _alternatives_message(
         self,
