@@ -67,7 +67,7 @@ from ._jsonschema import (
     scan_json,
 )
 from ._response import RejectedCall, Response, ToolCall
-from ._schema import FunctionSpec, describe_function
+from ._schema import FunctionSpec, describe_function, describe_model, parse_docstring
 
 __all__ = [
     "InvalidCall",
@@ -433,6 +433,18 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def _context_parameter(fn: Callable[..., Any]) -> str | None:
+    """The parameter of ``fn`` that takes the ToolContext: annotated so, or named ``ctx``."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    for param in parameters.values():
+        if param.annotation is ToolContext or param.annotation == "ToolContext":
+            return param.name
+    return "ctx" if "ctx" in parameters else None
+
+
 def _check_name(name: Any) -> None:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ToolDefinitionError(
@@ -479,6 +491,7 @@ class Toolbox:
         description: str | None = None,
         idempotent: bool = False,
         timeout: float | None = None,
+        args_model: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -490,12 +503,19 @@ class Toolbox:
         description: str | None = None,
         idempotent: bool = False,
         timeout: float | None = None,
+        args_model: bool = False,
     ) -> Any:
         """Register a function as a tool; usable as ``@tools.tool`` and ``@tools.tool(...)``.
 
         The schema comes from the type hints, the description from the docstring's first
         paragraph (or ``description``), the name from the function (or ``name``). Returns
         the original function, unchanged.
+
+        Each parameter is one argument: ``def create_user(user: NewUser)`` takes
+        ``{"user": {...}}``. With ``args_model=True`` the function's one parameter (besides
+        a ``ToolContext``) must be a pydantic model, and that model is the whole arguments:
+        the model sees ``{"name": ..., "email": ...}`` and the function receives a
+        ``NewUser`` instance (as openai's ``pydantic_function_tool`` describes a model).
         """
 
         def register(func: F, depth: int = 1) -> F:
@@ -509,6 +529,7 @@ class Toolbox:
                 idempotent=idempotent,
                 timeout=timeout,
                 localns=localns,
+                args_model=args_model,
             )
             return func
 
@@ -525,6 +546,7 @@ class Toolbox:
         idempotent: bool,
         timeout: float | None,
         localns: dict[str, Any] | None = None,
+        args_model: bool = False,
     ) -> Tool:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
@@ -537,10 +559,63 @@ class Toolbox:
         _check_options(tool_name, idempotent, timeout)
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
-        spec = describe_function(fn, name=tool_name, localns=localns)
+        if not isinstance(args_model, bool):
+            raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
+        spec = describe_function(fn, name=tool_name, localns=localns, args_model=args_model)
         tool = Tool(
             name=tool_name,
             description=spec.description if description is None else description,
+            parameters=spec.parameters,
+            fn=fn,
+            binding=_TypedBinding(fn, spec),
+            required=spec.required,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[tool_name] = tool
+        return tool
+
+    def add_model(
+        self,
+        model: type[pydantic.BaseModel],
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Register a tool whose whole arguments are the pydantic ``model``.
+
+        The tool's schema is the model's own JSON Schema: its fields are the tool's
+        parameters (not nested under a parameter name), as with openai's
+        ``pydantic_function_tool``. ``fn`` is called with the validated model instance as
+        its first argument, plus the context by name when it declares a parameter
+        annotated ``ToolContext`` or named ``ctx``. ``name`` defaults to ``fn``'s name;
+        ``description`` to the first paragraph of ``fn``'s docstring, else the model's.
+        Unknown top-level arguments are rejected unless the model sets ``extra="allow"``.
+        """
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if tool_name is None:
+            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
+        _check_name(tool_name)
+        assert isinstance(tool_name, str)
+        self._check_free(tool_name)
+        _check_options(tool_name, idempotent, timeout)
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        fn_doc = parse_docstring(inspect.getdoc(fn) if inspect.isroutine(fn) else None)[0]
+        spec = describe_model(
+            model,
+            name=tool_name,
+            description=description if description is not None else (fn_doc or None),
+            ctx_param=_context_parameter(fn),
+        )
+        tool = Tool(
+            name=tool_name,
+            description=spec.description,
             parameters=spec.parameters,
             fn=fn,
             binding=_TypedBinding(fn, spec),
