@@ -472,3 +472,97 @@ def test_paths_and_values_are_described_for_readers() -> None:
     assert describe_value([1]) == "an array of 1 item"
     assert describe_value({"a": 1, "b": 2}) == "an object with 2 keys"
     assert describe_value(1.5) == "the number 1.5"
+
+
+# --------------------------------------------------------------------------- regressions
+# Schemas the hand-written validator answered wrongly without a word.
+
+
+def test_an_embedded_id_changes_the_base_of_its_references() -> None:
+    """``$ref`` inside a subschema with ``$id`` resolves against that ``$id``."""
+    schema = {
+        "$defs": {
+            "outer": {"type": "integer"},
+            "inner": {
+                "$id": "http://example.com/inner",
+                "$defs": {"outer": {"type": "string"}},
+                "$ref": "#/$defs/outer",
+            },
+        },
+        "$ref": "#/$defs/inner",
+    }
+    validator = compile_schema(schema)
+    assert validator.is_valid("text")
+    assert not validator.is_valid(1)
+
+
+def test_percent_encoded_pointers_are_decoded() -> None:
+    """``#/$defs/a%25b`` names the key ``a%b``."""
+    schema = {"$defs": {"a%b": {"type": "integer"}}, "$ref": "#/$defs/a%25b"}
+    validator = compile_schema(schema)
+    assert validator.is_valid(1)
+    assert [str(e) for e in validator.errors("x")] == [
+        'at the top level of the arguments: expected an integer, got the string "x"'
+    ]
+
+
+def test_draft_7_ignores_the_siblings_of_a_ref() -> None:
+    """In draft 7 ``$ref`` overrides its siblings; in 2020-12 both apply."""
+    body = {"definitions": {"n": {"type": "integer"}}, "$ref": "#/definitions/n", "minimum": 5}
+    assert compile_schema({"$schema": DRAFT7, **body}).is_valid(1)
+    assert not compile_schema(body).is_valid(1)
+
+
+def test_remote_references_are_refused_without_fetching() -> None:
+    """A reference to another document is a ToolDefinitionError; nothing is fetched."""
+    fetched: list[str] = []
+
+    def spy(uri: str) -> Any:
+        fetched.append(uri)
+        raise LookupError(uri)
+
+    with pytest.raises(ToolDefinitionError, match="toolwire does not fetch"):
+        compile_schema({"$ref": "http://127.0.0.1:9/schema.json"})
+    with pytest.raises(ToolDefinitionError):
+        compile_schema({"$ref": "http://127.0.0.1:9/schema.json"}, retriever=spy)
+    assert fetched == ["http://127.0.0.1:9/schema.json"]
+
+
+def test_sub_schemas_validate_in_the_documents_context() -> None:
+    """``at(pointer)`` checks a subtree against the sub-schema there, its refs included."""
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "$defs": {"Item": {"type": "object", "required": ["sku"]}},
+    }
+    validator = compile_schema(schema)
+    item = validator.at(["properties", "items", "items"])
+    assert item.is_valid({"sku": "a"})
+    assert [str(e) for e in item.errors({})] == ["at sku: this required property is missing"]
+    assert validator.at(["properties", "items", "items"]) is item
+    with pytest.raises(ToolDefinitionError, match="does not resolve"):
+        validator.at(["properties", "nope"])
+
+
+@settings(max_examples=100)
+@given(data=st.data(), schema=SCHEMAS)
+def test_sub_schema_validators_agree_with_the_whole(data: st.DataObject, schema: Any) -> None:
+    """A value valid for ``{"properties": {"x": S}}`` at ``x`` is valid for ``at(x)``, and
+    a value invalid for ``S`` makes the whole invalid."""
+    whole = compile_schema({"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    part = whole.at(["properties", "x"])
+    value = data.draw(values(schema))
+    assert part.is_valid(value) and whole.is_valid({"x": value})
+    for bad in breakers(schema):
+        assert part.is_valid(bad) == whole.is_valid({"x": bad})
+
+
+def test_schemas_nested_too_deeply_are_refused() -> None:
+    """A schema deeper than the engine reads is a ToolDefinitionError, not a crash."""
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["items"] = {}
+        node = node["items"]
+    with pytest.raises(ToolDefinitionError, match="nested too deeply"):
+        compile_schema(deep)
