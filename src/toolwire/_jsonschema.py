@@ -236,13 +236,49 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(_canonical(a) == _canonical(b))
 
 
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def scan_json(value: Any, limit: int = MAX_DEPTH) -> tuple[Violation | None, int]:
     """The first part of ``value`` that is not JSON (or nests deeper than ``limit``), and the
     depth of the deepest container (0 for a scalar).
 
     JSON values are what ``json.loads`` gives: ``dict`` with ``str`` keys, ``list``, ``str``,
     ``int``, finite ``float``, ``bool`` and ``None``. Iterative: any depth is safe to scan.
+    The common case (plain ``json.loads`` output) takes a fast pass that builds no paths;
+    anything else is scanned again, slowly, to name the offending path.
     """
+    plain = _PLAIN_SCALARS
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            # Keys are left to the engine, which refuses a key that is not a string.
+            children = item.values()
+        elif kind is list:
+            children = item
+        elif kind in plain or (kind is float and math.isfinite(item)):
+            continue
+        else:
+            return _scan_slowly(value, limit)
+        if depth > limit:
+            return _scan_slowly(value, limit)
+        if depth > deepest:
+            deepest = depth
+        for child in children:
+            child_kind = type(child)
+            if child_kind in plain:
+                continue
+            if child_kind is float and math.isfinite(child):
+                continue
+            stack.append((child, depth + 1))
+    return None, deepest
+
+
+def _scan_slowly(value: Any, limit: int) -> tuple[Violation | None, int]:
+    """:func:`scan_json` with paths, for values that are not plain JSON (or too deep)."""
     deepest = 0
     stack: list[tuple[Any, Path]] = [(value, ())]
     while stack:
@@ -480,25 +516,42 @@ class SchemaValidator:
     def is_valid(self, value: Any) -> bool:
         """Whether ``value`` is a JSON value that conforms to the schema."""
         problem, _ = scan_json(value)
-        return problem is None and self._engine.is_valid(value)
+        return problem is None and self._judge(value) is None
 
-    def errors(self, value: Any) -> list[Violation]:
-        """Every violation of the schema by ``value`` (at most ``max_errors``), or ``[]``."""
-        problem, depth = scan_json(value)
+    def _judge(self, value: Any) -> Violation | bool | None:
+        """``None`` when valid, ``False`` when invalid, a violation when not JSON after all."""
+        try:
+            return None if self._engine.is_valid(value) else False
+        except ValueError:  # a key that is not a string: name it
+            problem, _ = _scan_slowly(value, MAX_DEPTH)
+            return problem or Violation(path=(), message="the value is not JSON")
+
+    def errors(self, value: Any, *, scanned: bool = False) -> list[Violation]:
+        """Every violation of the schema by ``value`` (at most ``max_errors``), or ``[]``.
+
+        ``scanned=True``: the caller has already checked ``value`` with :func:`scan_json`
+        (JSON, within :data:`MAX_DEPTH`), so it is not scanned again.
+        """
+        problem, depth = (None, 0) if scanned else scan_json(value)
         if problem is not None:
             return [problem]
-        if self._engine.is_valid(value):
+        verdict = self._judge(value)
+        if verdict is None:
             return []
+        if isinstance(verdict, Violation):
+            return [verdict]
         try:
             found = list(self._engine.iter_errors(value))
         except ValueError:  # the engine's recursion limit on an error's instance
-            return [self._too_deep_to_report(depth)]
+            return [self._too_deep_to_report(depth or scan_json(value)[1])]
         out: list[Violation] = []
         for error in found:
             out.extend(self._render(error, value))
             if len(out) >= self.max_errors * 4:
                 break
-        return _dedupe(out)[: self.max_errors] or [self._too_deep_to_report(depth)]
+        return _dedupe(out)[: self.max_errors] or [
+            self._too_deep_to_report(depth or scan_json(value)[1])
+        ]
 
     def _too_deep_to_report(self, depth: int) -> Violation:
         return Violation(
@@ -752,9 +805,14 @@ def _dedupe(violations: list[Violation]) -> list[Violation]:
 
 
 class _StripPlan:
-    """What :meth:`SchemaValidator.strip_optional_nulls` does for one subschema."""
+    """What :meth:`SchemaValidator.strip_optional_nulls` does for one subschema.
 
-    __slots__ = ("drop_if_null", "extra", "items", "prefix", "props")
+    ``can_drop`` says whether this plan or one below it can drop anything at all (set by
+    :meth:`settle`), so that values with nothing to strip are walked only where a null
+    could be dropped, and returned unchanged without a copy.
+    """
+
+    __slots__ = ("can_drop", "descend", "drop_if_null", "extra", "items", "prefix", "props")
 
     def __init__(self) -> None:
         self.props: dict[str, _StripPlan] = {}
@@ -762,6 +820,62 @@ class _StripPlan:
         self.extra: _StripPlan | None = None
         self.items: _StripPlan | None = None
         self.prefix: list[_StripPlan] = []
+        self.can_drop = True
+        self.descend: tuple[tuple[str, _StripPlan], ...] = ()
+
+    def _children(self) -> list[_StripPlan]:
+        found = [*self.props.values(), *self.prefix]
+        found += [p for p in (self.extra, self.items) if p is not None]
+        return found
+
+    def settle(self) -> None:
+        """Compute ``can_drop`` for every plan reachable from this one (recursion-safe)."""
+        plans: list[_StripPlan] = []
+        seen: set[int] = set()
+        stack = [self]
+        while stack:
+            plan = stack.pop()
+            if id(plan) in seen:
+                continue
+            seen.add(id(plan))
+            plans.append(plan)
+            stack.extend(plan._children())
+        for plan in plans:
+            plan.can_drop = bool(plan.drop_if_null)
+        changed = True
+        while changed:  # a fixpoint: recursive plans share objects
+            changed = False
+            for plan in plans:
+                if not plan.can_drop and any(c.can_drop for c in plan._children()):
+                    plan.can_drop = changed = True
+        for plan in plans:
+            plan.descend = tuple((k, sub) for k, sub in plan.props.items() if sub.can_drop)
+
+    def _finds_a_null(self, value: Any) -> bool:
+        """Whether applying this plan to ``value`` would drop anything."""
+        stack: list[tuple[Any, _StripPlan]] = [(value, self)]
+        while stack:
+            item, plan = stack.pop()
+            if type(item) is dict or isinstance(item, dict):
+                for key in plan.drop_if_null:
+                    if key in item and item[key] is None:
+                        return True
+                for key, sub in plan.descend:
+                    child = item.get(key)
+                    if isinstance(child, (dict, list)):
+                        stack.append((child, sub))
+                extra = plan.extra
+                if extra is not None and extra.can_drop:
+                    for key, child in item.items():
+                        if key not in plan.props and isinstance(child, (dict, list)):
+                            stack.append((child, extra))
+            elif isinstance(item, list):
+                for i, child in enumerate(item):
+                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
+                    usable = sub_plan is not None and sub_plan.can_drop
+                    if usable and isinstance(child, (dict, list)):
+                        stack.append((child, sub_plan))  # type: ignore[arg-type]
+        return False
 
     def merge(self, other: _StripPlan) -> None:
         """Add what ``other`` strips to what this plan strips."""
@@ -781,6 +895,8 @@ class _StripPlan:
 
     def apply(self, value: Any) -> Any:
         """``value`` with the optional nulls this plan knows about removed (iteratively)."""
+        if not self.can_drop or not self._finds_a_null(value):
+            return value
         holder: list[Any] = [value]
         stack: list[tuple[Any, _StripPlan, Any, Any]] = [(value, self, holder, 0)]
         while stack:
@@ -825,7 +941,9 @@ class _StripPlanner:
         """The plan for the whole document."""
         try:
             resolver = self.owner._registry.resolver(BASE_URI)
-            return self._plan(self.owner._prepared, resolver, BASE_URI + "#")
+            plan = self._plan(self.owner._prepared, resolver, BASE_URI + "#")
+            plan.settle()
+            return plan
         except (jsonschema_rs.ReferencingError, jsonschema_rs.ValidationError, ValueError):
             return _StripPlan()  # a schema the engine compiled but we cannot walk: no stripping
 

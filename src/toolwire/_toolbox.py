@@ -274,7 +274,8 @@ class _RawBinding(_Binding):
     def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
         """Check against the compiled schema; return the arguments without optional nulls."""
         stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
-        violations = tuple(self._validator.errors(stripped))
+        # Tool._precheck has scanned the arguments (JSON, within the depth limit).
+        violations = tuple(self._validator.errors(stripped, scanned=True))
         if violations:
             raise ArgumentsInvalid(
                 _invalid_message(tool, violations), tool=tool, violations=violations
