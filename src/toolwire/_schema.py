@@ -29,6 +29,12 @@ that do not resolve, and types pydantic cannot validate or describe as JSON Sche
 A parameter annotated ``ToolContext`` is the injected context: it never appears in the
 schema and must not have a default that matters (it is always passed).
 
+Whole-model arguments (:func:`describe_model`, ``describe_function(..., args_model=True)``):
+the user's pydantic model is the arguments. Its own JSON Schema is the tool's (top-level
+title and description removed, ``additionalProperties: false`` unless the model allows
+extra) and the model itself validates, so the function receives an instance of exactly
+that class.
+
 Complexity: all work happens once, at registration; nothing here runs per call.
 """
 

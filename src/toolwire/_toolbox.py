@@ -29,14 +29,27 @@ a tool with required parameters it is an ``InvalidCall`` saying the arguments we
 
 Validated arguments (:meth:`Tool.validate`) are JSON-compatible values in a deterministic
 form: defaults filled in (typed tools), sets as sorted arrays, enums as their values. They
-are what the executor hashes and stores; :meth:`Tool.invoke` turns them back into the
-declared Python types.
+are what the executor hashes and stores. They are a ``dict`` that also carries what
+validation built (the pydantic model): :meth:`Tool.invoke` given that very object calls the
+function with it, so a checked call is validated exactly once; anything else (a copy, a
+changed dict, a hand-written one) is validated before the function runs.
+
+A pydantic model can be a tool's whole arguments (:meth:`Toolbox.add_model`,
+``@tools.tool(args_model=True)``): its fields are the parameters and the function receives
+the model instance; unknown top-level arguments are rejected unless the model sets
+``extra="allow"``. A parameter annotated with a model (``def f(user: User)``) keeps its
+name: the arguments are ``{"user": {...}}``.
+
+Depth: arguments are scanned once, iteratively, before anything else (JSON values only, an
+object at the top). Raw-schema tools read up to 1,000 nested containers (the partial-JSON
+parser's limit); typed tools up to 200 (pydantic's JSON reader refuses more). Deeper
+arguments get ``ArgumentsInvalid`` ("nested too deeply"); no ``RecursionError`` escapes.
 
 Messages for the model name the tool, the path of the field (``items[2].name``), what was
 expected and what was received; an unknown tool's message lists the known tools.
 
 Complexity: registration does all schema work once; checking a call is linear in the size
-of its arguments (times the branches of unions).
+of its arguments (times the branches of unions); invoking a checked call adds nothing.
 """
 
 from __future__ import annotations
