@@ -240,11 +240,10 @@ def describe_function(
         base, metadata = _split_annotated(annotation)
         texts = [m for m in metadata if isinstance(m, str)]
         others = [m for m in metadata if not isinstance(m, str)]
-        field_type: Any = (
-            Annotated.__class_getitem__((base, *others))  # type: ignore[attr-defined]
-            if others
-            else base
-        )
+        # a subscript with a tuple, which every supported Python accepts (3.13's
+        # Annotated no longer has a __class_getitem__ to call directly)
+        annotated_args = (base, *others)
+        field_type: Any = Annotated[annotated_args] if others else base
         default = param.default
         info_kwargs: dict[str, Any] = {"alias": param.name}
         doc = texts[0] if texts else param_docs.get(param.name)
