@@ -189,6 +189,8 @@ def _options(
     operation: str, options: Mapping[str, object], required: tuple[str, ...], optional: Any = ()
 ) -> None:
     """Refuse missing or unexpected keyword arguments, as a Python signature would."""
+    if not optional and len(options) == len(required) and all(n in options for n in required):
+        return  # the common case, on the path of every call
     missing = [name for name in required if name not in options]
     if missing:
         raise StoreSettingsError(f"{operation}() is missing {', '.join(missing)}")
