@@ -202,27 +202,33 @@ def measure() -> list[tuple[str, float, float, str]]:
         store.close()
         floor = _best(_sqlite_floor(Path(tmp) / "floor.db"), CALLS["sqlite"])
         rows.append(("sqlite", ours, floor, "2 commits"))
-    with _server("postgres") as dsn:
-        if dsn is not None:
-            from toolwire.stores.postgres import PostgresStore
-
-            with PostgresStore(dsn, table=f"bench_{uuid.uuid4().hex[:8]}") as pg:
-                ours = _best(_store_calls(pg), CALLS["postgres"])
-            make, close = _postgres_floor(dsn)
-            floor = _best(make, CALLS["postgres"])
-            close()
-            rows.append(("postgres", ours, floor, "2"))
-    with _server("redis") as url:
-        if url is not None:
-            from toolwire.stores.redis import RedisStore
-
-            with RedisStore(url, prefix=f"bench-{uuid.uuid4().hex[:8]}:") as rs:
-                ours = _best(_store_calls(rs), CALLS["redis"])
-            make, close = _redis_floor(url)
-            floor = _best(make, CALLS["redis"])
-            close()
-            rows.append(("redis", ours, floor, "2"))
+    for kind in ("postgres", "redis"):
+        with _server(kind) as target:
+            if target is not None:
+                rows.append(_server_row(kind, target))
     return rows
+
+
+def _server_row(kind: str, target: str) -> tuple[str, float, float, str]:
+    """The row of a server store: toolwire's store, then the driver floor."""
+    store: Any
+    if kind == "postgres":
+        from toolwire.stores.postgres import PostgresStore
+
+        store = PostgresStore(target, table=f"bench_{uuid.uuid4().hex[:8]}")
+        make, close = _postgres_floor(target)
+    else:
+        from toolwire.stores.redis import RedisStore
+
+        store = RedisStore(target, prefix=f"bench-{uuid.uuid4().hex[:8]}:")
+        make, close = _redis_floor(target)
+    try:
+        ours = _best(_store_calls(store), CALLS[kind])
+        floor = _best(make, CALLS[kind])
+    finally:
+        store.close()
+        close()
+    return kind, ours, floor, "2"
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 import servers
+from toolwire import Response, ToolCall
 from toolwire.stores import Claim, Record
 
 # The throwaway servers, registered as fixtures of the importing module.
@@ -339,3 +340,20 @@ def namespace() -> str:
 def new_key() -> str:
     """A fresh call key."""
     return f"call-{uuid.uuid4().hex}"
+
+
+def one_call_response(name: str, arguments: dict[str, Any], call_id: str = "c1") -> Response:
+    """A finished response with one call of ``name`` (a fresh response id each time)."""
+    return Response(
+        text="",
+        reasoning="",
+        tool_calls=[
+            ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments="", index=0)
+        ],
+        rejected=[],
+        finish_reason="tool_calls",
+        raw_finish_reason="tool_calls",
+        usage=None,
+        response_id=f"resp-{uuid.uuid4().hex}",
+        model=None,
+    )

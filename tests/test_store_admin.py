@@ -18,11 +18,12 @@ from store_backends import (
     Facade,
     backend,
     new_key,
+    one_call_response,
     postgres_dsn,
     redis_url,
     store,
 )
-from toolwire import Executor, Response, Toolbox, ToolCall
+from toolwire import Executor, Toolbox
 
 __all__ = ["backend", "postgres_dsn", "redis_url", "store"]  # fixtures used here
 
@@ -122,19 +123,7 @@ def test_a_resolved_call_is_replayed_by_the_executor(backend: Backend, store: Fa
         runs.append(amount)
         return {"paid": amount}
 
-    response = Response(
-        text="",
-        reasoning="",
-        tool_calls=[
-            ToolCall(id="c1", name="pay", arguments={"amount": 5}, raw_arguments="", index=0)
-        ],
-        rejected=[],
-        finish_reason="tool_calls",
-        raw_finish_reason="tool_calls",
-        usage=None,
-        response_id=f"resp-{uuid.uuid4().hex}",
-        model=None,
-    )
+    response = one_call_response("pay", {"amount": 5}, "c1")
     key = call_key("admin", response.response_id, "pay", "c1")
     store.claim(key, owner="crashed", args_hash=arguments_hash({"amount": 5}), lease=SHORT)
     backend.wait(SHORT * 1.5)

@@ -24,11 +24,12 @@ from store_backends import (
     Facade,
     backend,
     new_key,
+    one_call_response,
     postgres_dsn,
     redis_url,
     store,
 )
-from toolwire import AsyncExecutor, Executor, Response, Toolbox, ToolCall
+from toolwire import AsyncExecutor, Executor, Toolbox
 from toolwire.stores import (
     LEASE_LOST,
     AdminStore,
@@ -317,19 +318,7 @@ def test_executor_runs_once_then_replays(store: Facade) -> None:
         runs.append(amount)
         return {"paid": amount, "note": "déjà vu ✓", "big": 2**70}
 
-    response = Response(
-        text="",
-        reasoning="",
-        tool_calls=[
-            ToolCall(id="call_1", name="pay", arguments={"amount": 5}, raw_arguments="", index=0)
-        ],
-        rejected=[],
-        finish_reason="tool_calls",
-        raw_finish_reason="tool_calls",
-        usage=None,
-        response_id=f"resp-{uuid.uuid4().hex}",
-        model=None,
-    )
+    response = one_call_response("pay", {"amount": 5}, "call_1")
     outcomes = []
     for _ in range(2):
         if store.is_async:

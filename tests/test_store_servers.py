@@ -186,15 +186,7 @@ def test_postgres_reconnects_after_the_server_drops_connections(postgres_dsn: st
         connect_kwargs={"application_name": app},
     ) as store:
         key = new_key()
-        store.claim(
-            key,
-            args_hash="h",
-            idempotency_key="i",
-            owner="w1",
-            lease=LONG,
-            retention=RETAIN,
-            reclaim=False,
-        )
+        Facade(store, is_async=False).claim(key, owner="w1", lease=LONG, retention=RETAIN)
         with psycopg.connect(postgres_dsn, autocommit=True) as admin:
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -217,15 +209,7 @@ def test_redis_reconnects_after_the_server_drops_connections(redis_url: str) -> 
 
     with RedisStore(redis_url, prefix=f"{namespace()}:") as store:
         key = new_key()
-        store.claim(
-            key,
-            args_hash="h",
-            idempotency_key="i",
-            owner="w1",
-            lease=LONG,
-            retention=RETAIN,
-            reclaim=False,
-        )
+        Facade(store, is_async=False).claim(key, owner="w1", lease=LONG, retention=RETAIN)
         admin = redis_py.Redis.from_url(redis_url)
         admin.execute_command("CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal")
         admin.close()
@@ -274,15 +258,7 @@ def test_redis_records_expire_by_themselves(redis_url: str) -> None:
     prefix = f"{namespace()}:"
     with RedisStore(redis_url, prefix=prefix, expire_grace=0.1) as store:
         key = new_key()
-        store.claim(
-            key,
-            args_hash="h",
-            idempotency_key="i",
-            owner="w1",
-            lease=SHORT,
-            retention=SHORT,
-            reclaim=False,
-        )
+        Facade(store, is_async=False).claim(key, owner="w1", lease=SHORT, retention=SHORT)
         admin = redis_py.Redis.from_url(redis_url)
         try:
             ttl = admin.pttl(f"{prefix}{key}")

@@ -501,8 +501,13 @@ class AsyncPostgresStore(_Options, AsyncShell):
         with _failures():
             if self._pool is None:
                 options = settings.pool_options(_aconfigure)
-                self._pool = AsyncConnectionPool(settings.dsn, **options)
-                await self._pool.open(wait=True, timeout=settings.connect_timeout)
+                pool: AsyncConnectionPool[Any] = AsyncConnectionPool(settings.dsn, **options)
+                try:
+                    await pool.open(wait=True, timeout=settings.connect_timeout)
+                except BaseException:
+                    await pool.close()  # the next open() starts afresh
+                    raise
+                self._pool = pool
             async with self._pool.connection() as conn, conn.transaction():
                 await arun_flow(_setup(self._sql), lambda query: _arun(conn, query))
 
