@@ -188,8 +188,8 @@ class Store(Protocol):
         ...
 
     def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` when there is none (never purged yet is
-        enough: ``get`` does not judge expiry)."""
+        """The record for ``key``, or ``None`` when there is none. A record past its
+        expiry is returned until ``purge`` deletes it: ``get`` does not judge time."""
         ...
 
     def purge(self) -> int:
