@@ -7,7 +7,12 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ["benchmarks.partial_json", "benchmarks.assembly", "benchmarks.validation"]
+SUITES = [
+    "benchmarks.partial_json",
+    "benchmarks.assembly",
+    "benchmarks.validation",
+    "benchmarks.stores",
+]
 
 
 def main() -> int:
