@@ -1,6 +1,6 @@
-"""Helpers shared by ``test_drivers`` and ``test_drivers_async``: the reference run of the
-assembler alone, sources that count their ``close()`` calls, and a local HTTP server that
-serves corpus SSE streams with injected faults.
+"""Helpers shared by the driver tests: the reference run of the assembler alone, sources
+that count their ``close()`` calls, and a local HTTP server that serves corpus recordings
+(SSE, and AWS event-stream for boto3) to the real SDK clients with injected faults.
 
 The fault server listens on 127.0.0.1 only, serves each connection in a daemon thread, and
 bounds every stall (``MAX_STALL`` seconds) so that it always stops by itself; a stall ends
@@ -319,6 +319,7 @@ class FaultServer:
     (anything after the stream's name, such as the SDK's own path, is ignored).
 
     * ``ok``: the whole body, in pieces;
+    * ``cuts:N,M,...``: the whole body, in separate TCP segments cut at those offsets;
     * ``stall_first``: headers, then nothing until the client leaves (or ``MAX_STALL``);
     * ``stall_middle``: the body up to its first content event (Anthropic's
       ``message_start`` and first text delta...), then a stall;
@@ -329,7 +330,8 @@ class FaultServer:
     * ``think``: the bookkeeping before the first content, a silence of ``think_gap``
       seconds (a reasoning model thinking), then the rest.
 
-    Event-stream recordings (``.eventstream``) go out as ``application/vnd.amazon.eventstream``.
+    Event-stream recordings (``.eventstream``) go out as ``application/vnd.amazon.eventstream``
+    with chunked transfer encoding, as AWS sends them (``eof`` then lacks the last chunk).
     """
 
     def __init__(self, *, drip_gap: float = 0.05, think_gap: float = 0.6) -> None:
@@ -411,51 +413,66 @@ class FaultServer:
             served.fault, served.path = fault, path
             self.served.append(served)
             data = body(name)
-            kind = (
-                b"application/vnd.amazon.eventstream"
-                if name.endswith(".eventstream")
-                else b"text/event-stream"
-            )
+            # AWS answers with chunked transfer encoding (urllib3 then hands each chunk to
+            # botocore as it comes); the SSE servers here close-delimit the body
+            chunked = name.endswith(".eventstream")
+
+            def send(piece: bytes) -> None:
+                if chunked and piece:
+                    piece = b"%x\r\n" % len(piece) + piece + b"\r\n"
+                conn.sendall(piece)
+
             conn.sendall(
-                b"HTTP/1.1 200 OK\r\ncontent-type: " + kind + b"\r\n"
-                b"cache-control: no-cache\r\nconnection: close\r\n\r\n"
+                b"HTTP/1.1 200 OK\r\ncontent-type: "
+                + (b"application/vnd.amazon.eventstream" if chunked else b"text/event-stream")
+                + (b"\r\ntransfer-encoding: chunked" if chunked else b"")
+                + b"\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
             )
             first = content_cut(name)
             if fault == "ok":
                 for start in range(0, len(data), 211):
-                    conn.sendall(data[start : start + 211])
+                    send(data[start : start + 211])
+            elif fault.startswith("cuts:"):
+                # separate TCP segments at the given offsets (a short pause after each, so
+                # the client's reads see them apart)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                offsets = [int(c) for c in fault[5:].split(",") if c]
+                for piece in splits(data, offsets):
+                    send(piece)
+                    time.sleep(0.002)
             elif fault == "stall_first":
                 self._wait_for_client(conn, served, MAX_STALL)
             elif fault == "stall_middle":
-                conn.sendall(data[:first])
+                send(data[:first])
                 self._wait_for_client(conn, served, MAX_STALL)
             elif fault == "think":
                 cut = bookkeeping_cut(name)
-                conn.sendall(data[:cut])
+                send(data[:cut])
                 if not self._wait_for_client(conn, served, self.think_gap):
-                    conn.sendall(data[cut:])
+                    send(data[cut:])
             elif fault == "drip":
                 until = time.monotonic() + MAX_STALL
-                conn.sendall(data[:first])
+                send(data[:first])
                 for start in range(first, len(data), 64):
                     if time.monotonic() > until:
                         break
-                    conn.sendall(data[start : start + 64])
+                    send(data[start : start + 64])
                     if self._wait_for_client(conn, served, self.drip_gap):
                         break
             elif fault == "reset":
-                conn.sendall(data[:first])
+                send(data[:first])
                 time.sleep(0.05)
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             elif fault == "eof":
-                conn.sendall(data[:first])
+                send(data[:first])
             elif fault == "error_event":
-                conn.sendall(data[:first] + error_event(name))
-            if fault != "reset":
-                with_close = fault in ("ok", "eof", "error_event", "think")
-                if with_close:
-                    conn.shutdown(socket.SHUT_WR)
-                    self._wait_for_client(conn, served, 2.0)
+                send(data[:first] + error_event(name))
+            complete = fault in ("ok", "error_event", "think") or fault.startswith("cuts:")
+            if chunked and complete:
+                conn.sendall(b"0\r\n\r\n")
+            if fault != "reset" and (complete or fault == "eof"):
+                conn.shutdown(socket.SHUT_WR)
+                self._wait_for_client(conn, served, 2.0)
         except OSError:
             served.disconnected.set()  # the client reset the connection
         finally:

@@ -21,6 +21,9 @@ source returns. Three readers, chosen per stream by :func:`make_reader`:
   frame), boto3's ``EventStream`` (botocore keeps the urllib3 response private). Such a
   source's own read timeout (genai's ``http_options.timeout``, botocore's
   ``read_timeout``) still bounds how long the worker stays blocked after the caller left.
+  Closing it may wait for the read in progress (urllib3's buffered response holds a lock
+  while it reads), so while the worker is inside a read the close runs in a short-lived
+  thread of its own, and the caller waits for it a quarter of a second at most.
 
 Closing: :meth:`close` of each reader closes the iterator it made (an SDK's ``__iter__``
 generator, ``iter_bytes()``) and then the source, and returns the first error instead of
@@ -364,8 +367,12 @@ class ThreadReader(InlineReader):
         raise value
 
     def close(self, source: Any) -> BaseException | None:
-        """Stop the worker, close ``source`` now or (a generator the worker is executing)
-        when its ``next()`` returns, and give the worker a moment to end."""
+        """Stop the worker and close ``source``: at once when the worker is idle; by the
+        worker when its ``next()`` returns if ``source`` is the generator it executes;
+        else in a short-lived thread, since closing may wait for the read in progress
+        (boto3's urllib3 response holds its buffer's lock while reading). The caller
+        waits ``_JOIN_GRACE`` seconds at most."""
+        until = clock() + _JOIN_GRACE
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -374,9 +381,22 @@ class ThreadReader(InlineReader):
             if running and not self._gone:
                 self._deferred = source
                 source = None
-        error = _close_quietly(source) if source is not None else None
+        error = None
+        if source is not None and not busy:
+            error = _close_quietly(source)
+        elif source is not None:
+            closer = threading.Thread(
+                target=self._close_aside, args=(source,), name="toolwire-close", daemon=True
+            )
+            closer.start()
+            closer.join(max(0.0, until - clock()))
         if not running:
             # closing the source ends a blocked read; a generator blocked in its own code
             # ends only when its next() returns: no use waiting for that
-            self._thread.join(_JOIN_GRACE)
+            self._thread.join(max(0.0, until - clock()))
         return self._error or error
+
+    def _close_aside(self, source: Any) -> None:
+        error = _close_quietly(source)
+        if error is not None and self._error is None:
+            self._error = error
