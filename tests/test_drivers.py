@@ -40,8 +40,9 @@ from toolwire._drivers import DriverSettingsError, DriverUsageError, StreamHandl
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"
-# no limit at all pulls inline; any limit pulls in a worker thread
-MODES = {"inline": {"idle_timeout": None, "total_timeout": None}, "threaded": {}}
+# an iterator that may block is read inline without any limit, and by a worker thread with
+# one (a list is always read inline: its items are in memory)
+MODES = {"inline": {"first_event_timeout": None, "idle_timeout": None}, "threaded": {}}
 
 
 def consume(source: Any, **options: Any) -> Run:
@@ -162,6 +163,7 @@ def test_deadline_of_a_wait_is_the_earliest_applicable(
     if total is not None:
         candidates.append((100.0 + total, 0, "total"))
     got = d.wait(now)
+    assert d.until(now) == (None if got is None else got.at)  # the hot path agrees
     if not candidates:
         assert got is None
         return
@@ -272,7 +274,7 @@ def test_bytes_whole_and_byte_by_byte_match_the_assembler(corpus_dir: Any, name:
 def test_byte_by_byte_through_the_worker_thread(corpus_dir: Any, name: str) -> None:
     """Byte-by-byte items through the worker thread's bounded queue lose and reorder nothing."""
     data = body(name)
-    got = consume([data[i : i + 1] for i in range(len(data))], idle_timeout=5)
+    got = consume(iter([data[i : i + 1] for i in range(len(data))]), idle_timeout=5)
     want = reference([data])
     assert got.events == want.events and got.outcome() == want.outcome()
 
@@ -284,8 +286,10 @@ def test_payload_dicts_match_the_assembler(corpus_dir: Any, name: str) -> None:
     items = payloads(name)
     want = reference(items)
     for mode in MODES.values():
-        got = consume(list(items), **mode)
+        got = consume(iter(items), **mode)
         assert got.events == want.events and got.outcome() == want.outcome()
+    got = consume(list(items))
+    assert got.events == want.events and got.outcome() == want.outcome()
 
 
 @pytest.mark.corpus
@@ -304,7 +308,7 @@ def test_hypothesis_splits_match_the_assembler(name: str, cuts: list[int], mode:
     require(corpus_available(), "the recorded corpus is absent")
     data = body(name)
     want = reference([data])
-    got = consume(splits(data, [c % (len(data) + 1) for c in cuts]), **MODES[mode])
+    got = consume(iter(splits(data, [c % (len(data) + 1) for c in cuts])), **MODES[mode])
     assert got.events == want.events and got.outcome() == want.outcome()
 
 
@@ -689,3 +693,22 @@ def test_sync_streams_never_import_anyio() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "hi"]
+
+
+def test_lists_are_read_inline_even_with_limits(corpus_dir: Any) -> None:
+    """A list's items are in memory, so reading it never blocks: no worker thread, whatever
+    the limits, and the total limit still binds."""
+    seen: list[list[str]] = []
+    with stream(payloads(ANTHROPIC), idle_timeout=1, total_timeout=30) as s:
+        for _event in s:
+            seen.append([t.name for t in threading.enumerate() if t.name == "toolwire-stream"])
+    assert s.response.tool_calls and seen and not any(seen) and not s.worker_alive
+
+    started = time.monotonic()
+    with (
+        pytest.raises(toolwire.StreamTimeout) as info,
+        stream(payloads(ANTHROPIC), total_timeout=0.2) as s,
+    ):
+        for _event in s:
+            time.sleep(0.05)
+    assert info.value.kind == "total" and time.monotonic() - started < 0.7

@@ -101,6 +101,20 @@ class StreamDeadlines:
             return waiting
         return total  # a tie goes to the overall budget
 
+    def until(self, now: float) -> float | None:
+        """``wait(now).at`` without building the :class:`Deadline` (the hot path: drivers
+        ask once per item, and need the deadline itself only when it passes)."""
+        if not self._content:
+            first = self._first
+            at = None if first is None else first.at
+        else:
+            idle = self._idle
+            at = None if idle is None else now + idle
+        total = self._total
+        if total is not None and (at is None or total.at <= at):
+            return total.at
+        return at
+
     def total_expired(self, now: float) -> Deadline | None:
         """The total deadline if it has passed at ``now`` (checked before every read, even
         when an item is ready: the overall budget binds the caller's own pace too)."""

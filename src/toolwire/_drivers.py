@@ -308,6 +308,9 @@ class StreamHandle(_Handle):
         return self
 
     def __next__(self) -> StreamEvent:
+        pending = self._pending
+        if pending:  # only ever filled while the caller iterates inside the block
+            return pending.popleft()
         self._check_iteration()
         self._run()
         return self._event(StopIteration)
@@ -384,6 +387,9 @@ class AsyncStreamHandle(_Handle):
         return self
 
     async def __anext__(self) -> StreamEvent:
+        pending = self._pending
+        if pending:  # only ever filled while the caller iterates inside the block
+            return pending.popleft()
         self._check_iteration()
         await self._run()
         return self._event(StopAsyncIteration)

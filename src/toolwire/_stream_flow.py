@@ -93,7 +93,7 @@ class Open:
     source: Readable
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per item, and frozen costs a setattr a field
 class Read:
     """Take the next item, waiting no later than the instant ``until`` (``None``: no
     limit); send back an :class:`Item`, ``END`` or ``LATE``."""
@@ -101,7 +101,7 @@ class Read:
     until: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per item, and frozen costs a setattr a field
 class Emit:
     """Hand ``events`` to the caller; send back the instant the caller asked for more."""
 
@@ -121,7 +121,7 @@ class Close:
 Command = Enter | Open | Read | Emit | Close
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per item, and frozen costs a setattr a field
 class Item:
     """What a ``Read`` took: the item and the instant it was taken."""
 
@@ -218,9 +218,8 @@ class StreamFlow:
             total = deadlines.total_expired(now)
             if total is not None:
                 raise self._timeout(total)
-            deadline = deadlines.wait(now)
             try:
-                reply = yield Read(None if deadline is None else deadline.at)
+                reply = yield Read(deadlines.until(now))
             except Exception as exc:
                 raise self._source_failure(exc) from exc
             if type(reply) is Item:
@@ -237,6 +236,7 @@ class StreamFlow:
                     deadlines.content_arrived()
                 now = yield Emit(events)
             elif reply is LATE:
+                deadline = deadlines.wait(now)
                 assert deadline is not None
                 raise self._timeout(deadline)
             else:
