@@ -530,6 +530,26 @@ def test_whole_responses_and_wrong_kinds_are_refused_naming_the_call_that_works(
         toolwire.astream(sync_manager)
 
 
+def test_a_manager_that_yields_no_stream_is_refused_and_exited_once() -> None:
+    """A context manager whose entered value cannot be streamed raises
+    ``DriverSettingsError`` from ``__enter__``, and is exited exactly once."""
+
+    class Yields42:
+        exits = 0
+
+        def __enter__(self) -> int:
+            return 42
+
+        def __exit__(self, *exc_info: Any) -> None:
+            Yields42.exits += 1
+
+    manager = Yields42()
+    handle = toolwire.stream(manager)
+    with pytest.raises(toolwire.DriverSettingsError, match="int"), handle:
+        pass
+    assert Yields42.exits == 1 and isinstance(handle.error, toolwire.StreamAborted)
+
+
 # ----------------------------------------------------------------- async sources
 
 

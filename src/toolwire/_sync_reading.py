@@ -160,7 +160,7 @@ class WatchedReader(InlineReader):
 
     def close(self, source: Any) -> BaseException | None:
         """Stop watching, then close as :class:`InlineReader` does."""
-        self._watch.active = False
+        self._watch.stop()
         return super().close(source)
 
 
@@ -180,8 +180,8 @@ class Watch:
     __slots__ = ("_response", "_scheduled", "_sock", "active", "fired", "reading", "until")
 
     def __init__(self, sock: socket.socket, response: Any) -> None:
-        self._sock = sock
-        self._response = response
+        self._sock: socket.socket | None = sock
+        self._response: Any = response
         self._scheduled = float("inf")  # the earliest instant the watchdog will look at us
         self.until = float("inf")
         self.reading = False
@@ -196,6 +196,13 @@ class Watch:
         if until < self._scheduled:
             watchdog().schedule(self, until)
 
+    def stop(self) -> None:
+        """The stream closed: never look again, and let go of the socket and response (the
+        heap may keep this watch until its scheduled instant)."""
+        self.active = False
+        self.reading = False
+        self._sock = self._response = None
+
     def due(self, now: float, dog: Watchdog) -> None:
         """The scheduled instant came (called by the watchdog, under its lock)."""
         self._scheduled = float("inf")
@@ -206,10 +213,11 @@ class Watch:
             dog.push(self, until)  # the deadline moved later while we slept
             return
         self.fired = True
+        sock, response = self._sock, self._response
         try:
-            if not self._response.is_closed:
+            if sock is not None and not response.is_closed:
                 # a closed response's connection may serve another request by now
-                self._sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_RDWR)
         except Exception:
             pass  # the socket went away meanwhile: the read has ended anyway
 
