@@ -10,8 +10,8 @@ Four framings are understood, each fed bytes in any split:
   JSON reaches the adapter as an error (Groq ``tool_use_failed``).
 * **NDJSON**: one JSON value per line, blank lines skipped.
 * **A JSON array** holding one payload per element (recorded bodies); elements are cut out
-  incrementally at depth one and dispatched as soon as they are complete. A recorder's
-  ``{"__type__": ..., "__data__": {...}}`` envelope is unwrapped to its ``__data__``.
+  incrementally at depth one and dispatched as soon as they are complete. Elements are
+  passed on as they are: unwrapping a recorder's envelope is the recorder's business.
 * **AWS event-stream** (binary, Bedrock), recognised by its leading zero length byte and
   handed to ``_eventstream.EventStreamDecoder``.
 
@@ -421,15 +421,7 @@ class JSONArrayDecoder:
             if last:
                 return  # "[]" or a trailing "]" after the last element
             raise StreamFormatError("empty element in the JSON array", payload=text)
-        value = decode_payload(text, where="JSON array element")
-        out.append((None, unwrap_envelope(value)))
-
-
-def unwrap_envelope(value: Any) -> Any:
-    """Unwrap a recorder's ``{"__type__": ..., "__data__": payload}`` envelope."""
-    if type(value) is dict and "__data__" in value and "__type__" in value and len(value) == 2:
-        return value["__data__"]
-    return value
+        out.append((None, decode_payload(text, where="JSON array element")))
 
 
 def detect_framing(head: bytes) -> Framing | None:
