@@ -188,11 +188,16 @@ class EventStreamDecoder:
             self._checked_prelude = True
         if available < total:
             return None
-        message = bytes(self._buffer[start : start + total])
+        # One copy of the message out of the buffer (a bytearray slice would copy twice),
+        # and its CRC is taken over a view rather than over another copy.
+        with memoryview(self._buffer) as view:
+            message = bytes(view[start : start + total])
         self._pos += total
         self._checked_prelude = False
         (message_crc,) = struct.unpack_from(">I", message, total - 4)
-        if zlib.crc32(message[:-4]) != message_crc:
+        with memoryview(message) as whole:
+            crc = zlib.crc32(whole[:-4])
+        if crc != message_crc:
             raise _error("message CRC mismatch (corrupt message)", message)
         headers = decode_headers(message[_PRELUDE : _PRELUDE + header_length])
         return headers, message[_PRELUDE + header_length : -4], message
