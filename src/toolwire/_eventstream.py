@@ -29,9 +29,11 @@ mismatch, an impossible length, a malformed header or a non-JSON payload raises
 the stream is never dispatched (``close()`` drops it, so the assembler sees no terminal
 event). Limits follow the service's: headers at most 128 KiB, a message at most 24 MiB.
 
-Complexity: every byte is copied into the buffer once and read once when its message is
-complete; consumed bytes are discarded when more than half of the buffer is consumed, so
-the work is linear in the input and memory holds at most one message plus one chunk.
+Complexity: every byte is copied into the buffer once and, when its message is complete,
+out of it once (the message CRC is taken over a view), then its payload is sliced and
+decoded; waiting for a large message costs O(1) per read whatever its size. Consumed bytes
+are discarded when more than half of the buffer is consumed, so the work is linear in the
+input and memory holds at most one message plus one chunk.
 """
 
 from __future__ import annotations
