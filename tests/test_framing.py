@@ -512,3 +512,12 @@ def test_cr_line_end_then_an_empty_read_then_lf() -> None:
     events = sse_events([b"data: 1\r", b"", b"data: \xc3", b"\xa9\r\n\r\n"])
     assert [e.data for e in events] == ["1\né"]
     assert sse_events([b"data: 1\r", b"\n", b"\r", b"\n"]) == [SSEEvent(event="message", data="1")]
+
+
+def test_json_array_numbers_and_literals_split_anywhere() -> None:
+    """Bare values cut anywhere (``1e|5``, ``1.|5``, ``-|2``, ``tr|ue``) keep their meaning."""
+    body = b"[1e5, 1.25, -2, 0.5e-3,12345,true,false,null, 7 ]"
+    want = [(None, v) for v in json.loads(body)]
+    for cut in range(len(body) + 1):
+        assert decode(JSONArrayDecoder(), [body[:cut], body[cut:]]) == want, cut
+    assert decode(JSONArrayDecoder(), bytewise(body)) == want

@@ -42,14 +42,19 @@ read's text by the C scanner, which also tells where it ends. An element the rea
 not complete (the scanner refused it once) is followed by an incremental scanner that
 carries its state (nesting depth, inside a string, after a backslash) from read to read
 and looks only at new text: outside strings a regular expression skips to the next
-bracket or quote (or comma at the element's own level), inside a string ``str.find``
-jumps from quote to quote and a quote counts as closing when an even number of
-backslashes precedes it. The element's pieces are joined and parsed once when it ends.
+bracket or quote (or comma at the element's own level); inside a string the C string
+scanner finds the closing quote, and where it refuses an escape (one cut by the read, or
+an invalid one) ``str.find`` jumps from quote to quote, a quote closing the string unless
+an odd run of backslashes precedes it. The element's pieces are joined and parsed once
+when it ends.
 
-Complexity: every byte is decoded once and scanned a bounded number of times (at most
-three: the terminator search, one refused scanner attempt per element, the final parse),
-so the work is linear in the input whatever the split; memory holds at most one
-unfinished line, event or element, bounded by ``FrameDecoder.max_pending``.
+Complexity: every byte is decoded once and then passed over a constant number of times,
+each pass in C (line framings: the CR and LF searches, the split, the join of a line that
+spanned reads, the parse; an array element that spans reads: one refused scanner attempt,
+the incremental scan, the join, the parse), plus O(1) Python work per line, per read and
+per bracket or quote outside strings. The work is therefore linear in the input whatever
+the split; memory holds at most one unfinished line, event or element, bounded by
+``FrameDecoder.max_pending``.
 """
 
 from __future__ import annotations
@@ -427,6 +432,8 @@ _skip_top = cast(_Skip, re.compile(r'[^"\[\]{},]*').match)
 _skip_deep = cast(_Skip, re.compile(r'[^"\[\]{}]*').match)
 _skip_space = cast(_Skip, re.compile(r"\s*").match)
 
+_AFTER_BARE = frozenset(" \t\r\n,]")  # what may follow a bare value inside the array
+
 # where the array decoder is between elements
 _BEFORE, _FIRST, _NEXT, _AFTER, _INSIDE, _DONE = range(6)
 
@@ -512,8 +519,10 @@ class JSONArrayDecoder:
                     value, end = _scan(text, pos)
                 except _SCAN_ERRORS:
                     end = -1
-                # A number the read ends in may go on in the next read: not complete yet.
-                if end > pos and (end < n or text[end - 1] in '}]"'):
+                # A closing bracket or quote ends a value for good. A bare value (a number,
+                # true...) ends only where a delimiter follows it: "1e" or "1." scan as 1,
+                # and the read may stop inside "123" too.
+                if end > pos and (text[end - 1] in '}]"' or (end < n and text[end] in _AFTER_BARE)):
                     out.append((None, value))
                     pos = end
                     state = _AFTER
