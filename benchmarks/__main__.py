@@ -10,6 +10,7 @@ import sys
 SUITES = [
     "benchmarks.partial_json",
     "benchmarks.assembly",
+    "benchmarks.framing",
     "benchmarks.validation",
     "benchmarks.stores",
 ]

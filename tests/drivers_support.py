@@ -43,8 +43,11 @@ def payload_names() -> list[str]:
 
 
 def body(name: str) -> bytes:
-    """The recorded body of corpus stream ``name``, read at test time."""
-    return (CORPUS_DIR / "streams" / name).read_bytes()
+    """The recorded body of corpus stream ``name``, read at test time (a JSON-array
+    recording unwrapped from its recorder envelopes, as ``test_corpus`` reads it)."""
+    from test_corpus import stream_bytes
+
+    return stream_bytes(name)
 
 
 def payloads(name: str) -> list[dict[str, Any]]:
