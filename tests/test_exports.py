@@ -100,10 +100,11 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 
 def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
-    """``import toolwire`` loads neither pydantic, redis nor psycopg."""
+    """``import toolwire`` loads no dependency: pydantic, redis, psycopg, anyio, jsonschema-rs."""
     code = (
         "import sys, toolwire; "
-        "print(sorted(m for m in ('pydantic', 'redis', 'psycopg', 'rfc8785') if m in sys.modules))"
+        "optional = ('pydantic', 'redis', 'psycopg', 'rfc8785', 'anyio', 'jsonschema_rs'); "
+        "print(sorted(m for m in optional if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -94,7 +94,7 @@ from ._events import (
     ToolCallStarted,
     UsageReported,
 )
-from ._framing import DONE, FrameDecoder, unwrap_envelope
+from ._framing import DONE, FrameDecoder
 from ._partial_json import PartialJSONParser
 from ._providers import Provider, detect, provider
 from ._response import (
@@ -393,8 +393,6 @@ class StreamAssembler:
             payload = self._normalise(payload)
             if payload is DONE:
                 return []
-        elif "__data__" in payload:
-            payload = unwrap_envelope(payload)
         return self._dispatch(payload, event)
 
     def _dispatch(self, payload: Any, event: str | None) -> list[StreamEvent]:
@@ -506,7 +504,7 @@ class StreamAssembler:
 
     def _normalise(self, payload: Any) -> Any:
         if isinstance(payload, dict):
-            return unwrap_envelope(dict(payload))  # a dict subclass (OrderedDict...)
+            return dict(payload)  # a dict subclass (OrderedDict...)
         if isinstance(payload, str):
             if payload.strip() == DONE:
                 return DONE
@@ -531,7 +529,7 @@ class StreamAssembler:
                     payload=payload,
                 )
             )
-        return unwrap_envelope(payload)
+        return payload
 
     def _dump(self, obj: Any) -> Any:
         # The wire shape: only fields the server sent, by their wire names.
