@@ -271,15 +271,7 @@ class AnthropicAdapter:
         delta = payload.get("delta")
         if type(delta) is not dict or delta.get("type") != "input_json_delta":
             return None
-        text = delta.get("partial_json")
-        index = payload.get("index")
-        if type(text) is not str or not text or type(index) is not int:
-            return None
-        block = self._blocks.get(index)
-        if block is None or block.kind != _TOOL or block.stopped:
-            return None
-        block.saw_fragment = True
-        return block.call_id, index, text
+        return self._tool_fragment(payload.get("index"), delta.get("partial_json"))
 
     def object_fragment(self, obj: Any) -> d.Fragment | None:
         """:meth:`fragment` for the ``anthropic`` SDK's ``RawContentBlockDeltaEvent``, read
