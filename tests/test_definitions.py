@@ -445,3 +445,17 @@ def test_strict_mode_inlines_references_that_carry_siblings() -> None:
     assert inlined["additionalProperties"] is False
     assert inlined["required"] == ["city", "zip", "floor"]
     assert strict["properties"]["back"] == {"$ref": "#/$defs/Address"}
+
+
+def test_definitions_read_refs_as_validation_does() -> None:
+    """A percent-encoded ``$ref`` resolves in definitions as in validation; a bad one is typed."""
+    schema = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/a%25b"}},
+        "required": ["p"],
+        "$defs": {"a%b": {"type": "integer"}},
+    }
+    assert gemini_schema(schema)["properties"]["p"]["type"] == "INTEGER"
+    assert compile_schema(schema).errors({"p": "x"})
+    with pytest.raises(ToolDefinitionError, match="%XX"):
+        gemini_schema({**schema, "properties": {"p": {"$ref": "#/$defs/a%b"}}})

@@ -58,6 +58,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ToolDefinitionError
+from ._jsonpointer import resolve_ref
 from ._providers import provider
 
 if TYPE_CHECKING:
@@ -166,18 +167,14 @@ def function_definition(tool: Tool, strict: bool) -> dict[str, Any]:
 
 
 def _resolve(document: dict[str, Any], ref: Any, where: str) -> Any:
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        raise ToolDefinitionError(f"{where}: $ref {ref!r} points outside the schema")
-    target: Any = document
-    if ref in ("#", "#/"):
-        return target
-    for raw in ref[2:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(target, dict) and token in target:
-            target = target[token]
-        else:
-            raise ToolDefinitionError(f"{where}: $ref {ref!r} does not resolve")
-    return target
+    """Follow ``ref`` with toolwire's one JSON-pointer resolver (the validator's too), so
+    that definitions and validation read every ``$ref`` the same way."""
+    if not isinstance(ref, str):
+        raise ToolDefinitionError(f"{where}: $ref {ref!r} is not a string")
+    try:
+        return resolve_ref(document, ref)
+    except ToolDefinitionError as exc:
+        raise ToolDefinitionError(f"{where}: {exc}") from None
 
 
 def _schema_types(schema: dict[str, Any]) -> list[str]:
