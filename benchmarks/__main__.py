@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ["benchmarks.partial_json", "benchmarks.assembly"]
+SUITES = ["benchmarks.partial_json", "benchmarks.assembly", "benchmarks.executor"]
 
 
 def main() -> int:

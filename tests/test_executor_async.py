@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from pathlib import Path
@@ -11,82 +10,17 @@ from typing import Any
 
 import pytest
 
+from executor_support import AsyncMemoryStore, response
 from toolwire import (
     AsyncExecutor,
     MemoryStore,
-    Response,
     RetryableError,
     SQLiteStore,
     Toolbox,
-    ToolCall,
     ToolContext,
 )
 from toolwire._idempotency import arguments_hash, call_key
-from toolwire.stores import AsyncStore, Claim, FinalStatus, Record
-
-
-def response(*calls: tuple[str, str, Any], response_id: str | None = "resp_1") -> Response:
-    """A finished response holding ``(call_id, tool_name, arguments)`` calls."""
-    return Response(
-        text="",
-        reasoning="",
-        tool_calls=[
-            ToolCall(id=cid, name=name, arguments=args, raw_arguments=json.dumps(args), index=i)
-            for i, (cid, name, args) in enumerate(calls)
-        ],
-        rejected=[],
-        finish_reason="tool_calls",
-        raw_finish_reason="tool_calls",
-        usage=None,
-        response_id=response_id,
-        model=None,
-    )
-
-
-class AsyncMemoryStore:
-    """An ``AsyncStore`` over ``MemoryStore``, counting its calls (the async Protocol path)."""
-
-    def __init__(self) -> None:
-        self.inner = MemoryStore()
-        self.calls: list[str] = []
-
-    async def claim(self, key: str, **kw: Any) -> Claim:
-        self.calls.append("claim")
-        await asyncio.sleep(0)
-        return self.inner.claim(key, **kw)
-
-    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        self.calls.append("heartbeat")
-        return self.inner.heartbeat(key, owner=owner, fence=fence, lease=lease)
-
-    async def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        self.calls.append("finish")
-        await asyncio.sleep(0)
-        return self.inner.finish(
-            key, owner=owner, fence=fence, status=status, result=result, error=error
-        )
-
-    async def release(self, key: str, *, owner: str, fence: int) -> bool:
-        self.calls.append("release")
-        return self.inner.release(key, owner=owner, fence=fence)
-
-    async def get(self, key: str) -> Record | None:
-        return self.inner.get(key)
-
-    async def purge(self) -> int:
-        return self.inner.purge()
-
-    async def aclose(self) -> None:
-        self.inner.close()
+from toolwire.stores import AsyncStore, Claim
 
 
 @pytest.fixture

@@ -12,10 +12,14 @@ recognised as a conflict instead of being replayed or re-run.
   lone surrogates, non-JSON types) raise :class:`IdempotencyKeyError`; they are never
   coerced, because a coerced value could collide with a different, legitimate one.
 - ``call_key`` hashes a domain tag and the JSON array ``[scope, response_id, tool_name,
-  call_id]`` (plus an occurrence number for ids repeated inside one response). JSON
-  encoding delimits every field, so ``("a|b", "c")`` and ``("a", "b|c")`` can never meet.
-  The response id is part of the identity because OpenAI-compatible servers reuse call
-  ids such as ``call_0`` on every turn.
+  call_id]`` (plus an occurrence number for ids repeated inside one response, and an
+  object ``{"created": ..., "turn": ...}`` when the provider's timestamp or the caller's
+  turn identity is given). JSON encoding delimits every field, so ``("a|b", "c")`` and
+  ``("a", "b|c")`` can never meet, and a key without the optional parts is the same as
+  before they existed. The response id is part of the identity because
+  OpenAI-compatible servers reuse call ids such as ``call_0`` on every turn; the
+  timestamp and the turn because id-less providers (Ollama's native API) send no response
+  id at all, so two turns would otherwise share their synthesised call ids.
 - ``idempotency_key`` hashes a second domain tag with the call key and the args hash; it
   is what a tool receives in ``ctx.idempotency_key`` and may forward downstream.
 
@@ -77,22 +81,36 @@ def call_key(
     tool_name: str,
     call_id: str,
     occurrence: int = 0,
+    *,
+    created: str | None = None,
+    turn: str | None = None,
 ) -> str:
     """Hex SHA-256 naming one tool call: scope, provider response id, tool name, call id.
 
     ``occurrence`` tells apart calls that repeat one id inside a single response (0 for
-    the first, as for every well-formed response). Fields are JSON-encoded as one array,
+    the first, as for every well-formed response). ``created`` is the provider's response
+    timestamp (``Response.created``) and ``turn`` the caller's identity of the request
+    that produced the response (``run(response, turn=...)``); either one tells apart the
+    turns of a provider that sends no response id. Fields are JSON-encoded as one array,
     so no choice of field contents can make two different identities collide.
     """
     _check_str("scope", scope)
     _check_str("response_id", response_id, optional=True)
     _check_str("tool_name", tool_name)
     _check_str("call_id", call_id)
+    _check_str("created", created, optional=True)
+    _check_str("turn", turn, optional=True)
     if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
         raise IdempotencyKeyError("occurrence must be a non-negative int")
     fields: list[object] = [scope, response_id, tool_name, call_id]
     if occurrence:
         fields.append(occurrence)
+    turn_identity = {
+        name: value for name, value in (("created", created), ("turn", turn)) if value is not None
+    }
+    if turn_identity:
+        # An object, never a string or an int, so it cannot be mistaken for another field.
+        fields.append(turn_identity)
     # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
     text = json.dumps(fields, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()

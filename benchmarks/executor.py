@@ -1,0 +1,430 @@
+"""Executor overhead: what ``Executor.run`` costs on top of the store work it must do.
+
+Every figure is measured in this run and stated as a ratio to a floor measured in the same
+run, in interleaved passes (floor, executor, floor, executor, ...) so that the load of a
+shared machine falls on both; each side keeps its best pass.
+
+* **One call at a time** (a response holding one call to a trivial sync tool, a fresh
+  call id every time, so every run claims and finishes a new record): ``Executor.run``
+  and ``AsyncExecutor.run`` per call, against the floor of the same store's own
+  ``claim`` + ``finish`` on fresh keys. Targets: ``MemoryStore`` ≤ 10× the floor;
+  ``SQLiteStore`` and ``PostgresStore`` ≤ 1.5×. A raw-driver line (``sqlite3`` /
+  ``psycopg`` statements doing the same two round trips, without toolwire's checks)
+  is printed for reference. The executor's figure includes everything a call costs:
+  validation, canonical hashing, keys, invoking the tool and serialising its value.
+* **Concurrency defaults**: one response of 100 async tools that each sleep 50 ms, and
+  one of 100 sync tools that each sleep 50 ms, with the executors' default settings; the
+  wall time against the 50 ms that a single tool takes.
+
+PostgreSQL runs on a throwaway server started the way the test suite starts it
+(``tests/servers.py``), or on ``TOOLWIRE_BENCH_POSTGRES_DSN`` when set; without one the
+section is skipped with the reason. ``python -m benchmarks executor [--quick]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import itertools
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from toolwire import (
+    AsyncExecutor,
+    Executor,
+    MemoryStore,
+    Response,
+    SQLiteStore,
+    Toolbox,
+    ToolCall,
+)
+
+TARGETS = {"MemoryStore": 10.0, "SQLiteStore": 1.5, "PostgresStore": 1.5}
+_ids = itertools.count()
+
+
+def _tools() -> Toolbox:
+    box = Toolbox()
+
+    @box.tool
+    def add(a: int, b: int) -> int:
+        """Adds two numbers (a tool whose own cost is negligible)."""
+        return a + b
+
+    @box.tool
+    async def wait_async(ms: int) -> int:
+        """Sleeps ``ms`` milliseconds without blocking the event loop."""
+        await asyncio.sleep(ms / 1000)
+        return ms
+
+    @box.tool
+    def wait_sync(ms: int) -> int:
+        """Sleeps ``ms`` milliseconds in its thread."""
+        time.sleep(ms / 1000)
+        return ms
+
+    return box
+
+
+def _response(calls: list[tuple[str, dict[str, Any]]]) -> Response:
+    """A finished response with fresh call ids (never a replay)."""
+    return Response(
+        text="",
+        reasoning="",
+        tool_calls=[
+            ToolCall(id=f"call_{next(_ids)}", name=name, arguments=args, raw_arguments="", index=i)
+            for i, (name, args) in enumerate(calls)
+        ],
+        rejected=[],
+        finish_reason="tool_calls",
+        raw_finish_reason="tool_calls",
+        usage=None,
+        response_id=f"resp_{next(_ids)}",
+        model="bench",
+    )
+
+
+# ----------------------------------------------------------------------- one at a time
+
+
+def _floor(store: Any, n: int) -> Callable[[], None]:
+    """``n`` claims and finishes of fresh keys through the store's own methods."""
+    base = f"floor-{next(_ids)}"
+
+    def run() -> None:
+        claim, finish = store.claim, store.finish
+        for i in range(n):
+            key = f"{base}-{i}"
+            got = claim(
+                key,
+                args_hash="h",
+                idempotency_key=key,
+                owner="bench",
+                lease=30.0,
+                retention=3600.0,
+                reclaim=False,
+            )
+            finish(
+                key, owner="bench", fence=got.record.fence, status="completed", result="3",
+                error=None,
+            )  # fmt: skip
+
+    return run
+
+
+def _sync_executor(executor: Executor, n: int) -> Callable[[], None]:
+    responses = [_response([("add", {"a": 1, "b": 2})]) for _ in range(n)]
+
+    def run() -> None:
+        for response in responses:
+            [outcome] = executor.run(response)
+            assert outcome.status == "completed", outcome
+
+    return run
+
+
+def _async_executor(executor: AsyncExecutor, n: int) -> Callable[[], None]:
+    responses = [_response([("add", {"a": 1, "b": 2})]) for _ in range(n)]
+
+    async def main() -> None:
+        for response in responses:
+            [outcome] = await executor.run(response)
+            assert outcome.status == "completed", outcome
+
+    return lambda: asyncio.run(main())
+
+
+def _async_floor(store: Any, n: int) -> Callable[[], None]:
+    base = f"afloor-{next(_ids)}"
+
+    async def main() -> None:
+        for i in range(n):
+            key = f"{base}-{i}"
+            got = await store.claim(
+                key, args_hash="h", idempotency_key=key, owner="bench", lease=30.0,
+                retention=3600.0, reclaim=False,
+            )  # fmt: skip
+            await store.finish(
+                key, owner="bench", fence=got.record.fence, status="completed", result="3",
+                error=None,
+            )  # fmt: skip
+
+    return lambda: asyncio.run(main())
+
+
+def _interleaved(
+    makers: dict[str, Callable[[], Callable[[], None]]], n: int, passes: int
+) -> dict[str, float]:
+    """Best seconds per call of each line, over ``passes`` interleaved passes of ``n``.
+
+    Each pass of each line gets fresh work (new keys, new call ids) built before timing.
+    """
+    best = dict.fromkeys(makers, float("inf"))
+    for _ in range(passes):
+        for label, make in makers.items():
+            run = make()
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            best[label] = min(best[label], (time.perf_counter() - start) / n)
+    return best
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.1f} µs"
+
+
+def _report(title: str, store_name: str, best: dict[str, float], floor: str) -> bool:
+    print(f"\n### {title}\n")
+    print("| line | per call | ratio to the floor |")
+    print("|---|---|---|")
+    for label, seconds in best.items():
+        print(f"| {label} | {_us(seconds)} | {seconds / best[floor]:.2f}× |")
+    target = TARGETS.get(store_name)
+    ok = True
+    if target is not None:
+        for label, seconds in best.items():
+            if label.startswith("Executor.run"):
+                ratio = seconds / best[floor]
+                ok = ratio <= target
+                verdict = "met" if ok else "NOT met"
+                print(f"\ntarget {store_name}: Executor ≤ {target:g}× the floor: {ratio:.2f}× {verdict}")
+    return ok
+
+
+def bench_memory(n: int, passes: int) -> bool:
+    """``MemoryStore``, one call at a time, sync and async executors."""
+    box = _tools()
+    store = MemoryStore()
+    sync_ex = Executor(box, store=store, scope="bench", timeout=60.0)
+    async_ex = AsyncExecutor(box, store=store, scope="bench", timeout=60.0)
+    best = _interleaved(
+        {
+            "MemoryStore claim + finish (floor)": lambda: _floor(store, n),
+            "Executor.run": lambda: _sync_executor(sync_ex, n),
+            "AsyncExecutor.run": lambda: _async_executor(async_ex, n),
+        },
+        n,
+        passes,
+    )
+    return _report(
+        "MemoryStore, one call at a time", "MemoryStore", best, "MemoryStore claim + finish (floor)"
+    )
+
+
+_RAW_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, args_hash TEXT, status TEXT, "
+    "owner TEXT, fence INTEGER, result TEXT, expires_at REAL)"
+)
+
+
+def _raw_sqlite(path: Path, n: int) -> Callable[[], None]:
+    """The same two round trips with ``sqlite3`` alone (WAL, synchronous=FULL)."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    db.execute(_RAW_SQLITE_SCHEMA)
+    base = f"raw-{next(_ids)}"
+
+    def run() -> None:
+        for i in range(n):
+            key = f"{base}-{i}"
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("SELECT status FROM calls WHERE key = ?", (key,)).fetchone()
+            db.execute(
+                "INSERT INTO calls VALUES (?, 'h', 'in_progress', 'o', 1, NULL, ?)",
+                (key, time.time() + 3600),
+            )
+            db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(
+                "UPDATE calls SET status = 'completed', result = '3' "
+                "WHERE key = ? AND owner = 'o' AND fence = 1",
+                (key,),
+            )
+            db.execute("COMMIT")
+
+    return run
+
+
+def bench_sqlite(n: int, passes: int) -> bool:
+    """``SQLiteStore`` (a file, default durability), one call at a time."""
+    box = _tools()
+    with tempfile.TemporaryDirectory(prefix="toolwire-bench-") as tmp:
+        store = SQLiteStore(Path(tmp) / "calls.db")
+        sync_ex = Executor(box, store=store, scope="bench", timeout=60.0)
+        best = _interleaved(
+            {
+                "SQLiteStore claim + finish (floor)": lambda: _floor(store, n),
+                "Executor.run": lambda: _sync_executor(sync_ex, n),
+                "raw sqlite3, same round trips (reference)": lambda: _raw_sqlite(
+                    Path(tmp) / "raw.db", n
+                ),
+            },
+            n,
+            passes,
+        )
+        store.close()
+    return _report(
+        "SQLiteStore (file, synchronous=FULL), one call at a time",
+        "SQLiteStore",
+        best,
+        "SQLiteStore claim + finish (floor)",
+    )
+
+
+@contextlib.contextmanager
+def _postgres() -> Iterator[str | None]:
+    """A DSN: ``TOOLWIRE_BENCH_POSTGRES_DSN``, or a throwaway server as the tests start one."""
+    dsn = os.environ.get("TOOLWIRE_BENCH_POSTGRES_DSN")
+    if dsn:
+        yield dsn
+        return
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    sys.path.insert(0, str(tests))
+    try:
+        import servers  # the suite's throwaway-server helper, reused as it is
+    except ImportError as exc:
+        print(f"\n(PostgreSQL section skipped: {exc})")
+        yield None
+        return
+    finally:
+        sys.path.remove(str(tests))
+    server = servers.postgres_dsn.__wrapped__()
+    try:
+        dsn = next(server)
+    except BaseException as exc:  # pytest's skip is a BaseException
+        print(f"\n(PostgreSQL section skipped: {exc})")
+        yield None
+        return
+    try:
+        yield dsn
+    finally:
+        server.close()
+
+
+def _raw_postgres(dsn: str, n: int) -> Callable[[], None]:
+    """The same two round trips with psycopg alone (one connection, autocommit)."""
+    import psycopg
+
+    conn = psycopg.connect(dsn, autocommit=True)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS bench_raw (key text PRIMARY KEY, status text, owner text,"
+        " fence bigint, result bytea)"
+    )
+    base = f"raw-{next(_ids)}"
+
+    def run() -> None:
+        for i in range(n):
+            key = f"{base}-{i}"
+            conn.execute(
+                "INSERT INTO bench_raw VALUES (%s, 'in_progress', 'o', 1, NULL)"
+                " ON CONFLICT (key) DO NOTHING RETURNING fence",
+                (key,),
+            ).fetchone()
+            conn.execute(
+                "UPDATE bench_raw SET status = 'completed', result = %s"
+                " WHERE key = %s AND owner = 'o' AND fence = 1",
+                (b"3", key),
+            )
+
+    return run
+
+
+def bench_postgres(n: int, passes: int) -> bool:
+    """``PostgresStore`` and ``AsyncPostgresStore``, one call at a time."""
+    try:
+        from toolwire.stores.postgres import AsyncPostgresStore, PostgresStore
+    except ImportError as exc:
+        print(f"\n(PostgreSQL section skipped: {exc})")
+        return True
+    with _postgres() as dsn:
+        if dsn is None:
+            return True
+        box = _tools()
+        store = PostgresStore(dsn)
+        sync_ex = Executor(box, store=store, scope="bench", timeout=60.0)
+
+        def async_line() -> Callable[[], None]:
+            # One AsyncPostgresStore per event loop (asyncio.run makes a new loop).
+            astore = AsyncPostgresStore(dsn)
+            return _async_executor(AsyncExecutor(box, store=astore, scope="bench", timeout=60.0), n)
+
+        best = _interleaved(
+            {
+                "PostgresStore claim + finish (floor)": lambda: _floor(store, n),
+                "Executor.run": lambda: _sync_executor(sync_ex, n),
+                "raw psycopg, same round trips (reference)": lambda: _raw_postgres(dsn, n),
+                "AsyncPostgresStore claim + finish": lambda: _async_floor(
+                    AsyncPostgresStore(dsn), n
+                ),
+                "AsyncExecutor.run (AsyncPostgresStore)": async_line,
+            },
+            n,
+            passes,
+        )
+        store.close()
+    return _report(
+        "PostgresStore (local server, fsync off), one call at a time",
+        "PostgresStore",
+        best,
+        "PostgresStore claim + finish (floor)",
+    )
+
+
+def bench_concurrency() -> None:
+    """100 tools of 50 ms in one response, with the executors' default settings."""
+    box = _tools()
+    print("\n### 100 calls of a 50 ms tool in one response, default settings\n")
+    print("| executor and tool | wall time | ratio to one tool (50 ms) |")
+    print("|---|---|---|")
+
+    async def run_async(name: str) -> float:
+        executor = AsyncExecutor(box, scope="bench", timeout=60.0)
+        response = _response([(name, {"ms": 50})] * 100)
+        start = time.perf_counter()
+        outcomes = await executor.run(response)
+        assert all(o.status == "completed" for o in outcomes)
+        return time.perf_counter() - start
+
+    def run_sync(name: str) -> float:
+        executor = Executor(box, scope="bench", timeout=60.0)
+        response = _response([(name, {"ms": 50})] * 100)
+        start = time.perf_counter()
+        outcomes = executor.run(response)
+        assert all(o.status == "completed" for o in outcomes)
+        return time.perf_counter() - start
+
+    lines = [
+        ("AsyncExecutor, async tool", lambda: asyncio.run(run_async("wait_async"))),
+        ("AsyncExecutor, sync tool", lambda: asyncio.run(run_async("wait_sync"))),
+        ("Executor, async tool", lambda: run_sync("wait_async")),
+        ("Executor, sync tool", lambda: run_sync("wait_sync")),
+    ]
+    for label, measure in lines:
+        seconds = min(measure() for _ in range(2))
+        print(f"| {label} | {seconds * 1000:,.0f} ms | {seconds / 0.05:.1f}× |")
+
+
+def main() -> None:
+    """Measure every line in this run and print the tables and the target checks."""
+    quick = "--quick" in sys.argv[1:] or os.environ.get("TOOLWIRE_BENCH_QUICK") == "1"
+    passes = 3 if quick else 7
+    results = [
+        bench_memory(500 if quick else 2000, passes),
+        bench_sqlite(50 if quick else 200, passes),
+        bench_postgres(100 if quick else 400, passes),
+    ]
+    bench_concurrency()
+    print(f"\nexecutor targets: {'all met' if all(results) else 'NOT all met'}")
+
+
+if __name__ == "__main__":
+    main()
