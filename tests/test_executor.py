@@ -582,3 +582,30 @@ def test_sqlite_connections_do_not_grow_with_runs(tools: Toolbox, tmp_path: Path
         ex.run(response(*((f"c{i}-{j}", "lookup", {"q": str(j)}) for j in range(4))))
     assert len(store._idle) <= 4 + 1  # peak concurrency (+ the start-up connection)
     store.close()
+
+
+def test_async_tool_whose_loop_closes_at_the_deadline_keeps_every_outcome() -> None:
+    """Regression: an async tool returning just before its deadline, whose value took past
+    it to serialise, made run() raise 'Event loop is closed' and lose every outcome."""
+    box = Toolbox()
+
+    @box.tool(timeout=0.3)
+    async def bulky(n: int) -> list[list[int]]:
+        """Returns quickly a value that takes a long time to turn into JSON."""
+        await asyncio.sleep(0.05)
+        return [list(range(1000))] * n
+
+    @box.tool
+    def quick(x: int) -> int:
+        """Returns at once."""
+        return x
+
+    store = MemoryStore()
+    outcomes = Executor(box, store=store, scope="s", cancel_grace=0.1).run(
+        response(("a", "bulky", {"n": 3000}), ("b", "quick", {"x": 1}))
+    )
+    assert [o.call_id for o in outcomes] == ["a", "b"]
+    assert outcomes[0].status in ("completed", "timed_out") and outcomes[1].status == "completed"
+    record = store.get(call_key("s", "resp_1", "bulky", "a"))
+    assert record is not None
+    assert record.status == ("completed" if outcomes[0].status == "completed" else "unknown")
