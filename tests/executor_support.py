@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from toolwire import MemoryStore, Response, ToolCall
@@ -121,3 +122,27 @@ class AsyncMemoryStore:
 
     async def aclose(self) -> None:
         self.inner.close()
+
+
+class _Summary:
+    """A pytest plugin printing one section of figures at the end of the run."""
+
+    def __init__(self, title: str, lines: Callable[[], list[str]]) -> None:
+        self.title = title
+        self.lines = lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        lines = self.lines()
+        if not lines:
+            return
+        terminalreporter.section(self.title)
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def print_at_the_end(config: Any, title: str, lines: Callable[[], list[str]]) -> None:
+    """Register (once per title) a terminal-summary section with the figures ``lines()``."""
+    manager = config.pluginmanager
+    name = f"toolwire-summary-{title}"
+    if not manager.has_plugin(name):
+        manager.register(_Summary(title, lines), name)
