@@ -637,7 +637,7 @@ class _SyncRun:
         self.active: list[_SyncCall] = []
         self.outcomes: dict[int, Outcome] = {}
         self.interrupt: BaseException | None = None
-        self.wake = threading.Event()
+        self.wake = _Wake()
         self.slots = executor.max_concurrency or len(jobs)
         self.threads = executor.max_threads
 
@@ -703,9 +703,6 @@ class _SyncRun:
                 self.guard.waiting = False
         else:
             self.wake.wait(timeout)  # a second Ctrl-C during the clean-up stays held
-        # Cleared before the calls are polled: a tool publishes its result before it sets
-        # the flag, so an end is either seen by this poll or wakes the next wait.
-        self.wake.clear()
 
     def _poll(self, call: _SyncCall, now: float) -> None:
         handle = call.handle
@@ -824,6 +821,31 @@ class _SyncRun:
         if outcome is not None:
             self.outcomes[call.job.position] = outcome
             _log_outcome(call.job, outcome, call.raised)
+
+
+class _Wake:
+    """An auto-resetting flag the tools raise when they end, and the driver sleeps on.
+
+    A lock held while the flag is down: ``set`` releases it (once: a second ``set`` is a
+    no-op), ``wait`` acquires it, which lowers the flag again. A tool publishes its result
+    before it raises the flag, so an end is seen by the poll that follows the wait it
+    interrupted, or it wakes the next wait. Cheaper to build than ``threading.Event``.
+    """
+
+    __slots__ = ("_down",)
+
+    def __init__(self) -> None:
+        self._down = threading.Lock()
+        self._down.acquire()
+
+    def set(self) -> None:
+        """Raise the flag (thread-safe)."""
+        with suppress(RuntimeError):  # already raised
+            self._down.release()
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until the flag is raised (lowering it) or ``timeout`` seconds pass."""
+        self._down.acquire(timeout=timeout)
 
 
 class Executor(_ExecutorBase):

@@ -28,7 +28,9 @@ Guaranteed: equal JSON values give equal hashes on every platform and Python ver
 kinds of digest apart. Not guaranteed: that two *different* validated values which a tool
 treats as equal (``"1"`` and ``1``) hash alike: validation decides the value.
 
-Cost: linear in the size of the arguments (one canonical serialisation, one SHA-256).
+Cost: linear in the size of the arguments (one canonical serialisation, one SHA-256);
+arguments without floats are serialised by the standard library's C encoder after one
+linear type check, the rest by the ``rfc8785`` reference implementation.
 """
 
 from __future__ import annotations
@@ -47,9 +49,62 @@ _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
 
 
-def canonical_json(arguments: Any) -> bytes:
-    """The RFC 8785 canonical UTF-8 form of ``arguments``, or :class:`IdempotencyKeyError`."""
+# The compact JSON of the key fields; one encoder, built once (json.dumps with options
+# builds a new one per call).
+_KEY_FIELDS = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+# RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The C
+# encoder writes strings exactly as RFC 8785 does (the same two-character escapes, \u00xx
+# in lower case for the other controls, nothing else escaped).
+_CANONICAL = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+).encode
+_SAFE_INT = 2**53 - 1
+_SURROGATES = "\ud800"
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made only of the JSON values whose RFC 8785 form the C encoder
+    writes byte for byte: exact ``dict``/``list``/``tuple``/``str``/``int``/``bool``/``None``,
+    integers within 2**53 - 1, strings without lone surrogates, and object keys below
+    U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
+    the reference implementation (ECMAScript number formatting)."""
+    kind = type(value)
+    if kind is str:
+        return bool(value.isascii()) or _unicode_ok(value)
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if value is None or kind is bool:
+        return True
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
+                return False
+            if not _plain(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return False
+
+
+def _unicode_ok(text: str) -> bool:
     try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the reference implementation refuses it
+        return False
+    return True
+
+
+def canonical_json(arguments: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 form of ``arguments``, or :class:`IdempotencyKeyError`.
+
+    Arguments made of plain JSON values (no floats, see :func:`_plain`) are written by the
+    standard library's C encoder, several times faster; everything else by the reference
+    implementation. Both give the same bytes (a property test checks it).
+    """
+    try:
+        if _plain(arguments):
+            return _CANONICAL(arguments).encode("utf-8")
         data: bytes = rfc8785.dumps(arguments)
     except RecursionError as exc:
         raise IdempotencyKeyError("arguments nest too deeply to canonicalise") from exc
@@ -112,7 +167,7 @@ def call_key(
         # An object, never a string or an int, so it cannot be mistaken for another field.
         fields.append(turn_identity)
     # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
-    text = json.dumps(fields, ensure_ascii=True, separators=(",", ":"))
+    text = _KEY_FIELDS(fields)
     return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()
 
 
@@ -120,5 +175,5 @@ def idempotency_key(call_key: str, args_hash: str) -> str:
     """Hex SHA-256 of a call key and an args hash: the key a tool receives and forwards."""
     _check_str("call_key", call_key)
     _check_str("args_hash", args_hash)
-    text = json.dumps([call_key, args_hash], ensure_ascii=True, separators=(",", ":"))
+    text = _KEY_FIELDS([call_key, args_hash])
     return hashlib.sha256(_IDEMPOTENCY_KEY_TAG + text.encode("ascii")).hexdigest()
