@@ -347,9 +347,11 @@ class _ExecutorBase:
         decided: list[Outcome | None] = []
         candidates: list[tuple[int, ValidCall, CallPlan]] = []
         seen: dict[tuple[str, str], int] = {}
+        rejected = False
         for position, check in enumerate(checks):
             if not isinstance(check, ValidCall):
                 decided.append(_rejected(check.call.id, check.call.name, check.reason))
+                rejected = True
                 continue
             call, tool = check.call, check.tool
             occurrence = seen.get((tool.name, call.id), 0)
@@ -367,6 +369,7 @@ class _ExecutorBase:
                 )
             except IdempotencyKeyError as exc:
                 decided.append(_rejected(call.id, call.name, str(exc)))
+                rejected = True
                 continue
             decided.append(None)
             timeout = self._timeout_of(tool)
@@ -386,7 +389,7 @@ class _ExecutorBase:
                 retry_on=self.retry_on,
             )
             candidates.append((position, check, plan))
-        if any(o is not None for o in decided) and not self.run_on_rejection:
+        if rejected and not self.run_on_rejection:
             for position, check, _plan in candidates:
                 decided[position] = Outcome(
                     call_id=check.call.id,
@@ -662,15 +665,16 @@ class _SyncRun:
 
     def _admit(self) -> None:
         """Start the calls that have a slot (and a thread, for a sync tool), in order."""
-        while self.queued and self.interrupt is None and self.slots > 0:
-            index = next(
-                (i for i, job in enumerate(self.queued) if job.tool.is_async or self.threads),
-                None,
-            )
-            if index is None:
-                return
-            job = self.queued[index]
-            del self.queued[index]
+        queued = self.queued
+        while queued and self.interrupt is None and self.slots > 0:
+            if self.threads or queued[0].tool.is_async:
+                job = queued.popleft()
+            else:  # no thread free: the first async tool in line may still go
+                index = next((i for i, job in enumerate(queued) if job.tool.is_async), None)
+                if index is None:
+                    return
+                job = queued[index]
+                del queued[index]
             call = _SyncCall(
                 job=job, flow=execute_call(job.plan), uses_thread=not job.tool.is_async
             )

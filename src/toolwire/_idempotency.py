@@ -160,11 +160,13 @@ def call_key(
     fields: list[object] = [scope, response_id, tool_name, call_id]
     if occurrence:
         fields.append(occurrence)
-    turn_identity = {
-        name: value for name, value in (("created", created), ("turn", turn)) if value is not None
-    }
-    if turn_identity:
+    if created is not None or turn is not None:
         # An object, never a string or an int, so it cannot be mistaken for another field.
+        turn_identity: dict[str, str] = {}
+        if created is not None:
+            turn_identity["created"] = created
+        if turn is not None:
+            turn_identity["turn"] = turn
         fields.append(turn_identity)
     # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
     text = _KEY_FIELDS(fields)
