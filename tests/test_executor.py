@@ -25,6 +25,7 @@ from toolwire import (
 )
 from toolwire._executor import DEFAULT_TIMEOUT, ExecutorSettingsError
 from toolwire._idempotency import arguments_hash, call_key
+from toolwire._workers import background_loop
 
 
 @pytest.fixture
@@ -609,3 +610,5 @@ def test_async_tool_whose_loop_closes_at_the_deadline_keeps_every_outcome() -> N
     record = store.get(call_key("s", "resp_1", "bulky", "a"))
     assert record is not None
     assert record.status == ("completed" if outcomes[0].status == "completed" else "unknown")
+    # Let the abandoned serialisation finish, so later tests do not share its CPU.
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), background_loop()).result(timeout=30)

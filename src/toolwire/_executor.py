@@ -19,7 +19,9 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
   sync tool keeps running in the background, its outcome is ``timed_out`` and its record
   ``unknown``; a value it returns later is discarded, never stored as ``completed``.
   Async tools run as tasks on one background event loop and are cancelled at the
-  deadline. Ctrl-C is held back while the caller writes to the store
+  deadline (one that blocks that loop with a synchronous call delays the others'
+  cancellation, never their timeouts: the caller stops waiting at each deadline itself).
+  Ctrl-C is held back while the caller writes to the store
   (:mod:`toolwire._interrupts`), so it never cuts a store operation in two.
 - ``AsyncExecutor`` runs calls as tasks; async tools are tasks of the caller's loop, sync
   tools run on worker threads. An ``AsyncStore`` is awaited; ``MemoryStore`` (a lock and a
@@ -506,9 +508,13 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
             exc_info=raised, extra=extra,
         )  # fmt: skip
         return
-    logger.warning(
-        "tool %r call %s: outcome %s: %s", name, call_id, status, outcome.error, extra=extra
-    )
+    # No exception from the tool: an outage (a claim the store refused to record), a
+    # timeout, a lost lease or a write that failed; the first is an error, the rest doubts.
+    level = logging.ERROR if status == "failed" else logging.WARNING
+    logger.log(
+        level, "tool %r call %s: outcome %s: %s", name, call_id, status, outcome.error,
+        extra=extra,
+    )  # fmt: skip
 
 
 def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
