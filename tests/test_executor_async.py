@@ -403,7 +403,7 @@ def test_cancellation_after_the_tool_returned_keeps_its_result(runs: dict[str, i
     async def pay(amount: int) -> int:
         """Returns; the caller's cancellation is already on its way."""
         runs["pay"] = runs.get("pay", 0) + 1
-        asyncio.get_running_loop().call_soon(victim[0].cancel)
+        victim[0].cancel()  # lands before the driver has seen the return
         return amount
 
     store = MemoryStore()

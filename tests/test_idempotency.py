@@ -322,3 +322,22 @@ def test_fast_path_edge_cases_match_the_reference() -> None:
     for bad in (2**53, {"\ud800": 1}, "\udfff", {1: 2}):
         with pytest.raises(IdempotencyKeyError):
             canonical_json(bad)
+
+
+@given(st.text(max_size=70), st.text(max_size=70))
+def test_idempotency_key_shortcut_is_the_json_form(call: str, digest: str) -> None:
+    """For any strings, the key equals the hash of the compact JSON of the pair."""
+    import hashlib
+
+    expected = hashlib.sha256(
+        b"toolwire-idempotency-key/v1\x00"
+        + json.dumps([call, digest], ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    ).hexdigest()
+    assert idempotency_key(call, digest) == expected
+    hex_a, hex_b = call.encode().hex()[:64] or "0", digest.encode().hex()[:64] or "0"
+    assert (
+        idempotency_key(hex_a, hex_b)
+        == hashlib.sha256(
+            b"toolwire-idempotency-key/v1\x00" + f'["{hex_a}","{hex_b}"]'.encode()
+        ).hexdigest()
+    )

@@ -375,7 +375,8 @@ class _ExecutorBase:
                 continue
             decided.append(None)
             timeout = self._timeout_of(tool)
-            self._check_retention(tool.name, timeout)  # a tool registered after __init__
+            if timeout > self.timeout:  # the default was checked at __init__
+                self._check_retention(tool.name, timeout)  # a tool registered since
             plan = CallPlan(
                 call_id=call.id,
                 name=tool.name,
@@ -1009,6 +1010,7 @@ class _AsyncCall:
     cancel: BaseException | None = None
     thrown: bool = False
     raised: BaseException | None = None
+    yielded: bool = False
 
 
 class _AsyncRun:
@@ -1092,11 +1094,18 @@ class _AsyncRun:
     async def _perform(self, command: Command, call: _AsyncCall) -> Any:
         if isinstance(command, AwaitTool):
             ended = self._ended(call)
+            if ended is None and call.task is not None and not call.yielded:
+                # One pass of the loop runs the new task's first step (it was scheduled
+                # first): a tool that returns without awaiting is done then, with no
+                # timer and no wake-up future.
+                call.yielded = True
+                await asyncio.sleep(0)
+                ended = self._ended(call)
             if ended is not None:
                 return ended
             waiter: asyncio.Future[Any] | None = call.task or call.thread_done
             assert waiter is not None
-            await asyncio.wait({waiter}, timeout=_remaining(command.interval, call.deadline))
+            await _until_done(waiter, _remaining(command.interval, call.deadline))
             ended = self._ended(call)
             if ended is not None:
                 return ended
@@ -1193,6 +1202,27 @@ class _AsyncRun:
 def _settle(done: asyncio.Future[None]) -> None:
     if not done.done():
         done.set_result(None)
+
+
+async def _until_done(future: asyncio.Future[Any], timeout: float) -> None:
+    """Wait until ``future`` is done or ``timeout`` seconds pass (never raises its result,
+    never cancels it). ``asyncio.wait`` for one future, without its set bookkeeping."""
+    if future.done():
+        return
+    loop = asyncio.get_running_loop()
+    woken: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    timer = loop.call_later(timeout, wake)
+    future.add_done_callback(wake)
+    try:
+        await woken
+    finally:
+        timer.cancel()
+        future.remove_done_callback(wake)
 
 
 class AsyncExecutor(_ExecutorBase):
