@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from toolwire import MemoryStore, Response, ToolCall
 from toolwire.stores import Claim, FinalStatus, Record
 
@@ -62,6 +64,12 @@ class Counter:
 
     def __getitem__(self, name: str) -> int:
         return self.counts.get(name, 0)
+
+
+@pytest.fixture
+def runs() -> Counter:
+    """Counts tool executions by name (register it with ``runs = executor_support.runs``)."""
+    return Counter()
 
 
 class Clock:

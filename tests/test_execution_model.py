@@ -66,6 +66,7 @@ from toolwire._execution import (
     ToolUnstorable,
     execute_call,
 )
+from toolwire._executor import _perform_store
 
 LEASE = 30.0
 # (name, idempotent): two side-effecting tools and one read that may be repeated.
@@ -223,19 +224,8 @@ class ExecutionModel(RuleBasedStateMachine):
         command = worker.command
         worker.history.append(type(command).__name__)
         STEPS["steps"] += 1
-        key = worker.plan.key
-        if isinstance(command, ClaimCall):
-            result: Any = self.store.claim(
-                key,
-                args_hash=command.args_hash,
-                idempotency_key=command.idempotency_key,
-                owner=command.owner,
-                lease=command.lease,
-                retention=command.retention,
-                reclaim=command.reclaim,
-            )
-        elif isinstance(command, StartTool):
-            result = None
+        if isinstance(command, StartTool):
+            result: Any = None
         elif isinstance(command, AbandonTool):
             result = self.abandoned(worker, data)
         elif isinstance(command, AwaitTool):
@@ -252,22 +242,8 @@ class ExecutionModel(RuleBasedStateMachine):
                 result = ToolTimedOut(timeout=5.0)
             else:
                 result = self.ended(worker, choice)
-        elif isinstance(command, Heartbeat):
-            result = self.store.heartbeat(
-                key, owner=command.owner, fence=command.fence, lease=command.lease
-            )
-        elif isinstance(command, FinishCall):
-            result = self.store.finish(
-                key,
-                owner=command.owner,
-                fence=command.fence,
-                status=command.status,
-                result=command.result,
-                error=command.error,
-            )
-        else:
-            assert isinstance(command, ReleaseCall)
-            result = self.store.release(key, owner=command.owner, fence=command.fence)
+        else:  # a store command, performed exactly as the synchronous executor does
+            result = _perform_store(self.store, command)
         self.advance(wid, send=result)
 
     def ended(self, worker: Worker, choice: str) -> Any:
@@ -354,23 +330,7 @@ class ExecutionModel(RuleBasedStateMachine):
         if after:
             # Perform it, then lose the answer.
             self.workers[wid].history.append("lost-reply")
-            if isinstance(command, ClaimCall):
-                self.store.claim(
-                    command.key, args_hash=command.args_hash,
-                    idempotency_key=command.idempotency_key, owner=command.owner,
-                    lease=command.lease, retention=command.retention, reclaim=command.reclaim,
-                )  # fmt: skip
-            elif isinstance(command, Heartbeat):
-                self.store.heartbeat(
-                    command.key, owner=command.owner, fence=command.fence, lease=command.lease
-                )
-            elif isinstance(command, FinishCall):
-                self.store.finish(
-                    command.key, owner=command.owner, fence=command.fence,
-                    status=command.status, result=command.result, error=command.error,
-                )  # fmt: skip
-            elif isinstance(command, ReleaseCall):
-                self.store.release(command.key, owner=command.owner, fence=command.fence)
+            _perform_store(self.store, command)
         self.advance(wid, throw=StoreError("injected store failure"))
 
     def cancel(self, data: st.DataObject) -> None:
@@ -381,16 +341,11 @@ class ExecutionModel(RuleBasedStateMachine):
         # Drive the cleanup to its end, as the drivers do (shielded).
         while wid in self.workers:
             command = self.workers[wid].command
-            if isinstance(command, FinishCall):
-                result: Any = self.store.finish(
-                    command.key, owner=command.owner, fence=command.fence,
-                    status=command.status, result=command.result, error=command.error,
-                )  # fmt: skip
-            elif isinstance(command, ReleaseCall):
-                result = self.store.release(command.key, owner=command.owner, fence=command.fence)
+            if isinstance(command, AbandonTool):
+                result: Any = self.abandoned(self.workers[wid], data)
             else:
-                assert isinstance(command, AbandonTool), command
-                result = self.abandoned(self.workers[wid], data)
+                assert isinstance(command, (FinishCall, ReleaseCall)), command
+                result = _perform_store(self.store, command)
             self.advance(wid, send=result)
 
     def enabled(self, action: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import executor_support
 from executor_support import Clock, Counter, response
 from toolwire import (
     AsyncExecutor,
@@ -27,11 +28,7 @@ from toolwire._executor import DEFAULT_TIMEOUT, ExecutorSettingsError
 from toolwire._idempotency import arguments_hash, call_key
 from toolwire._workers import background_loop
 
-
-@pytest.fixture
-def runs() -> Counter:
-    """Counts tool executions by tool name."""
-    return Counter()
+runs = executor_support.runs
 
 
 @pytest.fixture

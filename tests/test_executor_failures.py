@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import executor_support
 from executor_support import Counter, response
 from toolwire import (
     AsyncExecutor,
@@ -35,10 +36,7 @@ def run(kind: str, executor_kwargs: dict[str, Any], tools: Toolbox, r: Any) -> l
     return asyncio.run(AsyncExecutor(tools, **executor_kwargs).run(r))
 
 
-@pytest.fixture
-def runs() -> Counter:
-    """Counts executions per tool."""
-    return Counter()
+runs = executor_support.runs
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import executor_support
 from executor_support import Counter, response
 from toolwire import (
     AsyncExecutor,
@@ -28,11 +29,7 @@ from toolwire import (
 )
 from toolwire._idempotency import call_key
 
-
-@pytest.fixture
-def runs() -> Counter:
-    """Counts executions per tool."""
-    return Counter()
+runs = executor_support.runs
 
 
 @pytest.fixture

@@ -556,64 +556,44 @@ def _internal_error(job: _Job, exc: Exception) -> Outcome:
 # ------------------------------------------------------------------ store commands
 
 
+def _store_call(command: Command) -> tuple[str, str, dict[str, Any]]:
+    """The store method, key and keyword arguments that perform a store command."""
+    if isinstance(command, ClaimCall):
+        return "claim", command.key, {
+            "args_hash": command.args_hash,
+            "idempotency_key": command.idempotency_key,
+            "owner": command.owner,
+            "lease": command.lease,
+            "retention": command.retention,
+            "reclaim": command.reclaim,
+        }  # fmt: skip
+    if isinstance(command, Heartbeat):
+        return "heartbeat", command.key, {
+            "owner": command.owner, "fence": command.fence, "lease": command.lease
+        }  # fmt: skip
+    if isinstance(command, FinishCall):
+        return "finish", command.key, {
+            "owner": command.owner,
+            "fence": command.fence,
+            "status": command.status,
+            "result": command.result,
+            "error": command.error,
+        }  # fmt: skip
+    if isinstance(command, ReleaseCall):
+        return "release", command.key, {"owner": command.owner, "fence": command.fence}
+    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
+
+
 def _perform_store(store: Store, command: Command) -> Any:
     """Perform one store command on a synchronous store."""
-    if isinstance(command, ClaimCall):
-        return store.claim(
-            command.key,
-            args_hash=command.args_hash,
-            idempotency_key=command.idempotency_key,
-            owner=command.owner,
-            lease=command.lease,
-            retention=command.retention,
-            reclaim=command.reclaim,
-        )
-    if isinstance(command, Heartbeat):
-        return store.heartbeat(
-            command.key, owner=command.owner, fence=command.fence, lease=command.lease
-        )
-    if isinstance(command, FinishCall):
-        return store.finish(
-            command.key,
-            owner=command.owner,
-            fence=command.fence,
-            status=command.status,
-            result=command.result,
-            error=command.error,
-        )
-    if isinstance(command, ReleaseCall):
-        return store.release(command.key, owner=command.owner, fence=command.fence)
-    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
+    method, key, arguments = _store_call(command)
+    return getattr(store, method)(key, **arguments)
 
 
 async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
     """Perform one store command on an ``AsyncStore``."""
-    if isinstance(command, ClaimCall):
-        return await store.claim(
-            command.key,
-            args_hash=command.args_hash,
-            idempotency_key=command.idempotency_key,
-            owner=command.owner,
-            lease=command.lease,
-            retention=command.retention,
-            reclaim=command.reclaim,
-        )
-    if isinstance(command, Heartbeat):
-        return await store.heartbeat(
-            command.key, owner=command.owner, fence=command.fence, lease=command.lease
-        )
-    if isinstance(command, FinishCall):
-        return await store.finish(
-            command.key,
-            owner=command.owner,
-            fence=command.fence,
-            status=command.status,
-            result=command.result,
-            error=command.error,
-        )
-    if isinstance(command, ReleaseCall):
-        return await store.release(command.key, owner=command.owner, fence=command.fence)
-    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
+    method, key, arguments = _store_call(command)
+    return await getattr(store, method)(key, **arguments)
 
 
 # ------------------------------------------------------------------ the sync driver

@@ -190,10 +190,8 @@ def task_end(task: asyncio.Future[ToolEnded]) -> ToolEnded:
     return task.result()
 
 
-class ThreadTool:
-    """A sync tool on a pooled worker thread."""
-
-    in_thread = True
+class _ToolRun:
+    """What both handles hold: the call, the driver's ``on_done`` and the ``result``."""
 
     def __init__(
         self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
@@ -202,10 +200,27 @@ class ThreadTool:
         self._arguments = arguments
         self._ctx = ctx
         self._on_done = on_done
+        self.result: ToolEnded | None = None
+
+    def _publish(self, event: ToolEnded) -> None:
+        """Set ``result``, then tell the driver (never the other way round)."""
+        self.result = event
+        with suppress(Exception):  # e.g. the event loop that waited for it has closed
+            self._on_done()
+
+
+class ThreadTool(_ToolRun):
+    """A sync tool on a pooled worker thread."""
+
+    in_thread = True
+
+    def __init__(
+        self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
+    ) -> None:
+        super().__init__(tool, arguments, ctx, on_done)
         self._lock = threading.Lock()
         self._begun = False
         self._cancelled = False
-        self.result: ToolEnded | None = None
 
     def start(self) -> None:
         """Hand the call to a worker (raises if no thread can be started: nothing ran)."""
@@ -215,10 +230,9 @@ class ThreadTool:
         with self._lock:
             begin = not self._cancelled
             self._begun = begin
-        event = call_tool(self._tool, self._arguments, self._ctx) if begin else ToolNotStarted()
-        self.result = event
-        with suppress(Exception):  # e.g. the event loop that waited for it has closed
-            self._on_done()
+        self._publish(
+            call_tool(self._tool, self._arguments, self._ctx) if begin else ToolNotStarted()
+        )
 
     def cancel(self) -> bool:
         """A thread cannot be stopped; if no worker has begun the call yet, it never will.
@@ -230,7 +244,7 @@ class ThreadTool:
             return not self._begun
 
 
-class LoopTool:
+class LoopTool(_ToolRun):
     """An async tool of a synchronous executor, as a task on the background loop."""
 
     in_thread = False
@@ -238,13 +252,9 @@ class LoopTool:
     def __init__(
         self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
     ) -> None:
-        self._tool = tool
-        self._arguments = arguments
-        self._ctx = ctx
-        self._on_done = on_done
+        super().__init__(tool, arguments, ctx, on_done)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[ToolEnded] | None = None
-        self.result: ToolEnded | None = None
 
     def start(self) -> None:
         """Schedule the task on the background loop."""
@@ -259,9 +269,7 @@ class LoopTool:
         self._task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[ToolEnded]) -> None:
-        self.result = task_end(task)
-        with suppress(Exception):
-            self._on_done()
+        self._publish(task_end(task))
 
     def cancel(self) -> bool:
         """Cancel the task (thread-safe); a task cancelled before it began never begins.
