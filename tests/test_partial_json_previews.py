@@ -41,6 +41,21 @@ def parts_of(value: Any) -> list[Any]:
     return out
 
 
+def keep(snap: Any, rnd: random.Random, whole: float, part: float) -> list[tuple[Any, Any]]:
+    """With probability ``whole`` keep the snapshot, else with probability ``part`` one of
+    the containers inside it; as (object, deep copy taken now). No other reference to the
+    snapshot survives the call, so the parser is free to reuse what is not kept."""
+    choice = rnd.random()
+    if choice < whole:
+        return [(snap, copy.deepcopy(snap))]
+    if choice < whole + part:
+        parts = parts_of(snap)
+        if parts:
+            kept = rnd.choice(parts)
+            return [(kept, copy.deepcopy(kept))]
+    return []
+
+
 # ---------------------------------------------------------------- held previews never change
 
 
@@ -54,16 +69,7 @@ def test_held_previews_and_their_parts_never_change(
     held: list[tuple[Any, Any]] = []
     for piece in pieces:
         parser.feed(piece)
-        snap = parser.snapshot()
-        choice = rnd.random()
-        if choice < 0.3:
-            held.append((snap, copy.deepcopy(snap)))
-        elif choice < 0.6:  # keep a part only: the snapshot itself is dropped
-            parts = parts_of(snap)
-            if parts:
-                part = rnd.choice(parts)
-                held.append((part, copy.deepcopy(part)))
-        del snap
+        held += keep(parser.snapshot(), rnd, whole=0.3, part=0.3)
     final = parser.close()
     for kept, as_it_was in held:
         assert kept == as_it_was
@@ -98,6 +104,28 @@ def test_dropped_previews_char_by_char_equal_parse_partial(doc: str) -> None:
         assert parser.snapshot() == parse_partial(doc[: i + 1])
 
 
+@given(
+    st.lists(st.sampled_from(['{"k": ', "[", '{"a": 1, "b": ']), max_size=4),
+    st.text(st.sampled_from(list('ab"\\\né😀')), min_size=5, max_size=60),
+    st.lists(st.integers(1, 80), min_size=3, max_size=30),
+    st.randoms(use_true_random=False),
+)
+def test_held_previews_while_a_string_grows(
+    opens: list[str], content: str, cuts: list[int], rnd: random.Random
+) -> None:
+    """A string growing over many pieces inside open containers: previews (or the
+    containers inside them) kept at random moments never change."""
+    doc = "".join(opens) + json.dumps(content)
+    parser = PartialJSONParser()
+    held: list[tuple[Any, Any]] = []
+    for piece in chunks_at(doc, cuts):
+        parser.feed(piece)
+        held += keep(parser.snapshot(), rnd, whole=0.2, part=0.2)
+    for kept, as_it_was in held:
+        assert kept == as_it_was
+    assert parse_partial(doc) == parser.snapshot()
+
+
 def test_preview_kept_inside_a_deep_document_does_not_change() -> None:
     """Holding an inner open container keeps it, while the root preview is reused."""
     parser = PartialJSONParser()
@@ -127,6 +155,24 @@ def test_dropped_preview_is_updated_in_place() -> None:
     parser.feed("4, ")
     third = parser.snapshot()
     assert third is not held and held == {"items": [1, 2, 3]}
+
+
+@pytest.mark.parametrize("prefix", ['"', '{"text": "', '[1, {"a": ["'])
+def test_kept_preview_while_only_the_string_grows(prefix: str) -> None:
+    """Holding a preview while only its open string grows: the held one keeps its text,
+    the next one shows the longer text."""
+    parser = PartialJSONParser()
+    parser.feed(prefix + "ab")
+    first = parser.snapshot()
+    first_copy = copy.deepcopy(first)
+    parser.feed("cd")
+    second = parser.snapshot()
+    parser.feed("ef")
+    third = parser.snapshot()
+    assert first == first_copy
+    assert is_prefix(first, second) and is_prefix(second, third)
+    assert second != first and third != second
+    assert parse_partial(prefix + "abcdef") == third
 
 
 def test_snapshot_after_an_error_shows_what_was_read() -> None:

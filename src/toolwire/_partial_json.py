@@ -140,8 +140,10 @@ MISSING: Final = _MissingType.MISSING
 DEFAULT_MAX_DEPTH: Final = 1000
 DEFAULT_MAX_SIZE: Final = 64 * 1024 * 1024
 
-# The snapshot cache holds this while the input changed since the last snapshot.
+# What the snapshot cache holds instead of a snapshot: _STALE once the structure changed
+# since the last snapshot, _GROWN while only the open string grew (its fast path).
 _STALE: Final[Any] = object()
+_GROWN: Final[Any] = object()
 
 # ------------------------------------------------------------------------ regular expressions
 
@@ -414,37 +416,32 @@ class PartialJSONParser:
         if self._error is not None:
             raise self._refusal()
         # Fast path: the piece continues a string value with plain characters and complete
-        # escapes, possibly ending inside an escape (the common case for long arguments).
-        if (
-            self._state == _STRING
-            and isinstance(text, str)
-            and ('"' not in text or "\\" in text or self._carry)
-        ):
+        # escapes (the common case for long arguments). A piece with an unescaped quote
+        # ends the string: the scanner handles it.
+        if self._state == _STRING and isinstance(text, str) and ('"' not in text or "\\" in text):
             carry = self._carry
-            whole = carry + text if carry else text
-            n = len(whole)
-            end = _match_segment(whole, 0).end()
-            if (end == n or _match_cut(whole, end) is not None) and (
-                self._offset + len(text) <= self._max_size
-            ):
-                self._offset += len(text)
-                if end < n:
-                    self._carry = whole[end:]
-                    if not end:
-                        return ()
-                    whole = whole[:end]
-                elif carry:
-                    self._carry = ""
-                piece = _scanstring(whole + '"', 0)[0] if "\\" in whole else whole
+            if carry:
+                text = carry + text
+            end = _match_segment(text, 0).end()
+            n = len(text)
+            if end == n and not carry and self._offset + n <= self._max_size:
+                self._offset = self._offset + n
+                piece = _scanstring(text + '"', 0)[0] if "\\" in text else text
                 pieces = self._spieces
                 pieces.append(piece)
                 if len(pieces) >= _FOLD:
                     self._sblocks.append("".join(pieces))
                     pieces.clear()
-                self._snap = _STALE
+                if self._snap is not _STALE:
+                    self._snap = _GROWN
                 if self._emit:
                     return (make_appended(self._slink, piece),)
                 return ()
+            done = self._string_piece(text, end, n - len(carry))
+            if done is not None:
+                return done
+            if carry:
+                text = text[len(carry) :]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         events: list[JSONEvent] = []
@@ -457,6 +454,36 @@ class PartialJSONParser:
             self._error = exc
             raise
         return tuple(events) if events else ()
+
+    def _string_piece(self, text: str, end: int, fed: int) -> tuple[JSONEvent, ...] | None:
+        """The string fast path for a piece that continues an escape cut by the previous
+        piece (``text`` starts with that carry) or stops inside one (at ``end``). Returns
+        the events, or ``None`` when the scanner must take the piece (a quote, an error, a
+        lone surrogate, the size limit); ``fed`` is the piece's length without the carry."""
+        n = len(text)
+        if end < n and _match_cut(text, end) is None:
+            return None
+        if self._offset + fed > self._max_size:
+            return None
+        self._offset += fed
+        if end < n:
+            self._carry = text[end:]
+            if not end:
+                return ()
+            text = text[:end]
+        else:
+            self._carry = ""
+        piece = _scanstring(text + '"', 0)[0] if "\\" in text else text
+        pieces = self._spieces
+        pieces.append(piece)
+        if len(pieces) >= _FOLD:
+            self._sblocks.append("".join(pieces))
+            pieces.clear()
+        if self._snap is not _STALE:
+            self._snap = _GROWN
+        if self._emit:
+            return (make_appended(self._slink, piece),)
+        return ()
 
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
@@ -507,7 +534,8 @@ class PartialJSONParser:
                                 pieces.append(piece)
                                 if emit:
                                     append(make_appended(self._slink, piece))
-                                self._snap = _STALE
+                                if self._snap is not _STALE:
+                                    self._snap = _GROWN
                             if end == n:
                                 break
                             if len(pieces) == 1 and not self._sblocks and not self._stext:
@@ -728,7 +756,8 @@ class PartialJSONParser:
                     piece = _scanstring(seg + '"', 0)[0] if "\\" in seg else seg
                     pieces.append(piece)
                     if not is_key:
-                        self._snap = _STALE
+                        if self._snap is not _STALE:
+                            self._snap = _GROWN
                         if emit:
                             ev.append(make_appended(self._slink, piece))
                 if end == n:
@@ -751,7 +780,8 @@ class PartialJSONParser:
                     piece = chr(int(text[end + 2 : after], 16))
                     pieces.append(piece)
                     if not is_key:
-                        self._snap = _STALE
+                        if self._snap is not _STALE:
+                            self._snap = _GROWN
                         if emit:
                             ev.append(make_appended(self._slink, piece))
                     pos = after
@@ -787,16 +817,22 @@ class PartialJSONParser:
         pieces = self._spieces
         blocks = self._sblocks
         if pieces:
-            blocks.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
+            more = pieces[0] if len(pieces) == 1 else "".join(pieces)
             pieces.clear()
-        if blocks:
+            if blocks:
+                blocks.append(more)
+                more = "".join(blocks)
+                blocks.clear()
+        elif blocks:
             more = blocks[0] if len(blocks) == 1 else "".join(blocks)
             blocks.clear()
-            text = self._stext
-            self._stext = ""
-            text += more
-            self._stext = text
-        return self._stext
+        else:
+            return self._stext
+        text = self._stext
+        self._stext = ""
+        text += more
+        self._stext = text
+        return text
 
     def _take_text(self) -> str:
         """The open string value's whole text, at its closing quote (resets the builder)."""
@@ -1064,6 +1100,10 @@ class PartialJSONParser:
         previews as read-only.
         """
         snap = self._snap
+        if snap is _GROWN:
+            snap = self._grown()
+            self._snap = snap
+            return snap
         if snap is not _STALE:
             return snap
         state = self._state
@@ -1077,6 +1117,32 @@ class PartialJSONParser:
             snap = MISSING
         self._snap = snap
         return snap
+
+    def _grown(self) -> Any:
+        """The snapshot when only the open string grew since the last one: if every view
+        on the path is still the parser's alone, put the longer text in the innermost
+        view's entry (O(new text + depth)); else the general way."""
+        stack = self._stack
+        if not stack:
+            return self._leaf_text()
+        holders = 1  # frame.view; below the root also the parent view's entry
+        for frame in stack:
+            view = frame.view
+            if view is None or _refcount(view) > _SOLE + holders:
+                return self._views()
+            holders = 2
+        deepest = stack[-1]
+        slot = deepest.vslot
+        if slot is None:  # the string is not shown (a duplicate key's value)
+            return self._views()
+        view = deepest.view
+        if deepest.is_obj:
+            view[slot] = None  # let go of the old text, so that += can extend it in place
+            view[slot] = self._leaf_text()
+        else:
+            view[-1] = None
+            view[-1] = self._leaf_text()
+        return stack[0].view
 
     def _views(self) -> Any:
         """Bring the open containers' previews up to date; return the root's.
