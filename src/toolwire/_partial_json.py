@@ -168,9 +168,7 @@ _MATCH_LOW_PREFIX = re.compile(_LOW_PREFIX).match
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
 # Everything that must wait for the next piece at the end of a string piece: an escape cut
 # short, or a high surrogate whose partner may still follow (with that partner's beginning).
-_match_cut = re.compile(
-    r"\\(?:u(?:[0-9a-fA-F]{0,3}|[dD][89abAB][0-9a-fA-F]{2}(?:" + _LOW_PREFIX[:-2] + r")?))?\Z"
-).match
+_CUT = r"\\(?:u(?:[0-9a-fA-F]{0,3}|[dD][89abAB][0-9a-fA-F]{2}(?:" + _LOW_PREFIX[:-2] + r")?))?\Z"
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 # The C string decoder behind json.loads (typeshed does not declare it): decoding escapes
@@ -186,6 +184,10 @@ _match_ws = cast(_MatchAt, _WS.match)
 _match_digits = cast(_MatchAt, _DIGITS.match)
 _match_segment = cast(_MatchAt, _SEGMENT.match)
 _match_plain = cast(_MatchAt, re.compile(f"{_STR_CHAR}*").match)
+# A string piece that can be decoded now (group 1) and the cut escape it ends with (group
+# 2): the whole piece matches unless it holds a quote, a control character, an invalid
+# escape or a lone high surrogate. The optional group is tried once, where group 1 stops.
+_match_piece = cast(_MatchAt, re.compile(f"({_SEGMENT.pattern})({_CUT})?").match)
 # Shortcuts for the common shapes: a whole plain key with its colon, the same after a comma,
 # a whole number (its delimiter is checked by the caller).
 _match_key = re.compile(f'"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
@@ -415,18 +417,34 @@ class PartialJSONParser:
             return ()
         if self._error is not None:
             raise self._refusal()
-        # Fast path: the piece continues a string value with plain characters and complete
-        # escapes (the common case for long arguments). A piece with an unescaped quote
-        # ends the string: the scanner handles it.
-        if self._state == _STRING and isinstance(text, str) and ('"' not in text or "\\" in text):
+        # Fast path: the piece continues a string value (the common case for long
+        # arguments). Plain text is checked without a regex when it is printable; a piece
+        # with escapes, or the rest of an escape cut by the previous piece, is matched by
+        # one regex (what can be decoded now, and an escape cut by the end of the piece)
+        # and decoded by json's C decoder. Anything else (the closing quote, an error, a
+        # lone surrogate, the size limit) goes to the scanner, from the same state.
+        if self._state == _STRING and isinstance(text, str):
             carry = self._carry
-            if carry:
-                text = carry + text
-            end = _match_segment(text, 0).end()
-            n = len(text)
-            if end == n and not carry and self._offset + n <= self._max_size:
-                self._offset = self._offset + n
-                piece = _scanstring(text + '"', 0)[0] if "\\" in text else text
+            piece: str | None = None
+            if "\\" not in text and not carry:
+                if (
+                    '"' not in text
+                    and (text.isprintable() or _match_plain(text, 0).end() == len(text))
+                    and self._offset + len(text) <= self._max_size
+                ):
+                    piece = text
+            elif self._offset + len(text) <= self._max_size:
+                whole = carry + text if carry else text
+                match = _match_piece(whole, 0)
+                if match.end() == len(whole):
+                    segment, cut = match.groups()
+                    self._carry = cut or ""
+                    if not segment:
+                        self._offset += len(text)
+                        return ()
+                    piece = _scanstring(segment + '"', 0)[0] if "\\" in segment else segment
+            if piece is not None:
+                self._offset += len(text)
                 pieces = self._spieces
                 pieces.append(piece)
                 if len(pieces) >= _FOLD:
@@ -437,11 +455,6 @@ class PartialJSONParser:
                 if self._emit:
                     return (make_appended(self._slink, piece),)
                 return ()
-            done = self._string_piece(text, end, n - len(carry))
-            if done is not None:
-                return done
-            if carry:
-                text = text[len(carry) :]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         events: list[JSONEvent] = []
@@ -454,36 +467,6 @@ class PartialJSONParser:
             self._error = exc
             raise
         return tuple(events) if events else ()
-
-    def _string_piece(self, text: str, end: int, fed: int) -> tuple[JSONEvent, ...] | None:
-        """The string fast path for a piece that continues an escape cut by the previous
-        piece (``text`` starts with that carry) or stops inside one (at ``end``). Returns
-        the events, or ``None`` when the scanner must take the piece (a quote, an error, a
-        lone surrogate, the size limit); ``fed`` is the piece's length without the carry."""
-        n = len(text)
-        if end < n and _match_cut(text, end) is None:
-            return None
-        if self._offset + fed > self._max_size:
-            return None
-        self._offset += fed
-        if end < n:
-            self._carry = text[end:]
-            if not end:
-                return ()
-            text = text[:end]
-        else:
-            self._carry = ""
-        piece = _scanstring(text + '"', 0)[0] if "\\" in text else text
-        pieces = self._spieces
-        pieces.append(piece)
-        if len(pieces) >= _FOLD:
-            self._sblocks.append("".join(pieces))
-            pieces.clear()
-        if self._snap is not _STALE:
-            self._snap = _GROWN
-        if self._emit:
-            return (make_appended(self._slink, piece),)
-        return ()
 
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
