@@ -1108,18 +1108,16 @@ class PartialJSONParser:
         stack = self._stack
         if not stack:
             return self._leaf_text()
-        holders = 1  # frame.view; below the root also the parent view's entry
+        limit = _SOLE + 1  # the local and frame.view; below the root the parent's entry too
         for frame in stack:
             view = frame.view
-            if view is None or _refcount(view) > _SOLE + holders:
+            if view is None or _refcount(view) > limit:
                 return self._views()
-            holders = 2
-        deepest = stack[-1]
-        slot = deepest.vslot
+            limit = _SOLE + 2
+        slot = frame.vslot
         if slot is None:  # the string is not shown (a duplicate key's value)
             return self._views()
-        view = deepest.view
-        if deepest.is_obj:
+        if frame.is_obj:
             view[slot] = None  # let go of the old text, so that += can extend it in place
             view[slot] = self._leaf_text()
         else:
