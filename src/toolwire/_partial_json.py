@@ -100,10 +100,12 @@ costs O(1) time and memory at any depth; ``.path`` builds the tuple when read. W
 ``events=False`` no event and no link is built and ``feed`` returns ``()``: for callers that
 only read previews.
 
-Memory is linear in the input: the parser keeps the decoded value, its O(depth) state and,
-once snapshots were taken, one view per open container (a pointer per member). Without
-events the parser holds nothing per value beyond the value itself; ``parse_partial`` builds
-its preview into the parser's own containers, so its peak is the value's plus O(depth).
+Memory is linear in the input: the parser keeps the decoded value (with one ``str`` per
+distinct object key, as ``json.loads`` makes it), its O(depth) state (about 200 bytes per
+open container) and, once snapshots were taken, one view per open container (a pointer per
+member). Without events the parser holds nothing per value beyond the value itself;
+``parse_partial`` builds its preview into the parser's own containers, so its peak is the
+value's, the same as ``json.loads``' for the completed text, plus O(depth).
 """
 
 from __future__ import annotations
@@ -304,6 +306,7 @@ class PartialJSONParser:
         "_carry",
         "_emit",
         "_error",
+        "_keys",
         "_kpieces",
         "_lit",
         "_lit_i",
@@ -355,6 +358,7 @@ class PartialJSONParser:
         self._sblocks: list[str] = []
         self._spieces: list[str] = []
         self._kpieces: list[str] = []
+        self._keys: dict[str, str] = {}
         # the open number
         self._nstate = _N_START
         self._nparts: list[str] = []
@@ -546,7 +550,7 @@ class PartialJSONParser:
                                 kpieces.append(key)
                                 key = "".join(kpieces)
                                 kpieces.clear()
-                            stack[-1].key = key
+                            stack[-1].key = self._keys.setdefault(key, key)
                             state = _COLON
                             pos = end + 1
                             continue
@@ -581,7 +585,8 @@ class PartialJSONParser:
                                 state = _KEY
                                 pos += 1
                                 continue
-                            top.key = m.group(1)
+                            key = m.group(1)
+                            top.key = self._keys.setdefault(key, key)
                             state = _VALUE
                             pos = m.end()
                             continue
@@ -606,7 +611,10 @@ class PartialJSONParser:
                             state = _KEY_STRING
                             pos += 1
                             continue
-                        stack[-1].key = m.group(1)
+                        key = m.group(1)
+                        # one str per distinct key, as json.loads does: arrays of records
+                        # cost the memory of their distinct keys once
+                        stack[-1].key = self._keys.setdefault(key, key)
                         state = _VALUE
                         pos = m.end()
                         continue
@@ -828,7 +836,7 @@ class PartialJSONParser:
             pieces = self._kpieces
             key = pieces[0] if len(pieces) == 1 else "".join(pieces)
             pieces.clear()
-            self._stack[-1].key = key
+            self._stack[-1].key = self._keys.setdefault(key, key)
             self._state = _COLON
             return
         value = self._take_text()
@@ -954,6 +962,7 @@ class PartialJSONParser:
             self._root = value
             self._root_final = final
             self._state = _DONE
+            self._keys.clear()  # only whitespace may follow: no key will be read again
             return _DONE
         self._state = _AFTER
         parent = stack[-1]
