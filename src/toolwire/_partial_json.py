@@ -1126,12 +1126,18 @@ class PartialJSONParser:
         slot = frame.vslot
         if slot is None:  # the string is not shown (a duplicate key's value)
             return self._views()
-        if frame.is_obj:
-            view[slot] = None  # let go of the old text, so that += can extend it in place
-            view[slot] = self._leaf_text()
+        if not frame.is_obj:
+            slot = -1
+        view[slot] = None  # let go of the old text, so that += can extend it in place
+        pieces = self._spieces
+        if len(pieces) == 1 and not self._sblocks:  # _leaf_text's common case, inlined
+            text = self._stext
+            self._stext = ""
+            text += pieces.pop()
+            self._stext = text
         else:
-            view[-1] = None
-            view[-1] = self._leaf_text()
+            text = self._leaf_text()
+        view[slot] = text
         return stack[0].view
 
     def _views(self) -> Any:
