@@ -13,6 +13,8 @@ import copy
 import json
 import platform
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import pairwise
 from typing import Any
 
@@ -20,10 +22,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import toolwire._partial_json as partial_json
 from test_partial_json import chunks_at, documents, is_prefix, split_documents
 from toolwire import MISSING, JSONSyntaxError, PartialJSONParser, parse_partial
 
 CPYTHON = platform.python_implementation() == "CPython"
+
+# Containers up to partial_json._SMALL members are copied afresh by every snapshot; larger
+# ones are updated in place. Tests documents are small, so the properties run with the
+# threshold lowered too, which sends every container through the in-place updates.
+thresholds = st.sampled_from([0, 1, 3, partial_json._SMALL])
+
+
+@contextmanager
+def copy_threshold(small: int) -> Iterator[None]:
+    """Run the block with containers above ``small`` members updated in place."""
+    saved = partial_json._SMALL
+    partial_json._SMALL = small
+    try:
+        yield
+    finally:
+        partial_json._SMALL = saved
 
 
 def parts_of(value: Any) -> list[Any]:
@@ -59,33 +78,35 @@ def keep(snap: Any, rnd: random.Random, whole: float, part: float) -> list[tuple
 # ---------------------------------------------------------------- held previews never change
 
 
-@given(split_documents(), st.randoms(use_true_random=False))
+@given(split_documents(), st.randoms(use_true_random=False), thresholds)
 def test_held_previews_and_their_parts_never_change(
-    case: tuple[str, list[str]], rnd: random.Random
+    case: tuple[str, list[str]], rnd: random.Random, small: int
 ) -> None:
     """Whatever previews, or parts of previews, a caller keeps stay exactly as they were."""
     doc, pieces = case
     parser = PartialJSONParser()
     held: list[tuple[Any, Any]] = []
-    for piece in pieces:
-        parser.feed(piece)
-        held += keep(parser.snapshot(), rnd, whole=0.3, part=0.3)
+    with copy_threshold(small):
+        for piece in pieces:
+            parser.feed(piece)
+            held += keep(parser.snapshot(), rnd, whole=0.3, part=0.3)
     final = parser.close()
     for kept, as_it_was in held:
         assert kept == as_it_was
     assert final == json.loads(doc)
 
 
-@given(split_documents())
-def test_dropped_previews_still_only_grow(case: tuple[str, list[str]]) -> None:
+@given(split_documents(), thresholds)
+def test_dropped_previews_still_only_grow(case: tuple[str, list[str]], small: int) -> None:
     """With every preview dropped (so the parser reuses them), copies taken at each step
     form a prefix chain ending in the final value."""
     doc, pieces = case
     parser = PartialJSONParser()
     seen: list[Any] = []
-    for piece in pieces:
-        parser.feed(piece)
-        seen.append(copy.deepcopy(parser.snapshot()))
+    with copy_threshold(small):
+        for piece in pieces:
+            parser.feed(piece)
+            seen.append(copy.deepcopy(parser.snapshot()))
     final = parser.close()
     for before, after in pairwise(seen):
         assert is_prefix(before, after), (before, after)
@@ -94,14 +115,15 @@ def test_dropped_previews_still_only_grow(case: tuple[str, list[str]]) -> None:
     assert final == json.loads(doc)
 
 
-@given(documents())
+@given(documents(), thresholds)
 @settings(max_examples=40)
-def test_dropped_previews_char_by_char_equal_parse_partial(doc: str) -> None:
+def test_dropped_previews_char_by_char_equal_parse_partial(doc: str, small: int) -> None:
     """Reused previews equal a fresh parse_partial of the same prefix, char by char."""
     parser = PartialJSONParser()
-    for i, ch in enumerate(doc):
-        parser.feed(ch)
-        assert parser.snapshot() == parse_partial(doc[: i + 1])
+    with copy_threshold(small):
+        for i, ch in enumerate(doc):
+            parser.feed(ch)
+            assert parser.snapshot() == parse_partial(doc[: i + 1])
 
 
 @given(
@@ -109,32 +131,36 @@ def test_dropped_previews_char_by_char_equal_parse_partial(doc: str) -> None:
     st.text(st.sampled_from(list('ab"\\\né😀')), min_size=5, max_size=60),
     st.lists(st.integers(1, 80), min_size=3, max_size=30),
     st.randoms(use_true_random=False),
+    thresholds,
 )
 def test_held_previews_while_a_string_grows(
-    opens: list[str], content: str, cuts: list[int], rnd: random.Random
+    opens: list[str], content: str, cuts: list[int], rnd: random.Random, small: int
 ) -> None:
     """A string growing over many pieces inside open containers: previews (or the
     containers inside them) kept at random moments never change."""
     doc = "".join(opens) + json.dumps(content)
     parser = PartialJSONParser()
     held: list[tuple[Any, Any]] = []
-    for piece in chunks_at(doc, cuts):
-        parser.feed(piece)
-        held += keep(parser.snapshot(), rnd, whole=0.2, part=0.2)
+    with copy_threshold(small):
+        for piece in chunks_at(doc, cuts):
+            parser.feed(piece)
+            held += keep(parser.snapshot(), rnd, whole=0.2, part=0.2)
     for kept, as_it_was in held:
         assert kept == as_it_was
     assert parse_partial(doc) == parser.snapshot()
 
 
-def test_preview_kept_inside_a_deep_document_does_not_change() -> None:
+@pytest.mark.parametrize("small", [0, partial_json._SMALL])
+def test_preview_kept_inside_a_deep_document_does_not_change(small: int) -> None:
     """Holding an inner open container keeps it, while the root preview is reused."""
     parser = PartialJSONParser()
-    parser.feed('{"a": {"b": [1, ')
-    inner = parser.snapshot()["a"]["b"]
-    parser.feed("2, ")
-    assert parser.snapshot() == {"a": {"b": [1, 2]}}
-    parser.feed('"x')
-    assert parser.snapshot() == {"a": {"b": [1, 2, "x"]}}
+    with copy_threshold(small):
+        parser.feed('{"a": {"b": [1, ')
+        inner = parser.snapshot()["a"]["b"]
+        parser.feed("2, ")
+        assert parser.snapshot() == {"a": {"b": [1, 2]}}
+        parser.feed('"x')
+        assert parser.snapshot() == {"a": {"b": [1, 2, "x"]}}
     assert inner == [1]
 
 
@@ -143,32 +169,36 @@ def test_dropped_preview_is_updated_in_place() -> None:
     """Once the caller lets go of a preview, the next snapshot updates that same object
     instead of copying the open containers (what makes a preview per delta O(delta))."""
     parser = PartialJSONParser()
-    parser.feed('{"items": [1, 2, ')
+    many = partial_json._SMALL + 10
+    parser.feed('{"items": [' + "1, " * many)
     first = parser.snapshot()
-    first_id, items_id = id(first), id(first["items"])
+    items_id = id(first["items"])  # the root (one key) is small: copied afresh each time
     del first
     parser.feed("3, ")
     second = parser.snapshot()
-    assert second == {"items": [1, 2, 3]}
-    assert id(second) == first_id and id(second["items"]) == items_id
+    assert second == {"items": [1] * many + [3]}
+    assert id(second["items"]) == items_id
     held = second
     parser.feed("4, ")
     third = parser.snapshot()
-    assert third is not held and held == {"items": [1, 2, 3]}
+    assert third is not held and third["items"] is not held["items"]
+    assert held == {"items": [1] * many + [3]}
 
 
+@pytest.mark.parametrize("small", [0, partial_json._SMALL])
 @pytest.mark.parametrize("prefix", ['"', '{"text": "', '[1, {"a": ["'])
-def test_kept_preview_while_only_the_string_grows(prefix: str) -> None:
+def test_kept_preview_while_only_the_string_grows(prefix: str, small: int) -> None:
     """Holding a preview while only its open string grows: the held one keeps its text,
     the next one shows the longer text."""
     parser = PartialJSONParser()
-    parser.feed(prefix + "ab")
-    first = parser.snapshot()
-    first_copy = copy.deepcopy(first)
-    parser.feed("cd")
-    second = parser.snapshot()
-    parser.feed("ef")
-    third = parser.snapshot()
+    with copy_threshold(small):
+        parser.feed(prefix + "ab")
+        first = parser.snapshot()
+        first_copy = copy.deepcopy(first)
+        parser.feed("cd")
+        second = parser.snapshot()
+        parser.feed("ef")
+        third = parser.snapshot()
     assert first == first_copy
     assert is_prefix(first, second) and is_prefix(second, third)
     assert second != first and third != second
@@ -185,18 +215,19 @@ def test_snapshot_after_an_error_shows_what_was_read() -> None:
     assert parser.snapshot() == {"a": [1, "bc"]}
 
 
-@given(split_documents())
+@given(split_documents(), thresholds)
 @settings(max_examples=50)
-def test_duplicate_keys_with_reused_previews(case: tuple[str, list[str]]) -> None:
+def test_duplicate_keys_with_reused_previews(case: tuple[str, list[str]], small: int) -> None:
     """A repeated key in an open object keeps showing its first value in reused previews."""
     doc, pieces = case
     wrapped = '{"k": 0, "k": ' + doc + ', "z": [' + doc + "]}"
     p = PartialJSONParser()
     cuts = [len('{"k": 0, "k": ') + len(c) for c in pieces]
-    for piece in chunks_at(wrapped, [3, 9, 14, *cuts]):
-        p.feed(piece)
-        snap = copy.deepcopy(p.snapshot())
-        assert snap.get("k", 0) == 0
+    with copy_threshold(small):
+        for piece in chunks_at(wrapped, [3, 9, 14, *cuts]):
+            p.feed(piece)
+            snap = copy.deepcopy(p.snapshot())
+            assert snap.get("k", 0) == 0
     assert p.snapshot() == {"k": 0, "z": [json.loads(doc)]}
     assert p.close() == json.loads(wrapped)
 

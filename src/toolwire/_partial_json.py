@@ -250,6 +250,10 @@ _Kind = Literal["object", "array", "string", "number", "true", "false", "null"]
 # A path link (see _events): () for the root, (parent_link, key) below it.
 _Link = tuple[Any, ...]
 
+# A snapshot copies an open container this small afresh rather than updating its last
+# view: the copy costs less than the bookkeeping, and the bound stays O(1) per container.
+_SMALL = 64
+
 # Pieces of an open string are joined into one block every this many pieces, which bounds
 # the per-piece overhead (a list slot and a str header per piece) to a small fraction.
 _FOLD = 256
@@ -269,9 +273,10 @@ class _Frame:
     inside), from then on it is maintained in parallel with ``json.loads`` semantics.
     ``link`` is the container's path link (events only); ``key`` the key of the member being
     read. ``view`` is the copy of ``container`` that the last snapshot showed (``None``
-    before the first): it holds ``synced`` completed members and, when ``vslot`` is not
-    ``None``, one more entry for the open child (``True`` for an array, the key for an
-    object).
+    before the first). Once the container has more than ``_SMALL`` members its view is
+    updated rather than copied, and ``synced`` and ``vslot`` describe it: ``synced``
+    completed members (-1: none counted yet) and, when ``vslot`` is not ``None``, one more
+    entry for the open child (``True`` for an array, the key for an object).
     """
 
     __slots__ = ("container", "final", "is_obj", "key", "link", "synced", "view", "vslot")
@@ -286,6 +291,7 @@ class _Frame:
         self.link = link
         self.key = ""
         self.view: Any = None
+        self.synced = -1  # no view of this container counts its members yet
 
 
 class PartialJSONParser:
@@ -1123,11 +1129,11 @@ class PartialJSONParser:
             if view is None or _refcount(view) > limit:
                 return self._views()
             limit = _SOLE + 2
-        slot = frame.vslot
-        if slot is None:  # the string is not shown (a duplicate key's value)
-            return self._views()
-        if not frame.is_obj:
-            slot = -1
+        slot: str | int = -1
+        if frame.is_obj:
+            slot = frame.key
+            if slot in frame.container:  # a duplicate key's value: not shown
+                return self._views()
         view[slot] = None  # let go of the old text, so that += can extend it in place
         pieces = self._spieces
         if len(pieces) == 1 and not self._sblocks:  # _leaf_text's common case, inlined
@@ -1143,73 +1149,81 @@ class PartialJSONParser:
     def _views(self) -> Any:
         """Bring the open containers' previews up to date; return the root's.
 
-        Top-down, each frame's ``view`` is reused when only the parser refers to it (after
-        its parent, already settled, let go of it), else replaced by a fresh copy of the
-        container; reused views get the members completed since the last snapshot. The
-        open child's entry is dropped first and set again bottom-up, once the child's own
-        preview (view or string) is settled.
+        One pass from the root down. A small container's view is a fresh copy (cheaper
+        than any bookkeeping). A larger one's view is reused when nothing but its frame
+        refers to it (its parent, settled just before, has let go of it): it gets the
+        members completed since the last snapshot, and its open child's entry is freed,
+        so that the child's view in turn counts no reference of the parser's but its
+        frame's; otherwise it is replaced by a fresh copy. Each view then goes in its
+        parent's entry; the open string, if shown, goes in last.
         """
         stack = self._stack
-        deepest = stack[-1]
-        state = self._state
-        views: list[Any] = []
-        show_leaf = False
+        parent: _Frame | None = None
+        pview: Any = None
+        pbig = False
         for frame in stack:
             c = frame.container
-            view = frame.view
-            frame.view = None
-            if view is None or _refcount(view) > _SOLE:
+            n = len(c)
+            big = n > _SMALL
+            if not big:
                 view = c.copy()
-                frame.synced = len(c)
-                frame.vslot = None
             else:
-                synced = frame.synced
-                n = len(c)
-                if frame.is_obj:
-                    if n > synced:  # the open child completed (it is among the new members)
-                        if n - synced == 1:
-                            key, value = next(reversed(c.items()))
-                            view[key] = value
-                        else:
+                view = frame.view
+                frame.view = None
+                if view is None or frame.synced < 0 or _refcount(view) > _SOLE:
+                    view = c.copy()  # the first view since it grew, or somebody holds it
+                    frame.synced = n
+                    frame.vslot = None
+                else:
+                    synced = frame.synced
+                    slot = frame.vslot
+                    if frame.is_obj:
+                        if n > synced:  # the open child completed: it is a new member
                             items = list(islice(reversed(c.items()), n - synced))
                             items.reverse()
                             view.update(items)
-                        frame.vslot = None
-                        frame.synced = n
-                    elif frame.vslot is not None:
-                        view[frame.vslot] = None  # let go of the open child's old preview
-                else:
-                    if frame.vslot is not None:
-                        del view[synced:]
-                        frame.vslot = None
-                    if n > synced:
-                        view += c[synced:]
-                        frame.synced = n
+                            frame.synced = n
+                            frame.vslot = None
+                        elif slot is not None:
+                            view[slot] = None  # let go of the open child's old preview
+                    else:
+                        if slot is not None:
+                            del view[synced:]
+                            frame.vslot = None
+                        if n > synced:
+                            view += c[synced:]
+                            frame.synced = n
             frame.view = view
-            views.append(view)
-            if frame is deepest:
-                show_leaf = state == _STRING and not (frame.is_obj and frame.key in c)
-            elif frame.is_obj and frame.key in c:
-                break  # a duplicate key: its value (and everything below) is not shown
-        child: Any = self._leaf_text() if show_leaf else _STALE
-        for i in range(len(views) - 1, -1, -1):
-            frame = stack[i]
-            view = views[i]
-            if child is not _STALE:
-                if frame.is_obj:
-                    view[frame.key] = child
-                    frame.vslot = frame.key
+            if parent is not None:  # put this view in its parent's (now free) entry
+                if parent.is_obj:
+                    pview[parent.key] = view
+                    if pbig:
+                        parent.vslot = parent.key
                 else:
-                    view.append(child)
-                    frame.vslot = True
-            elif frame.vslot is not None:  # an open child that is no longer there
-                if frame.is_obj:
-                    del view[frame.vslot]
+                    pview.append(view)
+                    if pbig:
+                        parent.vslot = True
+            if frame.is_obj and frame.key in c:
+                break  # a duplicate key: its value (and everything below) is hidden
+            parent, pview, pbig = frame, view, big
+        else:  # the deepest container is shown: and its open string, if any
+            assert parent is not None
+            if self._state == _STRING:
+                if parent.is_obj:
+                    pview[parent.key] = self._leaf_text()
+                    if pbig:
+                        parent.vslot = parent.key
                 else:
-                    del view[frame.synced :]
-                frame.vslot = None
-            child = view
-        return child
+                    pview.append(self._leaf_text())
+                    if pbig:
+                        parent.vslot = True
+            elif pbig and parent.vslot is not None:  # a child no longer there (errors)
+                if parent.is_obj:
+                    del pview[parent.vslot]
+                else:
+                    del pview[parent.synced :]
+                parent.vslot = None
+        return stack[0].view
 
     def _final_preview(self) -> Any:
         """The preview, built into the parser's own containers (no copies): for a parser
