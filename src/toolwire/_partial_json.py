@@ -72,7 +72,8 @@ that the last snapshot showed, and the open string keeps its text as shown:
   child's entry) when nothing outside the parser refers to it any more, as CPython's
   reference count tells; otherwise it is left alone and a new copy is made. The check runs
   top-down, so a view is only reused when every view above it was (a caller holding the
-  root preview pins everything in it);
+  root preview pins everything in it). Containers of up to ``_SMALL`` (64) members are
+  simply copied: that costs less than the bookkeeping and is still O(1);
 * the open string's text grows with ``+=`` once the parser has let go of its own other
   references, which CPython performs in place exactly when no preview still refers to the
   old text, and as a copy when one does.
