@@ -170,6 +170,8 @@ def _maker(cls: type[_E], name: str) -> Callable[[tuple[Any, ...], Any], _E]:
     return make
 
 
+# What the parser calls to build its events: make_started(link, kind),
+# make_appended(link, text), make_completed(link, value).
 make_started: Callable[[tuple[Any, ...], ValueKind], ValueStarted] = _maker(ValueStarted, "kind")
 make_appended: Callable[[tuple[Any, ...], str], StringAppended] = _maker(StringAppended, "text")
 make_completed: Callable[[tuple[Any, ...], Any], ValueCompleted] = _maker(ValueCompleted, "value")
