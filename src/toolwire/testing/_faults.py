@@ -11,14 +11,14 @@ Spec strings (API.md §6; also ``toolwire serve --fault``):
 ``stall-first:SECONDS``     send the headers, then nothing for that long
 ``stall:SECONDS``           stall once in the middle of the body (a seeded event boundary)
 ``drip:BYTES_PER_SECOND``   send the body at that rate, in tenth-of-a-second pieces
-``duplicate-chunk``         send one seeded event twice in a row
+``duplicate-chunk[:N]``     send one seeded event (or event N, from 0) twice in a row
 ``error-event``             the provider's in-stream error event at a seeded point; the
                             stream stops there
 ``http:STATUS``             answer with that status and the provider's own error body
                             before any body byte (429 with ``Retry-After``)
 ``length``                  the provider's token-limit finish; argument text streamed
                             as text is cut at a seeded point first
-``malformed-chunk``         one seeded event whose payload is not valid JSON
+``malformed-chunk[:N]``     one seeded event (or event N) whose payload is not valid JSON
 ==========================  =========================================================
 
 Strategy: faults act at two levels. *Event* faults (``length``, ``no-terminal``,
@@ -63,12 +63,14 @@ FAULT_KINDS: dict[str, type | None] = {
     "stall-first": float,
     "stall": float,
     "drip": float,
-    "duplicate-chunk": None,
+    "duplicate-chunk": int,
     "error-event": None,
     "http": int,
     "length": None,
-    "malformed-chunk": None,
+    "malformed-chunk": int,
 }
+# kinds whose value may be left out (then the position is seeded)
+OPTIONAL_VALUE = frozenset({"duplicate-chunk", "malformed-chunk"})
 EVENT_FAULTS = frozenset(
     {"length", "no-terminal", "error-event", "duplicate-chunk", "malformed-chunk"}
 )
@@ -106,6 +108,8 @@ def parse_fault(spec: str | Fault) -> Fault:
         if colon:
             raise UsageError(f"the fault {kind!r} takes no value (got {spec!r})")
         return Fault(kind)
+    if not colon and kind in OPTIONAL_VALUE:
+        return Fault(kind)
     if not colon or not raw:
         raise UsageError(f"the fault {kind!r} needs a value, as in '{kind}:{_example(kind)}'")
     try:
@@ -116,7 +120,7 @@ def parse_fault(spec: str | Fault) -> Fault:
         raise UsageError(f"the value of {spec!r} must be finite")
     if kind == "cut" and not 0 <= value <= 1:
         raise UsageError(f"cut takes a fraction between 0 and 1, not {raw}")
-    if kind in ("cut-bytes", "stall-first", "stall") and value < 0:
+    if kind in ("cut-bytes", "stall-first", "stall", *OPTIONAL_VALUE) and value < 0:
         raise UsageError(f"{kind} takes a non-negative value, not {raw}")
     if kind == "drip" and value <= 0:
         raise UsageError(f"drip takes a positive number of bytes per second, not {raw}")
@@ -159,9 +163,11 @@ def apply_event_faults(
     encoder: Encoder,
     rng: random.Random,
     options: EncodeOptions,
+    notes: list[str] | None = None,
 ) -> list[Frame]:
     """``frames`` rewritten by the event faults among ``faults`` (``length`` excepted: it
-    changes the response before encoding)."""
+    changes the response before encoding); what was done is appended to ``notes``."""
+    notes = [] if notes is None else notes
     from ._encoding import Frame
 
     faults = tuple(faults)
@@ -174,20 +180,57 @@ def apply_event_faults(
         position = rng.randint(1, len(content)) if content else 0
         cut_at = content[position - 1] + 1 if position else 0
         out = [*out[:cut_at], encoder.error_event(rng=rng, options=options)]
-    if has(faults, "duplicate-chunk"):
+        notes.append(f"error-event: the stream stops with the error after event {cut_at - 1}")
+    duplicate = _value(faults, "duplicate-chunk")
+    if duplicate is not None:
         candidates = [i for i, frame in enumerate(out) if frame.payload != "[DONE]"]
-        if candidates:
-            i = rng.choice(candidates)
+        i = _pick(duplicate, candidates, rng)
+        if i is not None:
             out.insert(i + 1, out[i])
-    if has(faults, "malformed-chunk"):
+            notes.append(f"duplicate-chunk: event {i} ({_name(out[i])}) sent twice")
+    malformed = _value(faults, "malformed-chunk")
+    if malformed is not None:
         candidates = [i for i, frame in enumerate(out) if isinstance(frame.payload, dict)]
-        if candidates:
-            i = rng.choice(candidates)
+        i = _pick(malformed, candidates, rng)
+        if i is not None:
             frame = out[i]
             text = frame.json()
             # a strict prefix of a JSON object's text is never valid JSON
             out[i] = Frame(payload=text[: max(1, len(text) // 2)], event=frame.event)
+            notes.append(f"malformed-chunk: event {i} ({_name(frame)}) cut to half its JSON")
     return out
+
+
+def _value(faults: tuple[Fault, ...], kind: str) -> int | None:
+    """-1 for a seeded position, N for event N, ``None`` when the fault is absent."""
+    for fault in faults:
+        if fault.kind == kind:
+            return -1 if fault.value is None else int(fault.value)
+    return None
+
+
+def _pick(wanted: int, candidates: list[int], rng: random.Random) -> int | None:
+    if wanted >= 0:
+        return wanted if wanted in candidates else None
+    return rng.choice(candidates) if candidates else None
+
+
+def _name(frame: Frame) -> str:
+    """A short description of an event, for the request's notes."""
+    if frame.event:
+        return frame.event
+    if isinstance(frame.payload, dict):
+        kind = frame.payload.get("type")
+        if isinstance(kind, str):
+            return kind
+        choices = frame.payload.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            delta = choices[0].get("delta") or {}
+            if choices[0].get("finish_reason"):
+                return "finish chunk"
+            return "chunk with " + (", ".join(sorted(delta)) or "an empty delta")
+        return "chunk with " + ", ".join(sorted(frame.payload))
+    return str(frame.payload)[:20]
 
 
 # --------------------------------------------------------------------- byte faults

@@ -208,6 +208,10 @@ class RecordedRequest:
     completed: bool = False
     client_closed: bool = False
     peer: tuple[str, int] | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the faults did: which event was duplicated, where the body was cut..."""
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set when the server is done with the request (answered, cut or abandoned)."""
 
 
 # ------------------------------------------------------------------------ routing
@@ -368,6 +372,23 @@ class SimulatorApp:
         peer = (str(client[0]), int(client[1])) if client else None
         record = RecordedRequest(method, path, query, headers, body, peer=peer)
         self.requests.append(record)
+        try:
+            await self._serve(record, method, path, query, headers, body, send, gone)
+        finally:
+            record.finished.set()
+
+    async def _serve(
+        self,
+        record: RecordedRequest,
+        method: str,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        body: Any,
+        send: Send,
+        gone: asyncio.Event,
+    ) -> None:
+        peer = record.peer
         connection = self.tracker.record(peer)
         if connection is not None:
             connection.requests += 1
@@ -451,7 +472,12 @@ class SimulatorApp:
             if stream:
                 frames = encoder.stream(response, rng=rng, options=options)
                 frames = apply_event_faults(
-                    frames, faults, encoder=encoder, rng=fault_rng, options=options
+                    frames,
+                    faults,
+                    encoder=encoder,
+                    rng=fault_rng,
+                    options=options,
+                    notes=record.notes,
                 )
                 framing = target.framing or encoder.framing
                 writes = serialise(frames, framing)
@@ -505,6 +531,12 @@ class SimulatorApp:
         headers += [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         plan = reply.plan
+        if plan.cut_at is not None:
+            record.notes.append(f"cut after {plan.cut_at} of {total} body bytes")
+        for index, seconds in sorted(plan.stalls.items()):
+            record.notes.append(
+                f"stall of {seconds:g} s before write {index} of {len(reply.writes)}"
+            )
         if await self._pause(plan.stall_first, gone):
             return self._abandon(record)
         offset = 0

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 import types
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -178,8 +179,13 @@ class Simulator:
         return self._tracker.open_count
 
     def wait_for_connections_closed(self, timeout: float = 5.0) -> bool:
-        """Wait until no connection is open; whether that happened within ``timeout``."""
-        return self._tracker.wait_closed(timeout)
+        """Wait until no connection is open and every request received has been dealt
+        with (answered, cut or abandoned); whether that happened within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        for record in list(self._app.requests):
+            if not record.finished.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return self._tracker.wait_closed(max(0.0, deadline - time.monotonic()))
 
     @property
     def port(self) -> int:
