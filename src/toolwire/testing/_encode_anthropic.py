@@ -21,7 +21,15 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Unencodable,
+    check_profiles,
+    mint,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["AnthropicEncoder"]
@@ -87,8 +95,7 @@ class AnthropicEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         frames: list[Frame] = []
 
         def emit(kind: str, terminal: bool = False, **fields: Any) -> None:

@@ -26,7 +26,15 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Unencodable,
+    check_profiles,
+    mint,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["BedrockEncoder", "bedrock_error_code"]
@@ -77,8 +85,7 @@ class BedrockEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         frames: list[Frame] = []
 
         def emit(name: str, terminal: bool = False, **body: Any) -> None:

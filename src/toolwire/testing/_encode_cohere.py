@@ -22,7 +22,14 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    check_profiles,
+    mint,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["CohereEncoder"]
@@ -70,8 +77,7 @@ class CohereEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         frames: list[Frame] = []
 
         def emit(kind: str, terminal: bool = False, **fields: Any) -> None:

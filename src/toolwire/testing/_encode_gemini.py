@@ -22,7 +22,15 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Unencodable,
+    check_profiles,
+    mint,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["GeminiEncoder", "google_status"]
@@ -118,8 +126,7 @@ class GeminiEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         frames: list[Frame] = []
         for piece in pieces(response.reasoning, rng, 10, 60):
             frames.append(Frame(self._chunk(response, options, [{"text": piece, "thought": True}])))

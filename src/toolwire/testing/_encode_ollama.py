@@ -19,7 +19,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Unencodable,
+    check_profiles,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["OllamaEncoder"]
@@ -63,8 +70,7 @@ class OllamaEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The NDJSON lines of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         model = response.model or options.model
         clock = [rng.randint(0, 10**6)]  # microseconds into the minute, always increasing
 

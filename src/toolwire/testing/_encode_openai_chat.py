@@ -27,7 +27,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import EncodeOptions, ErrorReply, Frame, check_profiles, mint, pieces
 from ._encoding import truncate_arguments as _truncate
 from ._scenario import ScenarioResponse
 
@@ -102,9 +102,7 @@ class OpenAIChatEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
-        for profile in options.profiles:
-            if self.format not in profile.formats:
-                raise Unencodable(f"the profile {profile.name!r} does not shape {self.format}")
+        check_profiles(self.format, options)
         if options.has("unterminated-arguments"):
             response = _truncate(response, rng)
         model = response.model or options.model

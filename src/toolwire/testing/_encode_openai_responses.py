@@ -25,7 +25,14 @@ from dataclasses import replace
 from typing import Any
 
 from ._encode_openai_chat import openai_error
-from ._encoding import EncodeOptions, ErrorReply, Frame, Unencodable, mint, pieces
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    check_profiles,
+    mint,
+    pieces,
+)
 from ._scenario import ScenarioResponse
 
 __all__ = ["OpenAIResponsesEncoder"]
@@ -130,8 +137,7 @@ class OpenAIResponsesEncoder:
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        if options.profiles:
-            raise Unencodable(f"quirk profiles shape openai-chat streams, not {self.format}")
+        check_profiles(self.format, options)
         events: list[tuple[dict[str, Any], bool]] = []
 
         def emit(kind: str, terminal: bool = False, **fields: Any) -> None:

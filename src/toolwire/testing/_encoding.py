@@ -54,6 +54,7 @@ __all__ = [
     "Frame",
     "Framing",
     "Unencodable",
+    "check_profiles",
     "encoder_for",
     "eventstream_message",
     "mint",
@@ -194,6 +195,16 @@ _ALNUM = string.ascii_letters + string.digits
 def mint(rng: random.Random, prefix: str, length: int, alphabet: str = _ALNUM) -> str:
     """A seeded id: ``prefix`` plus ``length`` characters of ``alphabet``."""
     return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def check_profiles(format: str, options: EncodeOptions) -> None:
+    """Refuse (``Unencodable``) the quirk profiles that do not shape ``format``."""
+    foreign = [p.name for p in options.profiles if format not in p.formats]
+    if foreign:
+        raise Unencodable(
+            f"the quirk profile(s) {', '.join(foreign)} shape {options.profiles[0].formats[0]} "
+            f"streams, not {format}"
+        )
 
 
 def truncate_arguments(response: ScenarioResponse, rng: random.Random) -> ScenarioResponse:
