@@ -38,6 +38,12 @@ def _per_chunk(chunks: Chunks) -> list[list[dict[str, Any]]]:
     ]
 
 
+def _finish_delta(chunks: Chunks) -> dict[str, Any]:
+    finish = next(c for c in chunks if c["choices"] and c["choices"][0]["finish_reason"])
+    delta: dict[str, Any] = finish["choices"][0]["delta"]
+    return delta
+
+
 def _ids_per_call_change(chunks: Chunks) -> bool:
     ids = [e["id"] for e in _entries(chunks) if e.get("id")]
     return len(set(ids)) > 2  # two calls, yet more ids than that
@@ -56,11 +62,7 @@ MARKS: dict[str, Callable[[Chunks], bool]] = {
     "empty-id-continuations": lambda c: any(e.get("id") == "" for e in _entries(c)),
     "null-role-type": lambda c: any(e.get("type", "x") is None for e in _entries(c)),
     "whole-call-chunk": lambda c: len(_entries(c)) == 2,
-    "args-in-last-chunk": lambda c: bool(
-        [ch for ch in c if ch["choices"] and ch["choices"][0]["finish_reason"]][0]["choices"][0][
-            "delta"
-        ].get("tool_calls")
-    ),
+    "args-in-last-chunk": lambda c: bool(_finish_delta(c).get("tool_calls")),
     "same-index-in-chunk": lambda c: any(
         len(group) == 2 and group[0].get("index") == group[1].get("index")
         for group in _per_chunk(c)
