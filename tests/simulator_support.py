@@ -153,7 +153,7 @@ class Clients:
             endpoint_url=sim.base_url("bedrock-converse"),
             aws_access_key_id="test",
             aws_secret_access_key="test",
-            config=__import__("botocore.config").config.Config(retries={"max_attempts": 1}),
+            config=__import__("botocore.config").config.Config(retries={"total_max_attempts": 1}),
         )
         self.ollama = ollama.Client(host=sim.base_url("ollama"))
         self.cohere = cohere.ClientV2(api_key="test", base_url=sim.base_url("cohere"))
