@@ -54,21 +54,18 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _serve(args: argparse.Namespace) -> int:
     from .testing import Simulator
 
-    loop = True if args.loop else None
+    greeting = args.scenario is None and args.recordings is None
     sim = Simulator(
         seed=args.seed,
         host=args.host,
         port=args.port,
         faults=args.fault,
-        loop=loop,
+        loop=True if args.loop or greeting else None,
         scenario=args.scenario,
     )
     if args.recordings:
         sim.add_recordings(args.recordings)
-    if args.scenario is None and args.recordings is None:
-        sim = Simulator(
-            seed=args.seed, host=args.host, port=args.port, faults=args.fault, loop=True
-        )
+    if greeting:
         sim.add_response(text="Hello from the toolwire simulator.")
     stop = threading.Event()
 
