@@ -67,6 +67,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+_log = logging.getLogger("toolwire.testing")
 _DELIBERATE_CUT: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "toolwire_simulator_cut", default=False
 )
@@ -124,12 +125,19 @@ class Tracker:
             self.changed.notify_all()
 
     def closed(self, peer: tuple[str, int] | None) -> None:
-        """A connection ended, whoever closed it."""
+        """A connection ended, whoever closed it; its body bytes are logged (debug)."""
         with self._lock:
             record = self._open.pop(peer, None)
             if record is not None:
                 record.closed = time.monotonic()
             self.changed.notify_all()
+        if record is not None:
+            _log.debug(
+                "connection %s closed after %d requests and %d body bytes",
+                peer,
+                record.requests,
+                record.body_bytes_sent,
+            )
 
     def record(self, peer: tuple[str, int] | None) -> ConnectionRecord | None:
         """The open connection of ``peer``, if it is still open."""
@@ -538,26 +546,28 @@ class SimulatorApp:
                 f"stall of {seconds:g} s before write {index} of {len(reply.writes)}"
             )
         if await self._pause(plan.stall_first, gone):
-            return self._abandon(record)
+            return self._abandon(record, gone)
         offset = 0
         for index, data in enumerate(reply.writes):
             if index in plan.stalls and await self._pause(plan.stalls[index], gone):
-                return self._abandon(record)
+                return self._abandon(record, gone)
             if plan.cut_at is not None and offset + len(data) >= plan.cut_at:
                 if not await self._send(data[: plan.cut_at - offset], send, record, plan, gone):
-                    return self._abandon(record)
+                    return self._abandon(record, gone)
                 _DELIBERATE_CUT.set(True)
                 return None  # uvicorn closes the connection: the body stays unfinished
             if not await self._send(data, send, record, plan, gone):
-                return self._abandon(record)
+                return self._abandon(record, gone)
             offset += len(data)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         record.completed = True
         return None
 
-    def _abandon(self, record: RecordedRequest) -> None:
-        """Stop writing: the client left, or the server stops (then the cut is ours)."""
-        record.client_closed = True
+    def _abandon(self, record: RecordedRequest, gone: asyncio.Event) -> None:
+        """Stop writing: the client left, or the simulator is stopping (the cut is ours)."""
+        record.client_closed = gone.is_set() or self.tracker.record(record.peer) is None
+        if not record.client_closed:
+            record.notes.append("abandoned: the simulator stopped before the body ended")
         _DELIBERATE_CUT.set(True)
 
     async def _send(

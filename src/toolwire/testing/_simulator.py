@@ -92,6 +92,7 @@ class Simulator:
             self._script, seed=seed, faults=parse_faults(faults), tracker=self._tracker
         )
         self._sock: socket.socket | None = None
+        self._bound_port: int | None = None
         self._thread: threading.Thread | None = None
         self._server: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -190,10 +191,9 @@ class Simulator:
     @property
     def port(self) -> int:
         """The port the server listens on (known once started)."""
-        if self._sock is None:
+        if self._bound_port is None:
             raise UsageError("the simulator is not started: use it in a with block")
-        port: int = self._sock.getsockname()[1]
-        return port
+        return self._bound_port
 
     @property
     def url(self) -> str:
@@ -237,6 +237,7 @@ class Simulator:
             sock.close()
             raise UsageError(f"cannot listen on {self.host}:{self._port}: {exc}") from None
         self._sock = sock
+        self._bound_port = int(sock.getsockname()[1])
         config = uvicorn.Config(
             self._app,
             http=counting_protocol(self._tracker),
