@@ -102,14 +102,28 @@ def request_body(fmt: str, *, stream: bool = True) -> tuple[str, dict[str, Any]]
     return "/v2/chat", {"model": "command-a", "messages": [user], "stream": stream}
 
 
+_HTTP: dict[str, httpx.Client] = {}
+
+
+def http(sim: Simulator) -> httpx.Client:
+    """One pooled httpx client per simulator (making a client costs more than a request)."""
+    client = _HTTP.get(sim.url)
+    if client is None:
+        client = _HTTP[sim.url] = httpx.Client(base_url=sim.url, timeout=10)
+    return client
+
+
+def close_http() -> None:
+    """Close the pooled httpx clients, so that their connections close."""
+    while _HTTP:
+        _HTTP.popitem()[1].close()
+
+
 def raw_bytes(sim: Simulator, fmt: str) -> toolwire.Response:
     """POST with httpx and feed the raw body bytes to ``StreamAssembler.feed_bytes``."""
     path, body = request_body(fmt)
     asm = toolwire.StreamAssembler(format="auto")
-    with (
-        httpx.Client(base_url=sim.url, timeout=10) as client,
-        client.stream("POST", path, json=body) as response,
-    ):
+    with http(sim).stream("POST", path, json=body) as response:
         assert response.status_code == 200, response.read()
         for piece in response.iter_bytes():
             asm.feed_bytes(piece)

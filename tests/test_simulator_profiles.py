@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolwire
-from simulator_support import arguments, names, request_body
+from simulator_support import arguments, close_http, http, names, request_body
 from toolwire.testing import PROFILES, Simulator
 
 Chunks = list[dict[str, Any]]
@@ -88,11 +88,23 @@ def sim() -> Iterator[Simulator]:
         yield simulator
 
 
+@pytest.fixture(scope="module")
+def client(sim: Simulator) -> Iterator[openai.OpenAI]:
+    """One openai client for the module."""
+    with openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="t", max_retries=0) as made:
+        yield made
+
+
 def _raw(sim: Simulator) -> bytes:
     path, body = request_body("openai-chat")
     body.pop("stream_options")
-    with httpx.Client(base_url=sim.url) as client:
-        return client.post(path, json=body).content
+    return http(sim).post(path, json=body).content
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_http() -> Iterator[None]:
+    yield
+    close_http()
 
 
 def _chunks(data: bytes) -> Chunks:
@@ -127,22 +139,24 @@ def test_profile_shows_its_mark(sim: Simulator, profile: str) -> None:
 
 @pytest.mark.parametrize("profile", REGULAR)
 @settings(
-    max_examples=25,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(calls=st.lists(st.tuples(names, arguments), min_size=1, max_size=3), text=st.text())
 def test_profile_assembles_to_the_clean_calls(
-    sim: Simulator, profile: str, calls: list[tuple[str, Any]], text: str
+    sim: Simulator,
+    client: openai.OpenAI,
+    profile: str,
+    calls: list[tuple[str, Any]],
+    text: str,
 ) -> None:
     """Through the openai client and as raw bytes, the profile gives the scenario's calls."""
-    client = openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="t", max_retries=0)
     sim.add_response(text=text, tool_calls=calls, profile=profile)
-    with client:
-        stream = client.chat.completions.create(model="m", messages=[], stream=True)
-        with toolwire.stream(stream) as handle:
-            for _ in handle:
-                pass
+    stream = client.chat.completions.create(model="m", messages=[], stream=True)
+    with toolwire.stream(stream) as handle:
+        for _ in handle:
+            pass
     served = sim.requests[-1].response
     assert served is not None
     assert [c.id for c in handle.response.tool_calls] == [c.id for c in served.tool_calls]
@@ -166,14 +180,17 @@ def _assemble_raw(sim: Simulator, text: str, calls: Any, profile: str) -> toolwi
     return response
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(calls=st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
-def test_unterminated_arguments_are_refused(calls: list[tuple[str, Any]]) -> None:
+def test_unterminated_arguments_are_refused(sim: Simulator, calls: list[tuple[str, Any]]) -> None:
     """vLLM's ``tool_calls`` finish over cut JSON raises TokenLimitExceeded, never a call."""
     calls = [(name, {**args, "k": "v"}) for name, args in calls]  # at least 2 characters
-    with Simulator(seed=len(calls)) as other:
-        other.add_response(tool_calls=calls, profile="unterminated-arguments")
-        chunks = _raw(other)
+    sim.add_response(tool_calls=calls, profile="unterminated-arguments")
+    chunks = _raw(sim)
     assert b'"finish_reason":"tool_calls"' in chunks
     asm = toolwire.StreamAssembler()
     asm.feed_bytes(chunks)

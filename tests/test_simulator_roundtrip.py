@@ -11,7 +11,14 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from simulator_support import FORMATS, Clients, check_round_trip, raw_bytes, scenarios
+from simulator_support import (
+    FORMATS,
+    Clients,
+    check_round_trip,
+    close_http,
+    raw_bytes,
+    scenarios,
+)
 from toolwire.testing import Simulator
 
 SDK_EXAMPLES = 120
@@ -35,6 +42,7 @@ def clients(sim: Simulator) -> Iterator[Clients]:
     made = Clients(sim)
     yield made
     made.close()
+    close_http()
     assert sim.wait_for_connections_closed(10), f"{sim.open_connections} connections left open"
 
 
@@ -66,7 +74,9 @@ def test_sdk_client_round_trip(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(scenario=scenarios())
-def test_raw_bytes_round_trip(sim: Simulator, fmt: str, scenario: dict[str, object]) -> None:
+def test_raw_bytes_round_trip(
+    sim: Simulator, clients: Clients, fmt: str, scenario: dict[str, object]
+) -> None:
     """The raw body of every format, fed to ``feed_bytes``, assembles to the scenario."""
     sim.add_response(**scenario)  # type: ignore[arg-type]
     response = raw_bytes(sim, fmt)
