@@ -589,3 +589,59 @@ def test_import_toolwire_testing_does_not_load_the_server_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_gemini_without_alt_sse_streams_a_json_array(sim: Simulator) -> None:
+    """``:streamGenerateContent`` without ``alt=sse`` answers with one JSON array."""
+    sim.add_response(text="array", tool_calls=[("f", {"a": 1})])
+    body = {"contents": [{"role": "user", "parts": [{"text": "x"}]}]}
+    with httpx.Client(base_url=sim.url) as client:
+        answer = client.post("/v1beta/models/g:streamGenerateContent", json=body)
+    assert answer.headers["content-type"].startswith("application/json")
+    chunks = answer.json()
+    assert isinstance(chunks, list) and chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    asm = toolwire.StreamAssembler()
+    asm.feed_bytes(answer.content)
+    assert asm.close().tool_calls[0].arguments == {"a": 1}
+
+
+def test_faults_combine_and_a_seed_fixes_where_they_land() -> None:
+    """A stall then a cut: the client waits, then sees the cut; the same seed gives the same
+    notes and bytes, another seed moves the stall."""
+    import time
+
+    def run(seed: int) -> tuple[list[str], bytes, float]:
+        with Simulator(seed=seed) as other:
+            other.add_response(text="x" * 200, faults=["stall:0.4", "cut:0.7", "stall-first:0.3"])
+            path, body = request_body("openai-chat")
+            received = bytearray()
+            started = time.monotonic()
+            with (
+                httpx.Client(base_url=other.url) as client,
+                pytest.raises(httpx.RemoteProtocolError),
+                client.stream("POST", path, json=body) as response,
+            ):
+                for piece in response.iter_raw():
+                    received += piece
+            elapsed = time.monotonic() - started
+            other.wait_for_connections_closed(5)
+            return other.requests[-1].notes, bytes(received), elapsed
+
+    notes, data, elapsed = run(8)
+    assert elapsed >= 0.65  # both stalls happened (before the cut)
+    again = run(8)
+    assert (again[0], again[1]) == (notes, data)
+    assert any(note.startswith("cut after") for note in notes)
+    assert {tuple(run(seed)[0]) for seed in range(9, 14)} != {tuple(notes)}
+
+
+def test_keep_bounds_what_is_remembered() -> None:
+    """With ``keep=3`` only the last three requests stay in ``requests``."""
+    with Simulator(keep=3, loop=True) as other:
+        other.add_response(text="x")
+        for _ in range(5):
+            _post(other, "ollama", stream=False)
+        assert len(other.requests) == 3
+        assert len(other.connections) <= 3
+    with pytest.raises(toolwire.UsageError):
+        Simulator(keep=0)

@@ -62,6 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
         faults=args.fault,
         loop=True if args.loop or greeting else None,
         scenario=args.scenario,
+        keep=1000,  # a server left running must not grow without bound
     )
     if args.recordings:
         sim.add_recordings(args.recordings)

@@ -111,10 +111,11 @@ class ConnectionRecord:
 class Tracker:
     """Open and closed connections, updated from the server thread, read from any thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int | None = None) -> None:
         self._lock = threading.Lock()
         self._open: dict[tuple[str, int] | None, ConnectionRecord] = {}
         self.connections: list[ConnectionRecord] = []
+        self.keep = keep
         self.changed = threading.Condition(self._lock)
 
     def opened(self, peer: tuple[str, int] | None) -> None:
@@ -123,6 +124,8 @@ class Tracker:
             record = ConnectionRecord(peer=peer, opened=time.monotonic())
             self._open[peer] = record
             self.connections.append(record)
+            if self.keep is not None and len(self.connections) > self.keep:
+                del self.connections[: len(self.connections) - self.keep]
             self.changed.notify_all()
 
     def closed(self, peer: tuple[str, int] | None) -> None:
@@ -346,8 +349,15 @@ class SimulatorApp:
     """The ASGI application: routes, checks, encodes, injects faults and records."""
 
     def __init__(
-        self, script: Script, *, seed: int, faults: Iterable[Fault], tracker: Tracker
+        self,
+        script: Script,
+        *,
+        seed: int,
+        faults: Iterable[Fault],
+        tracker: Tracker,
+        keep: int | None = None,
     ) -> None:
+        self.keep = keep  # how many requests (and served responses) to remember; None: all
         self.script = script
         self.seed = seed
         self.faults = tuple(faults)
@@ -414,6 +424,8 @@ class SimulatorApp:
         peer = (str(client[0]), int(client[1])) if client else None
         record = RecordedRequest(method, path, query, headers, body, peer=peer)
         self.requests.append(record)
+        if self.keep is not None and len(self.requests) > self.keep:
+            del self.requests[: len(self.requests) - self.keep]
         try:
             await self._serve(record, method, path, query, headers, body, send, gone)
         finally:
@@ -502,6 +514,8 @@ class SimulatorApp:
         record.response = response
         if response.response_id:
             self.served_calls[response.response_id] = {c.id for c in response.tool_calls if c.id}
+            if self.keep is not None and len(self.served_calls) > self.keep:
+                del self.served_calls[next(iter(self.served_calls))]
         options_usage = body.get("stream_options")
         options = EncodeOptions(
             model=model or "simulated-model",

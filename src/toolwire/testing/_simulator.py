@@ -55,7 +55,9 @@ class Simulator:
     ``seed`` makes every seeded choice (fragment sizes, interleaving, ids, fault positions)
     reproducible. ``faults`` apply to every response served (after each response's own).
     ``loop`` makes the script start over instead of running dry. ``scenario`` loads a JSON
-    or TOML scenario file (its ``seed`` and ``loop`` are used unless given here).
+    or TOML scenario file (its ``seed`` and ``loop`` are used unless given here). ``keep``
+    bounds how many requests and connections are remembered (the oldest are forgotten
+    first; ``None``, the default, keeps all), for servers that run for days.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Simulator:
         loop: bool | None = None,
         scenario: str | Path | None = None,
         shutdown_timeout: float = 5.0,
+        keep: int | None = None,
     ) -> None:
         loaded = load_scenario(scenario) if scenario is not None else None
         if seed is None:
@@ -87,9 +90,11 @@ class Simulator:
             for pattern, entries in loaded.models.items():
                 for entry in entries:
                     self._script.add(entry, model=pattern)
-        self._tracker = Tracker()
+        if keep is not None and (not isinstance(keep, int) or keep < 1):
+            raise UsageError(f"keep must be a positive number of requests, not {keep!r}")
+        self._tracker = Tracker(keep)
         self._app = SimulatorApp(
-            self._script, seed=seed, faults=parse_faults(faults), tracker=self._tracker
+            self._script, seed=seed, faults=parse_faults(faults), tracker=self._tracker, keep=keep
         )
         self._sock: socket.socket | None = None
         self._bound_port: int | None = None
