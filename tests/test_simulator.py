@@ -645,3 +645,18 @@ def test_keep_bounds_what_is_remembered() -> None:
         assert len(other.connections) <= 3
     with pytest.raises(toolwire.UsageError):
         Simulator(keep=0)
+
+
+def test_the_readme_pytest_example(toolwire_simulator: Simulator) -> None:
+    """The README's example: a cut stream raises StreamAborted, its call only evidence."""
+    toolwire_simulator.add_response(
+        tool_calls=[("transfer", {"amount": 100, "to": "Ann"})], faults=["cut:0.8"]
+    )
+    client = openai.OpenAI(base_url=toolwire_simulator.base_url("openai-chat"), api_key="test")
+    stream = client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+    with pytest.raises(toolwire.StreamAborted) as cut, toolwire.stream(stream) as events:
+        for _event in events:
+            pass
+    assert cut.value.partial is not None
+    assert cut.value.partial.calls[0].name == "transfer"  # evidence, never executed
+    client.close()

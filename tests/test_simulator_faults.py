@@ -15,7 +15,7 @@ import openai
 import pytest
 
 import toolwire
-from simulator_support import request_body
+from simulator_support import Clients, request_body
 from toolwire.testing import Simulator
 
 CALLS = [
@@ -49,6 +49,20 @@ def sim() -> Iterator[Simulator]:
     """One simulator for the module."""
     with Simulator(seed=3) as simulator:
         yield simulator
+
+
+@pytest.fixture(scope="module")
+def clients(sim: Simulator) -> Iterator[Clients]:
+    """The SDK clients for the module; no connection may stay open once they close."""
+    made = Clients(sim)
+    yield made
+    made.close()
+    assert sim.wait_for_connections_closed(5)
+    if OTHER_SDKS:
+        print(f"\nwhat the other SDKs raised: {OTHER_SDKS}")
+
+
+OTHER_SDKS: dict[tuple[str, str], str] = {}
 
 
 class Counting:
@@ -303,3 +317,24 @@ def test_a_client_that_leaves_early_is_logged_with_the_bytes_it_got(sim: Simulat
     record = sim.requests[-1]
     assert record.client_closed and not record.completed
     assert 0 < record.bytes_sent < record.body_bytes
+
+
+@pytest.mark.parametrize(
+    "fmt", ["openai-responses", "gemini", "bedrock-converse", "ollama", "cohere"]
+)
+@pytest.mark.parametrize("fault", ["cut:0.6", "no-terminal", "length", "error-event"])
+def test_faults_reach_every_other_sdk_and_nothing_is_returned(
+    sim: Simulator, clients: Clients, fmt: str, fault: str
+) -> None:
+    """Through google-genai, boto3, ollama, cohere and the Responses client, a faulty stream
+    either makes the SDK raise or assembles to a StreamError: never a response with calls."""
+    sim.add_response(text="On it.", tool_calls=CALLS, faults=[fault])
+    try:
+        outcome: Any = clients.read(fmt)
+    except Exception as exc:  # a StreamError, or the SDK's own transport or stream error
+        outcome = exc
+    OTHER_SDKS[(fmt, fault)] = type(outcome).__name__
+    assert not isinstance(outcome, toolwire.Response), (fmt, fault, outcome)
+    if fault in ("no-terminal", "length") or fmt in ("openai-responses",):
+        # the transport was fine, so the SDK read everything and toolwire judged it
+        assert isinstance(outcome, toolwire.StreamError), outcome
