@@ -260,9 +260,7 @@ def _check_bedrock(body: Mapping[str, Any], _lookup: Lookup) -> str | None:
             if role == "assistant" and isinstance(b.get("toolUse"), Mapping)
         ]
         previous_role = role
-    if uses:
-        return None  # a conversation may end with the assistant's calls (prefill)
-    return None
+    return None  # a conversation may end with the assistant's calls (a prefill)
 
 
 _CHECKS: dict[str, Callable[[Mapping[str, Any], Lookup], str | None]] = {

@@ -608,6 +608,9 @@ class SimulatorApp:
             if not await self._send(data, send, record, plan, gone):
                 return self._abandon(record, gone)
             offset += len(data)
+        if plan.cut_at is not None:  # an empty body cut at 0: still no terminating chunk
+            _DELIBERATE_CUT.set(True)
+            return None
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         record.completed = True
         return None
