@@ -79,6 +79,7 @@ class _DropDeliberateCuts(logging.Filter):
     """Drops uvicorn's "returned without completing" record for the simulator's own cuts."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Keep every record except that one, when the cut was deliberate."""
         return not (record.msg == _UNFINISHED and _DELIBERATE_CUT.get())
 
 
@@ -176,6 +177,7 @@ def counting_protocol(tracker: Tracker) -> type[Any]:
         _peer: tuple[str, int] | None = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            """Count the connection and switch Nagle off, then let uvicorn take it."""
             sock = transport.get_extra_info("socket")
             if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
                 # uvicorn writes headers and body apart; with Nagle on, the body waits for
@@ -187,6 +189,7 @@ def counting_protocol(tracker: Tracker) -> type[Any]:
             super().connection_made(transport)  # type: ignore[arg-type]
 
         def connection_lost(self, exc: Exception | None) -> None:
+            """Record the close, then let uvicorn clean up."""
             tracker.closed(self._peer)
             super().connection_lost(exc)
 

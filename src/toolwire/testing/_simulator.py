@@ -304,6 +304,7 @@ class Simulator:
             self._sock.close()
 
     def __enter__(self) -> Simulator:
+        """Start; the simulator stops when the block ends."""
         return self.start()
 
     def __exit__(
@@ -312,9 +313,11 @@ class Simulator:
         exc: BaseException | None,
         tb: types.TracebackType | None,
     ) -> None:
+        """Stop, whatever ended the block."""
         self.stop()
 
     async def __aenter__(self) -> Simulator:
+        """Start in a worker thread, so the caller's event loop never blocks."""
         await asyncio.to_thread(self.start)
         return self
 
@@ -324,4 +327,5 @@ class Simulator:
         exc: BaseException | None,
         tb: types.TracebackType | None,
     ) -> None:
+        """Stop in a worker thread."""
         await asyncio.to_thread(self.stop)
