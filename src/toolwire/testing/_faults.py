@@ -26,9 +26,11 @@ Strategy: faults act at two levels. *Event* faults (``length``, ``no-terminal``,
 encoder produced (:func:`apply_event_faults`); *byte* faults (``cut``, ``cut-bytes``,
 ``stall-first``, ``stall``, ``drip``) become a :class:`BytePlan` that the server follows
 while writing (:func:`byte_plan`); ``http`` replaces the response. Any combination is
-allowed (a stall, then a cut). Seeded choices use the ``rng`` handed in, so one seed and
-one script give the same bytes on every run. Parsing is O(length of the spec); applying is
-O(number of frames).
+allowed (a stall, then a cut). A non-streamed body has no events: there ``error-event``
+becomes an HTTP 500 with the provider's error body, ``malformed-chunk`` cuts the JSON in
+half, and ``no-terminal`` and ``duplicate-chunk`` do nothing (the request's notes say
+so). Seeded choices use the ``rng`` handed in, so one seed and one script give the same
+bytes on every run. Parsing is O(length of the spec); applying is O(number of frames).
 """
 
 from __future__ import annotations

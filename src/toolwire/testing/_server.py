@@ -542,6 +542,9 @@ class SimulatorApp:
                 writes = serialise(frames, framing)
                 content_type = CONTENT_TYPES[framing]
             else:
+                for kind in ("no-terminal", "duplicate-chunk"):
+                    if has(faults, kind):
+                        record.notes.append(f"{kind}: no effect on a non-streamed body")
                 if has(faults, "error-event"):
                     record.status = 500
                     return _json_reply(encoder.error_body(500, "The server had an error."))
