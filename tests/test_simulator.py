@@ -660,3 +660,25 @@ def test_the_readme_pytest_example(toolwire_simulator: Simulator) -> None:
     assert cut.value.partial is not None
     assert cut.value.partial.calls[0].name == "transfer"  # evidence, never executed
     client.close()
+
+
+def test_concurrent_clients_each_get_one_whole_response() -> None:
+    """Eight clients at once: each scripted response is served exactly once, whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = {f"answer {i} é" for i in range(8)}
+    with Simulator(seed=6) as other:
+        for text in sorted(texts):
+            other.add_response(text=text, tool_calls=[("f", {"i": text})])
+
+        def one(_: int) -> toolwire.Response:
+            asm = toolwire.StreamAssembler()
+            asm.feed_bytes(_post(other, "anthropic").content)
+            return asm.close()
+
+        with ThreadPoolExecutor(8) as pool:
+            responses = list(pool.map(one, range(8)))
+        assert {r.text for r in responses} == texts
+        assert all(r.tool_calls[0].arguments == {"i": r.text} for r in responses)
+        assert other.wait_for_connections_closed(5)
+        assert all(record.completed for record in other.requests)

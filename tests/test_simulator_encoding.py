@@ -144,3 +144,16 @@ def test_the_length_fault_cuts_argument_text_where_arguments_are_text() -> None:
         assert partial is not None
         raw = partial.calls[0].raw_arguments
         assert raw and len(raw) < len('{"path":"a.py","content":"' + "x" * 50 + '"}')
+
+
+def test_every_wire_format_toolwire_reads_has_an_encoder() -> None:
+    """The simulator writes exactly the formats the adapters read."""
+    from toolwire._adapters import FORMATS as READ
+    from toolwire.testing import FORMATS as WRITTEN
+
+    assert set(WRITTEN) == set(READ)
+    for fmt in WRITTEN:
+        encoder = encoder_for(fmt)
+        assert encoder.format == fmt
+    with pytest.raises(toolwire.UnknownFormat):
+        encoder_for("mistral")
