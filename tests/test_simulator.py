@@ -307,8 +307,7 @@ def test_requests_are_recorded_with_method_path_headers_and_body(sim: Simulator)
 
 
 def test_openai_chat_usage_only_with_include_usage(sim: Simulator) -> None:
-    """Without ``stream_options.include_usage`` no chunk carries usage; with it, a last chunk
-    with empty ``choices`` does, and every other chunk has ``usage: null``."""
+    """Usage comes only with include_usage: a last chunk with empty choices, others null."""
     path, body = request_body("openai-chat")
     for include in (False, True):
         sim.add_response(text="hi", usage=(5, 6))
@@ -547,8 +546,7 @@ def test_sdk_errors_from_http_faults_carry_the_provider_bodies(sim: Simulator) -
 
 
 def test_a_recording_is_served_byte_exact_with_the_framing_of_its_content(tmp_path: Path) -> None:
-    """SSE, NDJSON, JSON-array and event-stream recordings keep their bytes; the content
-    type follows the content, not the path asked."""
+    """Recordings keep their bytes; the content type follows the content, not the path."""
     from toolwire.testing._encoding import eventstream_message
 
     samples = {
@@ -606,8 +604,7 @@ def test_gemini_without_alt_sse_streams_a_json_array(sim: Simulator) -> None:
 
 
 def test_faults_combine_and_a_seed_fixes_where_they_land() -> None:
-    """A stall then a cut: the client waits, then sees the cut; the same seed gives the same
-    notes and bytes, another seed moves the stall."""
+    """Stalls then a cut all happen; one seed gives the same bytes, other seeds move them."""
     import time
 
     def run(seed: int) -> tuple[list[str], bytes, float]:

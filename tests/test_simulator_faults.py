@@ -153,8 +153,7 @@ def test_fault_ends_in_its_typed_error(sim: Simulator, provider: str, fault: str
 
 
 def test_fault_figures(sim: Simulator, capsys: pytest.CaptureFixture[str]) -> None:
-    """Across seeds, faults and both SDKs: no execution from an incomplete response, every
-    connection closed; the figures are printed for the README."""
+    """Across seeds, faults and both SDKs: no execution, no connection left; figures shown."""
     counting = Counting()
     injected = 0
     by_error: dict[str, int] = {}
@@ -216,13 +215,10 @@ def _body(seed: int, fault: str | None, text: str = "Hé ☃ 𝄞", fmt: str = "
 
 
 def test_a_cut_can_land_inside_a_multibyte_character() -> None:
-    """``cut-bytes`` inside a 4-byte character: the client gets exactly the bytes before it,
-    the connection closes, and toolwire refuses the stream with no call.
-
-    toolwire's framing reports this cut as ``StreamFormatError`` ("not valid UTF-8: unexpected
-    end of data") rather than ``StreamAborted``: at the end of input an unfinished character
-    is a truncation, so ``StreamAborted`` would be the precise class (reported upstream).
-    """
+    """A cut inside a 4-byte character delivers exactly the bytes before it; no call runs."""
+    # toolwire's framing reports this cut as StreamFormatError ("not valid UTF-8: unexpected
+    # end of data"), not StreamAborted; at the end of input an unfinished character is a
+    # truncation, so StreamAborted would be the precise class (reported upstream).
     whole = _body(9, None)
     start = whole.index("𝄞".encode())
     cut = start + 2
@@ -294,8 +290,7 @@ def test_duplicate_block_start_is_a_format_error_on_anthropic(sim: Simulator) ->
 
 
 def test_a_duplicated_first_fragment_on_openai_chat_breaks_the_json(sim: Simulator) -> None:
-    """OpenAI chat numbers nothing: a duplicated ``{"`` fragment (event 1) makes the call's
-    JSON invalid, so the call is rejected and nothing would run."""
+    """On OpenAI chat a duplicated first fragment (event 1) breaks the JSON: call rejected."""
     sim.add_response(tool_calls=[("list_dir", {"path": "src"})], faults=["duplicate-chunk:1"])
     client = openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="t", max_retries=0)
     with client:
@@ -326,8 +321,7 @@ def test_a_client_that_leaves_early_is_logged_with_the_bytes_it_got(sim: Simulat
 def test_faults_reach_every_other_sdk_and_nothing_is_returned(
     sim: Simulator, clients: Clients, fmt: str, fault: str
 ) -> None:
-    """Through google-genai, boto3, ollama, cohere and the Responses client, a faulty stream
-    either makes the SDK raise or assembles to a StreamError: never a response with calls."""
+    """The other SDKs raise, or toolwire assembles a StreamError: never a response."""
     sim.add_response(text="On it.", tool_calls=CALLS, faults=[fault])
     try:
         outcome: Any = clients.read(fmt)

@@ -92,8 +92,7 @@ def test_recording_is_served_byte_exact_and_assembles(sim: Simulator, name: str)
 
 @pytest.mark.parametrize("name", SDK_NAMES)
 def test_recording_through_the_real_client(sim: Simulator, clients: Clients, name: str) -> None:
-    """The provider's own client reads the served recording; toolwire assembles what it
-    yields into the expected result."""
+    """What the provider's own client yields from a served recording assembles as expected."""
     sim.add_recording(CORPUS_DIR / "streams" / name)
     fmt = EXPECTED[name]["api_format"]
     user = [{"role": "user", "content": "x"}]
