@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolwire
 from simulator_support import Clients, request_body
@@ -332,3 +335,81 @@ def test_faults_reach_every_other_sdk_and_nothing_is_returned(
     if fault in ("no-terminal", "length") or fmt in ("openai-responses",):
         # the transport was fine, so the SDK read everything and toolwire judged it
         assert isinstance(outcome, toolwire.StreamError), outcome
+
+
+# where each format's terminal event sits in its body
+_TERMINAL = {
+    "openai-chat": b'"finish_reason":"tool_calls"',
+    "openai-responses": b'"type":"response.completed"',
+    "anthropic": b'"type":"message_stop"',
+    "gemini": b'"finishReason":"STOP"',
+    "ollama": b'"done":true',
+    "cohere": b'"type":"message-end"',
+    "bedrock-converse": b"messageStop",
+}
+_BODIES: dict[str, tuple[Path, bytes, toolwire.Response]] = {}
+
+
+def _terminal_end(fmt: str, data: bytes) -> int:
+    """The offset after which the terminal event is complete (its JSON, or its message)."""
+    at = data.index(_TERMINAL[fmt])
+    if fmt != "bedrock-converse":
+        end = data.find(b"\n", at)
+        return (len(data) if end < 0 else end) - (1 if data[end - 1 : end] == b"\r" else 0)
+    position = 0
+    while True:
+        total = int.from_bytes(data[position : position + 4], "big")
+        if position + total > at:
+            return position + total
+        position += total
+
+
+def _clean_body(fmt: str, tmp: Path) -> tuple[Path, bytes, toolwire.Response]:
+    if fmt not in _BODIES:
+        with Simulator(seed=13) as other:
+            other.add_response(text="Ça va ☃", tool_calls=CALLS)
+            path, body = request_body(fmt)
+            data = httpx.post(other.url + path, json=body, timeout=10).content
+        file = tmp / f"{fmt}.body"
+        file.write_bytes(data)
+        asm = toolwire.StreamAssembler()
+        asm.feed_bytes(data)
+        _BODIES[fmt] = (file, data, asm.close())
+    return _BODIES[fmt]
+
+
+@pytest.mark.parametrize("fmt", sorted(_TERMINAL))
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_a_cut_at_any_offset_arrives_exactly_and_never_yields_a_cut_call(
+    sim: Simulator, tmp_path_factory: pytest.TempPathFactory, fmt: str, data: st.DataObject
+) -> None:
+    """Any cut offset: the client gets exactly the bytes before it, and a response only once
+    the terminal event is whole (then the full one)."""
+    file, whole, full = _clean_body(fmt, tmp_path_factory.getbasetemp())
+    cut = data.draw(st.integers(0, len(whole)))
+    sim.add_recording(file, faults=[f"cut-bytes:{cut}"])
+    path, body = request_body(fmt)
+    received = bytearray()
+    with (
+        pytest.raises(httpx.RemoteProtocolError),
+        httpx.Client(base_url=sim.url) as client,
+        client.stream("POST", path, json=body) as response,
+    ):
+        for piece in response.iter_raw():
+            received += piece
+    assert bytes(received) == whole[:cut]
+    asm = toolwire.StreamAssembler()
+    try:
+        asm.feed_bytes(bytes(received))
+        outcome: Any = asm.close()
+    except toolwire.StreamError as exc:
+        outcome = exc
+    if cut < _terminal_end(fmt, whole):
+        assert isinstance(outcome, toolwire.StreamError), (cut, outcome)
+    else:
+        assert outcome.tool_calls == full.tool_calls
