@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint pytest bench system-deps clean
+.PHONY: demo test lint pytest test-pythons bench system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV))
@@ -45,8 +45,25 @@ pytest: $(VENV)/.dev-installed system-deps
 
 test: lint pytest
 
+# The oldest and newest supported Pythons as well (CI runs this after `make test`), each in
+# its own venv, wherever this machine has them (on PATH or under pyenv); a missing one is
+# reported and skipped, since the stated machine only promises Python 3.11.
+OTHER_PYTHONS ?= 3.10 3.13
+test-pythons: system-deps
+	@for v in $(OTHER_PYTHONS); do \
+		py=$$(ls -d $$HOME/.pyenv/versions/$$v.*/bin/python$$v 2>/dev/null | tail -n 1); \
+		[ -n "$$py" ] || py=$$(command -v python$$v); \
+		if [ -z "$$py" ] || ! $$py --version >/dev/null 2>&1; then \
+			echo "== python$$v not found on this machine: skipped"; continue; fi; \
+		echo "== pytest on $$($$py --version)"; \
+		[ -x .venv-$$v/bin/python ] || $$py -m venv .venv-$$v || exit 1; \
+		.venv-$$v/bin/python -m pip install --quiet --upgrade "pip>=25.1" && \
+		.venv-$$v/bin/pip install --quiet -e . --group test && \
+		.venv-$$v/bin/pytest -p no:cacheprovider -q || exit 1; \
+	done
+
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-3.* .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -7,7 +7,13 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ["benchmarks.partial_json", "benchmarks.assembly"]
+SUITES = [
+    "benchmarks.partial_json",
+    "benchmarks.assembly",
+    "benchmarks.framing",
+    "benchmarks.validation",
+    "benchmarks.stores",
+]
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
-"""Helpers shared by ``test_drivers`` and ``test_drivers_async``: the reference run of the
-assembler alone, sources that count their ``close()`` calls, and a local HTTP server that
-serves corpus SSE streams with injected faults.
+"""Helpers shared by the driver tests: the reference run of the assembler alone, sources
+that count their ``close()`` calls, and a local HTTP server that serves corpus recordings
+(SSE, and AWS event-stream for boto3) to the real SDK clients with injected faults.
 
 The fault server listens on 127.0.0.1 only, serves each connection in a daemon thread, and
 bounds every stall (``MAX_STALL`` seconds) so that it always stops by itself; a stall ends
@@ -16,13 +16,14 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conftest import CORPUS_DIR, load_expected
-from toolwire import StreamAssembler, StreamError
+from toolwire import StreamAssembler, StreamError, UsageReported
 
 EXPECTED = load_expected()
 MAX_STALL = 5.0  # no stall of the fault server lasts longer than this
@@ -42,8 +43,11 @@ def payload_names() -> list[str]:
 
 
 def body(name: str) -> bytes:
-    """The recorded body of corpus stream ``name``, read at test time."""
-    return (CORPUS_DIR / "streams" / name).read_bytes()
+    """The recorded body of corpus stream ``name``, read at test time (a JSON-array
+    recording unwrapped from its recorder envelopes, as ``test_corpus`` reads it)."""
+    from test_corpus import stream_bytes
+
+    return stream_bytes(name)
 
 
 def payloads(name: str) -> list[dict[str, Any]]:
@@ -205,16 +209,79 @@ class NoClose:
 # ------------------------------------------------------------------ the fault server
 
 # fault -> what the server does after the response headers
-FAULTS = ("ok", "stall_first", "stall_middle", "drip", "reset", "eof", "error_event")
+FAULTS = ("ok", "stall_first", "stall_middle", "drip", "reset", "eof", "error_event", "think")
 
 
 @dataclass
 class Served:
-    """One request the fault server handled: when it saw the client go away."""
+    """One request the fault server handled: its path, and when it saw the client go away."""
 
     fault: str
+    path: str = ""
     disconnected: threading.Event = field(default_factory=threading.Event)
     finished: threading.Event = field(default_factory=threading.Event)
+
+
+def frames(name: str) -> list[bytes]:
+    """The body of corpus stream ``name`` cut into its frames (SSE events, AWS event-stream
+    messages, JSON lines), which join back into the body."""
+    data = body(name)
+    if name.endswith(".eventstream"):
+        out, at = [], 0
+        while at < len(data):
+            (total,) = struct.unpack(">I", data[at : at + 4])
+            out.append(data[at : at + total])
+            at += total
+        return out
+    sep = b"\n\n" if name.endswith(".sse") else b"\n"
+    pieces = data.split(sep)
+    out = [piece + sep for piece in pieces[:-1]]
+    if pieces[-1]:
+        out.append(pieces[-1])
+    return out
+
+
+def content_cut(name: str) -> int:
+    """The byte offset just after the frame that carries the stream's first content (an
+    event other than usage): what a client has once the first-event phase is over."""
+    asm = StreamAssembler()
+    offset = 0
+    for frame in frames(name):
+        offset += len(frame)
+        if any(not isinstance(e, UsageReported) for e in asm.feed_bytes(frame)):
+            return offset
+    raise AssertionError(f"{name} carries no content")
+
+
+def bookkeeping_cut(name: str) -> int:
+    """The byte offset of the frame that carries the first content (what comes before it
+    is bookkeeping: ``message_start``, an empty role delta, ``response.created``...)."""
+    return content_cut(name) - len(frames(name)[_content_index(name)])
+
+
+def _content_index(name: str) -> int:
+    asm = StreamAssembler()
+    for index, frame in enumerate(frames(name)):
+        if any(not isinstance(e, UsageReported) for e in asm.feed_bytes(frame)):
+            return index
+    raise AssertionError(f"{name} carries no content")
+
+
+def eventstream_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One AWS event-stream message with string headers (the binary framing of Bedrock)."""
+    head = b"".join(
+        struct.pack(">B", len(key))
+        + key.encode()
+        + b"\x07"
+        + struct.pack(">H", len(value))
+        + value.encode()
+        for key, value in headers.items()
+    )
+    total = 12 + len(head) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(head))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + head + payload
+    return message + struct.pack(">I", zlib.crc32(message))
 
 
 _ANTHROPIC_ERROR = (
@@ -222,28 +289,62 @@ _ANTHROPIC_ERROR = (
     b'"message":"Overloaded"}}\n\n'
 )
 _OPENAI_ERROR = b'data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n'
+_RESPONSES_ERROR = (
+    b'event: error\ndata: {"type":"error","code":"server_error","message":"The server had '
+    b'an error","param":null,"sequence_number":99}\n\n'
+)
+_GEMINI_ERROR = b'data: {"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}\n\n'
+_BEDROCK_ERROR = eventstream_message(
+    {
+        ":message-type": "exception",
+        ":exception-type": "throttlingException",
+        ":content-type": "application/json",
+    },
+    b'{"message":"Too many requests, please wait before trying again."}',
+)
+
+
+def error_event(name: str) -> bytes:
+    """The provider's own error event for the wire format of corpus stream ``name``."""
+    if name.startswith("anthropic"):
+        return _ANTHROPIC_ERROR
+    if name.startswith("openai-responses"):
+        return _RESPONSES_ERROR
+    if name.startswith("gemini"):
+        return _GEMINI_ERROR
+    if name.endswith(".eventstream"):
+        return _BEDROCK_ERROR
+    return _OPENAI_ERROR
 
 
 class FaultServer:
-    """Serves ``POST /<fault>/<corpus stream>/...`` as that stream's SSE body, with the fault.
+    """Serves ``POST /<fault>/<corpus stream>/...`` as that stream's body, with the fault
+    (anything after the stream's name, such as the SDK's own path, is ignored).
 
     * ``ok``: the whole body, in pieces;
+    * ``cuts:N,M,...``: the whole body, in separate TCP segments cut at those offsets;
     * ``stall_first``: headers, then nothing until the client leaves (or ``MAX_STALL``);
-    * ``stall_middle``: the first ``cut`` bytes (the first event: Anthropic's
-      ``message_start``), then a stall;
-    * ``drip``: the first event, then the rest a few bytes every ``drip_gap`` seconds;
-    * ``reset``: the first event, then a TCP reset;
-    * ``eof``: the first event, then a clean close (no terminal event);
-    * ``error_event``: the first event, then the provider's error event, then the close.
+    * ``stall_middle``: the body up to its first content event (Anthropic's
+      ``message_start`` and first text delta...), then a stall;
+    * ``drip``: the same start, then the rest a few bytes every ``drip_gap`` seconds;
+    * ``reset``: the same start, then a TCP reset;
+    * ``eof``: the same start, then a clean close (no terminal event);
+    * ``error_event``: the same start, then the provider's error event, then the close;
+    * ``think``: the bookkeeping before the first content, a silence of ``think_gap``
+      seconds (a reasoning model thinking), then the rest.
+
+    Event-stream recordings (``.eventstream``) go out as ``application/vnd.amazon.eventstream``
+    with chunked transfer encoding, as AWS sends them (``eof`` then lacks the last chunk).
     """
 
-    def __init__(self, *, drip_gap: float = 0.05) -> None:
+    def __init__(self, *, drip_gap: float = 0.05, think_gap: float = 0.6) -> None:
         self.drip_gap = drip_gap
+        self.think_gap = think_gap
         self.served: list[Served] = []
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen(16)
+        self._sock.listen(64)
         self._sock.settimeout(0.2)
         self._stop = threading.Event()
         self.port = self._sock.getsockname()[1]
@@ -312,50 +413,84 @@ class FaultServer:
                 return
             parts = path.strip("/").split("/")
             fault, name = parts[0], parts[1]
-            served.fault = fault
+            served.fault, served.path = fault, path
             self.served.append(served)
             data = body(name)
-            first = data.index(b"\n\n") + 2 if b"\n\n" in data else len(data) // 2
+            # AWS answers with chunked transfer encoding (urllib3 then hands each chunk to
+            # botocore as it comes); the SSE servers here close-delimit the body
+            chunked = name.endswith(".eventstream")
+
+            def send(piece: bytes) -> None:
+                if chunked and piece:
+                    piece = b"%x\r\n" % len(piece) + piece + b"\r\n"
+                conn.sendall(piece)
+
             conn.sendall(
-                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                b"cache-control: no-cache\r\nconnection: close\r\n\r\n"
+                b"HTTP/1.1 200 OK\r\ncontent-type: "
+                + (b"application/vnd.amazon.eventstream" if chunked else b"text/event-stream")
+                + (b"\r\ntransfer-encoding: chunked" if chunked else b"")
+                + b"\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
             )
+            first = content_cut(name)
             if fault == "ok":
                 for start in range(0, len(data), 211):
-                    conn.sendall(data[start : start + 211])
+                    send(data[start : start + 211])
+            elif fault.startswith("cuts:"):
+                # separate TCP segments at the given offsets (a short pause after each, so
+                # the client's reads see them apart)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                offsets = [int(c) for c in fault[5:].split(",") if c]
+                for piece in splits(data, offsets):
+                    send(piece)
+                    time.sleep(0.002)
             elif fault == "stall_first":
                 self._wait_for_client(conn, served, MAX_STALL)
             elif fault == "stall_middle":
-                conn.sendall(data[:first])
+                send(data[:first])
                 self._wait_for_client(conn, served, MAX_STALL)
+            elif fault == "think":
+                cut = bookkeeping_cut(name)
+                send(data[:cut])
+                if not self._wait_for_client(conn, served, self.think_gap):
+                    send(data[cut:])
             elif fault == "drip":
                 until = time.monotonic() + MAX_STALL
-                conn.sendall(data[:first])
+                send(data[:first])
                 for start in range(first, len(data), 64):
                     if time.monotonic() > until:
                         break
-                    conn.sendall(data[start : start + 64])
+                    send(data[start : start + 64])
                     if self._wait_for_client(conn, served, self.drip_gap):
                         break
             elif fault == "reset":
-                conn.sendall(data[:first])
+                send(data[:first])
                 time.sleep(0.05)
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             elif fault == "eof":
-                conn.sendall(data[:first])
+                send(data[:first])
             elif fault == "error_event":
-                error = _ANTHROPIC_ERROR if name.startswith("anthropic") else _OPENAI_ERROR
-                conn.sendall(data[:first] + error)
-            if fault != "reset":
-                with_close = fault in ("ok", "eof", "error_event")
-                if with_close:
-                    conn.shutdown(socket.SHUT_WR)
-                    self._wait_for_client(conn, served, 2.0)
+                send(data[:first] + error_event(name))
+            complete = fault in ("ok", "error_event", "think") or fault.startswith("cuts:")
+            if chunked and complete:
+                conn.sendall(b"0\r\n\r\n")
+            if fault != "reset" and (complete or fault == "eof"):
+                conn.shutdown(socket.SHUT_WR)
+                self._wait_for_client(conn, served, 2.0)
         except OSError:
             served.disconnected.set()  # the client reset the connection
         finally:
             conn.close()
             served.finished.set()
+
+
+def content_index(items: list[Any]) -> int:
+    """How many of ``items`` (payloads) come up to and including the first one that carries
+    content (more than usage): a source blocked there is past the first-event phase."""
+    asm = StreamAssembler()
+    for index, item in enumerate(items):
+        if any(not isinstance(e, UsageReported) for e in asm.feed(item)):
+            return index + 1
+    raise AssertionError("no content in these payloads")
 
 
 def first_event_usage(name: str) -> int:

@@ -17,7 +17,10 @@ it skip with the reason, except under ``CI=true`` where ``require()`` fails them
 CI run means they really ran.
 
 Register the fixtures in a test module by importing them:
-``from servers import postgres_dsn, redis_url``.
+``from servers import postgres_dsn, redis_url``. The context managers behind them
+(:func:`postgres_server`, :func:`redis_server`) serve the benchmarks too
+(``python -m benchmarks stores``); they raise :class:`ServerUnavailable` where a server
+cannot start.
 """
 
 from __future__ import annotations
@@ -38,6 +41,15 @@ import pytest
 from conftest import require
 
 _START_TIMEOUT = 30.0
+
+
+class ServerUnavailable(RuntimeError):
+    """A throwaway server could not be started here (the reason is the message)."""
+
+
+def _need(condition: bool, reason: str) -> None:
+    if not condition:
+        raise ServerUnavailable(reason)
 
 
 def free_port() -> int:
@@ -88,17 +100,17 @@ def _log_tail(path: Path, lines: int = 20) -> str:
         return "(no log)"
 
 
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """The DSN of a throwaway PostgreSQL server (Unix socket in a temporary directory)."""
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the ``with`` block; its DSN (Unix socket)."""
     initdb, pg_ctl = _postgres_bin("initdb"), _postgres_bin("pg_ctl")
-    require(
+    _need(
         initdb is not None and pg_ctl is not None,
         "PostgreSQL's initdb/pg_ctl are not installed (Debian package postgresql)",
     )
     assert initdb is not None and pg_ctl is not None
     wrap_probe = _as_postgres_user(["true"])
-    require(
+    _need(
         wrap_probe is not None,
         "running as root, but there is no 'postgres' system user to run initdb as",
     )
@@ -117,7 +129,7 @@ def postgres_dsn() -> Iterator[str]:
         )
         assert init is not None
         done = subprocess.run(init, capture_output=True, text=True, timeout=120, check=False)
-        require(done.returncode == 0, f"initdb failed: {done.stderr.strip()[-2000:]}")
+        _need(done.returncode == 0, f"initdb failed: {done.stderr.strip()[-2000:]}")
         options = (
             f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
@@ -142,7 +154,7 @@ def postgres_dsn() -> Iterator[str]:
             start, capture_output=True, text=True, timeout=_START_TIMEOUT + 10, check=False
         )
         started = done.returncode == 0
-        require(started, f"PostgreSQL did not start: {done.stderr.strip()}\n{_log_tail(log)}")
+        _need(started, f"PostgreSQL did not start: {done.stderr.strip()}\n{_log_tail(log)}")
         yield f"host={tmp} port={port} user=postgres dbname=postgres"
     finally:
         # Stop whatever came up, even after a start that timed out half-way.
@@ -164,11 +176,11 @@ def _redis_ping(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """The URL of a throwaway Redis server without persistence."""
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A throwaway Redis server without persistence for the ``with`` block; its URL."""
     server = shutil.which("redis-server")
-    require(server is not None, "redis-server is not installed (Debian package redis-server)")
+    _need(server is not None, "redis-server is not installed (Debian package redis-server)")
     assert server is not None
     tmp = Path(tempfile.mkdtemp(prefix="toolwire-redis-"))
     log = tmp / "server.log"
@@ -203,7 +215,7 @@ def redis_url() -> Iterator[str]:
             if ready:
                 break
             _stop(process)
-        require(ready, f"redis-server did not answer PING\n{_log_tail(log)}")
+        _need(ready, f"redis-server did not answer PING\n{_log_tail(log)}")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         if process is not None:
@@ -221,3 +233,27 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+def _fixture(server: contextlib.AbstractContextManager[str]) -> Iterator[str]:
+    """A session fixture around ``server``: skip (or fail under ``CI=true``) if it cannot
+    start; stop it at the end of the session."""
+    with contextlib.ExitStack() as stack:
+        try:
+            target = stack.enter_context(server)
+        except ServerUnavailable as exc:
+            require(False, str(exc))
+            raise  # not reached: require skips or fails
+        yield target
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """The DSN of a throwaway PostgreSQL server (Unix socket in a temporary directory)."""
+    yield from _fixture(postgres_server())
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a throwaway Redis server without persistence."""
+    yield from _fixture(redis_server())

@@ -48,8 +48,18 @@ def source_path(name: str) -> Path:
 
 
 def stream_bytes(name: str) -> bytes:
-    """The recorded body of ``name`` exactly as stored (binary for ``.eventstream``)."""
-    return (CORPUS_DIR / "streams" / name).read_bytes()
+    """The recorded body of ``name`` as the provider sent it: as stored (binary for
+    ``.eventstream``), except that a JSON-array recording is unwrapped from the recorder's
+    ``{"__type__": ..., "__data__": chunk}`` envelopes (see :func:`unwrap_recording`)."""
+    data = (CORPUS_DIR / "streams" / name).read_bytes()
+    return unwrap_recording(data) if name.endswith(".json") else data
+
+
+def unwrap_recording(data: bytes) -> bytes:
+    """A llama-stack JSON-array recording re-encoded as the array of its chunks (each
+    element's ``__data__``), still one value per indented line, non-ASCII kept as UTF-8."""
+    chunks = [item["__data__"] for item in json.loads(data)]
+    return json.dumps(chunks, indent=2, ensure_ascii=False).encode()
 
 
 def _sse_payloads(text: str) -> list[tuple[str | None, Any]]:

@@ -5,6 +5,7 @@ source exactly once, and real HTTP with injected faults through the ``openai``,
 
 from __future__ import annotations
 
+import inspect
 import signal
 import threading
 import time
@@ -27,6 +28,7 @@ from drivers_support import (
     Run,
     body,
     byte_names,
+    content_index,
     first_event_usage,
     payload_names,
     payloads,
@@ -38,8 +40,9 @@ from toolwire._drivers import DriverSettingsError, DriverUsageError, StreamHandl
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"
-# no limit at all pulls inline; any limit pulls in a worker thread
-MODES = {"inline": {"idle_timeout": None, "total_timeout": None}, "threaded": {}}
+# an iterator that may block is read inline without any limit, and by a worker thread with
+# one (a list is always read inline: its items are in memory)
+MODES = {"inline": {"first_event_timeout": None, "idle_timeout": None}, "threaded": {}}
 
 
 def consume(source: Any, **options: Any) -> Run:
@@ -75,61 +78,64 @@ def deadlines(**limits: float | None) -> StreamDeadlines:
 
 
 def test_no_limits_means_no_deadline() -> None:
-    """Without limits there is no deadline, no remaining time and nothing expires."""
+    """Without limits no wait has a deadline, before or after the content began."""
     d = deadlines()
-    assert not d.limited
-    assert d.current() is None and d.remaining(1e9) is None and d.expired(1e9) is None
+    assert d.wait(100.0) is None and d.total_expired(1e9) is None
+    d.content_arrived()
+    assert d.wait(1e9) is None
 
 
-def test_first_event_deadline_fires_from_the_start() -> None:
-    """Before any item the first-event limit runs from the start: kind ``first_event``."""
+def test_first_event_deadline_holds_until_the_content() -> None:
+    """Before the content every wait ends at start + first_event_timeout, however late
+    it begins: bookkeeping events and keep-alives do not restart it."""
     d = deadlines(first_event_timeout=5, idle_timeout=1)
-    assert d.expired(104.999) is None
-    hit = d.expired(105.0)
-    assert hit is not None and hit.kind == "first_event" and hit.setting == "first_event_timeout"
+    for now in (100.0, 103.0, 104.9):
+        hit = d.wait(now)
+        assert hit is not None and hit.kind == "first_event" and hit.at == 105.0
+        assert hit.setting == "first_event_timeout"
 
 
-def test_idle_limit_bounds_the_first_wait_when_no_first_event_limit() -> None:
-    """Without a first-event limit the idle limit bounds the first wait, still ``first_event``."""
-    d = deadlines(idle_timeout=2)
-    hit = d.expired(102.0)
-    assert hit is not None and hit.kind == "first_event" and hit.setting == "idle_timeout"
-
-
-def test_idle_deadline_restarts_at_each_arrival() -> None:
-    """After an item the idle limit runs from that item, and only then is the kind ``idle``."""
+def test_idle_deadline_runs_from_the_start_of_each_wait() -> None:
+    """Once content flows each wait may last idle_timeout from its own start: the time the
+    caller spent in its loop body between two waits is not counted."""
     d = deadlines(first_event_timeout=5, idle_timeout=1)
-    d.arrived(103.0)
-    assert d.expired(103.9) is None
-    hit = d.expired(104.0)
+    d.content_arrived()
+    assert d.content
+    hit = d.wait(103.0)
     assert hit is not None and hit.kind == "idle" and hit.at == 104.0
-    d.arrived(103.5)
-    assert d.expired(104.0) is None
+    hit = d.wait(250.0)
+    assert hit is not None and hit.kind == "idle" and hit.at == 251.0
+
+
+def test_no_first_event_limit_means_the_first_wait_is_unbounded() -> None:
+    """``first_event_timeout=None`` is no limit (the idle limit applies only after content)."""
+    d = deadlines(idle_timeout=2)
+    assert d.wait(100.0) is None
+    d.content_arrived()
+    hit = d.wait(100.0)
+    assert hit is not None and hit.kind == "idle"
 
 
 def test_total_wins_when_earlier_or_tied() -> None:
     """The earliest deadline is in force; on a tie the total budget wins."""
     d = deadlines(first_event_timeout=3, total_timeout=3)
-    hit = d.expired(103.0)
+    hit = d.wait(100.0)
     assert hit is not None and hit.kind == "total"
     d = deadlines(first_event_timeout=3, total_timeout=2)
-    hit = d.current()
+    hit = d.wait(100.0)
     assert hit is not None and hit.kind == "total" and hit.at == 102.0
     d = deadlines(idle_timeout=1, total_timeout=10)
-    d.arrived(109.5)
-    hit = d.current()
+    d.content_arrived()
+    hit = d.wait(109.5)
     assert hit is not None and hit.kind == "total" and hit.at == 110.0
 
 
-def test_deadlines_are_absolute() -> None:
-    """Asking again later never moves a deadline: remaining time shrinks with ``now``."""
+def test_total_is_absolute() -> None:
+    """The total deadline never moves: it has passed from start + total on."""
     d = deadlines(first_event_timeout=10, total_timeout=20)
-    assert d.remaining(100.0) == 10.0
-    assert d.remaining(104.0) == 6.0
-    assert d.remaining(130.0) == 0.0
-    total = d.total_expired(120.0)
-    assert total is not None and total.kind == "total"
     assert d.total_expired(119.99) is None
+    total = d.total_expired(120.0)
+    assert total is not None and total.kind == "total" and total.at == 120.0
 
 
 limit = st.one_of(st.none(), st.floats(min_value=0.001, max_value=100))
@@ -139,37 +145,43 @@ limit = st.one_of(st.none(), st.floats(min_value=0.001, max_value=100))
     first=limit,
     idle=limit,
     total=limit,
-    gaps=st.lists(st.floats(min_value=0, max_value=50), max_size=8),
-    later=st.floats(min_value=0, max_value=200),
+    content=st.booleans(),
+    now=st.floats(min_value=100, max_value=400),
 )
-def test_deadline_in_force_is_the_earliest_applicable(
-    first: float | None, idle: float | None, total: float | None, gaps: list[float], later: float
+def test_deadline_of_a_wait_is_the_earliest_applicable(
+    first: float | None, idle: float | None, total: float | None, content: bool, now: float
 ) -> None:
-    """For any limits and arrivals, the deadline in force is the earliest one that applies."""
+    """For any limits, phase and instant, a wait's deadline is the earliest that applies."""
     d = deadlines(first_event_timeout=first, idle_timeout=idle, total_timeout=total)
-    now = last = 100.0
-    for gap in gaps:
-        now = last = now + gap
-        d.arrived(now)
-    now += later
+    if content:
+        d.content_arrived()
     candidates: list[tuple[float, int, str]] = []
-    waiting = first if first is not None else idle
-    if gaps and idle is not None:
-        candidates.append((last + idle, 1, "idle"))
-    elif not gaps and waiting is not None:
-        candidates.append((100.0 + waiting, 1, "first_event"))
+    if not content and first is not None:
+        candidates.append((100.0 + first, 1, "first_event"))
+    if content and idle is not None:
+        candidates.append((now + idle, 1, "idle"))
     if total is not None:
         candidates.append((100.0 + total, 0, "total"))
-    current = d.current()
+    got = d.wait(now)
+    assert d.until(now) == (None if got is None else got.at)  # the hot path agrees
     if not candidates:
-        assert current is None and d.expired(now) is None
+        assert got is None
         return
     at, _, kind = min(candidates)
-    assert current is not None and current.at == at and current.kind == kind
-    assert (d.expired(now) is not None) == (now >= at)
-    remaining = d.remaining(now)
-    assert remaining is not None and remaining >= 0
-    assert remaining == max(0.0, at - now)
+    assert got is not None and got.at == at and got.kind == kind
+    assert (d.total_expired(now) is not None) == (total is not None and now >= 100.0 + total)
+
+
+def test_defaults_are_generous_and_documented() -> None:
+    """The defaults are 600 s to the first content, 120 s idle, no total; both docstrings
+    say so."""
+    for driver in (stream, toolwire.astream):
+        params = inspect.signature(driver).parameters
+        assert params["first_event_timeout"].default == 600
+        assert params["idle_timeout"].default == 120
+        assert params["total_timeout"].default is None
+    doc = stream.__doc__ or ""
+    assert "default 600" in doc and "default 120" in doc and "default ``None``" in doc
 
 
 # ------------------------------------------------------------------ settings, usage
@@ -262,7 +274,7 @@ def test_bytes_whole_and_byte_by_byte_match_the_assembler(corpus_dir: Any, name:
 def test_byte_by_byte_through_the_worker_thread(corpus_dir: Any, name: str) -> None:
     """Byte-by-byte items through the worker thread's bounded queue lose and reorder nothing."""
     data = body(name)
-    got = consume([data[i : i + 1] for i in range(len(data))], idle_timeout=5)
+    got = consume(iter([data[i : i + 1] for i in range(len(data))]), idle_timeout=5)
     want = reference([data])
     assert got.events == want.events and got.outcome() == want.outcome()
 
@@ -274,8 +286,10 @@ def test_payload_dicts_match_the_assembler(corpus_dir: Any, name: str) -> None:
     items = payloads(name)
     want = reference(items)
     for mode in MODES.values():
-        got = consume(list(items), **mode)
+        got = consume(iter(items), **mode)
         assert got.events == want.events and got.outcome() == want.outcome()
+    got = consume(list(items))
+    assert got.events == want.events and got.outcome() == want.outcome()
 
 
 @pytest.mark.corpus
@@ -294,7 +308,7 @@ def test_hypothesis_splits_match_the_assembler(name: str, cuts: list[int], mode:
     require(corpus_available(), "the recorded corpus is absent")
     data = body(name)
     want = reference([data])
-    got = consume(splits(data, [c % (len(data) + 1) for c in cuts]), **MODES[mode])
+    got = consume(iter(splits(data, [c % (len(data) + 1) for c in cuts])), **MODES[mode])
     assert got.events == want.events and got.outcome() == want.outcome()
 
 
@@ -408,7 +422,7 @@ def test_failed_stream_raises_after_its_last_events(corpus_dir: Any, mode: dict[
 
 def test_idle_timeout_on_a_blocked_source(corpus_dir: Any) -> None:
     """A source blocked in next() times out (idle) on time, is unblocked by close, keeps usage."""
-    source = CountingSource(payloads(ANTHROPIC), block=1)
+    source = CountingSource(payloads(ANTHROPIC), block=content_index(payloads(ANTHROPIC)))
     started = time.monotonic()
     with pytest.raises(toolwire.StreamTimeout) as info, stream(source, idle_timeout=0.2) as s:
         list(s)
@@ -661,3 +675,40 @@ def test_http_break_mid_stream_disconnects(server: FaultServer, client: str) -> 
     assert response.is_closed and not s.worker_alive
     assert server.served[before].disconnected.wait(1.0)
     assert isinstance(s.error, toolwire.StreamAborted)
+
+
+def test_sync_streams_never_import_anyio() -> None:
+    """``import toolwire`` and a whole sync stream leave anyio unimported (it is only
+    needed by ``astream()``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolwire\n"
+        "s = toolwire.stream([{'choices': [{'index': 0, 'delta': {'content': 'hi'},"
+        " 'finish_reason': 'stop'}]}])\n"
+        "with s:\n"
+        "    list(s)\n"
+        "print('anyio' in sys.modules, s.response.text)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "hi"]
+
+
+def test_lists_are_read_inline_even_with_limits(corpus_dir: Any) -> None:
+    """A list's items are in memory, so reading it never blocks: no worker thread, whatever
+    the limits, and the total limit still binds."""
+    seen: list[list[str]] = []
+    with stream(payloads(ANTHROPIC), idle_timeout=1, total_timeout=30) as s:
+        for _event in s:
+            seen.append([t.name for t in threading.enumerate() if t.name == "toolwire-stream"])
+    assert s.response.tool_calls and seen and not any(seen) and not s.worker_alive
+
+    started = time.monotonic()
+    with (
+        pytest.raises(toolwire.StreamTimeout) as info,
+        stream(payloads(ANTHROPIC), total_timeout=0.2) as s,
+    ):
+        for _event in s:
+            time.sleep(0.05)
+    assert info.value.kind == "total" and time.monotonic() - started < 0.7

@@ -25,6 +25,7 @@ from drivers_support import (
     Run,
     body,
     byte_names,
+    content_index,
     first_event_usage,
     payload_names,
     payloads,
@@ -294,7 +295,7 @@ def test_timeouts_fire_on_time_with_usage(corpus_dir: Any) -> None:
     """Stalled or slow sources end in idle, first_event or total on time, closed, usage kept."""
 
     async def main() -> None:
-        source = AsyncCountingSource(payloads(ANTHROPIC), block=1)
+        source = AsyncCountingSource(payloads(ANTHROPIC), block=content_index(payloads(ANTHROPIC)))
         started = time.monotonic()
         got = await consume(source, idle_timeout=0.2)
         assert time.monotonic() - started < 0.6

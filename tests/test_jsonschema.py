@@ -20,6 +20,9 @@ from toolwire._jsonschema import (
     json_equal,
 )
 
+DRAFT4 = "http://json-schema.org/draft-04/schema#"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+
 # --------------------------------------------------------------------------- generators
 # A schema strategy paired with two functions: ``values(schema)`` draws conforming values,
 # ``breakers(schema)`` draws values that break that very subschema (never anyOf nodes).
@@ -294,7 +297,7 @@ def _errs(schema: Any, value: Any) -> list[str]:
         ({"const": {"a": [1, 2]}}, [{"a": [1, 2.0]}], [{"a": [2, 1]}, {"a": [1, 2], "b": 1}]),
         ({"minimum": 1, "maximum": 3}, [1, 3, "x"], [0, 3.5]),
         ({"exclusiveMinimum": 1, "exclusiveMaximum": 3}, [2, 1.5], [1, 3]),
-        ({"minimum": 1, "exclusiveMinimum": True}, [2], [1]),
+        ({"$schema": DRAFT4, "minimum": 1, "exclusiveMinimum": True}, [2], [1]),
         ({"multipleOf": 0.1}, [0.3, 1, 0.7], [0.35]),
         ({"multipleOf": 3}, [9, -3, 0], [10]),
         ({"minLength": 2, "maxLength": 3}, ["ab", "😀😀"], ["a", "abcd"]),
@@ -303,7 +306,13 @@ def _errs(schema: Any, value: Any) -> list[str]:
         ({"uniqueItems": True}, [[1, "1", True], [{"a": 1}, {"a": 2}]], [[1, 1.0], [[1], [1]]]),
         ({"minProperties": 1, "maxProperties": 1}, [{"a": 1}], [{}, {"a": 1, "b": 2}]),
         ({"prefixItems": [{"type": "integer"}], "items": False}, [[1], []], [["x"], [1, 2]]),
-        ({"items": [{"type": "integer"}], "additionalItems": False}, [[1]], [[1, 2]]),
+        (
+            {"$schema": DRAFT7, "items": [{"type": "integer"}], "additionalItems": False},
+            [[1]],
+            [[1, 2]],
+        ),
+        ({"enum": []}, [], [1, None]),
+        ({"properties": {"a": {}}, "unevaluatedProperties": False}, [{"a": 1}], [{"b": 1}]),
         ({"contains": {"type": "string"}, "maxContains": 1}, [[1, "a"]], [[1], ["a", "b"]]),
         ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, [1, "a"], [None, 1.5]),
         ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, [-1, 0.5, "x"], [1, 2.0]),
@@ -435,14 +444,16 @@ def test_strip_optional_nulls_follows_properties_items_refs_and_optionals() -> N
         {"maxItems": 1.5},
         {"pattern": "("},
         {"patternProperties": {"(": {}}},
-        {"enum": []},
         {"multipleOf": 0},
         {"minimum": "1"},
         {"anyOf": []},
         {"$ref": "http://example.com/schema"},
         {"$ref": "#/$defs/Missing"},
         {"$ref": "#anchor"},
-        {"unevaluatedProperties": False},
+        {"$schema": "http://json-schema.org/draft-03/schema#"},
+        {"$schema": 7},
+        {"minimum": 1, "exclusiveMinimum": True},
+        {"items": [{"type": "integer"}]},
         {"properties": {"a": 5}},
         "not a schema",
     ],
@@ -461,3 +472,97 @@ def test_paths_and_values_are_described_for_readers() -> None:
     assert describe_value([1]) == "an array of 1 item"
     assert describe_value({"a": 1, "b": 2}) == "an object with 2 keys"
     assert describe_value(1.5) == "the number 1.5"
+
+
+# --------------------------------------------------------------------------- regressions
+# Schemas the hand-written validator answered wrongly without a word.
+
+
+def test_an_embedded_id_changes_the_base_of_its_references() -> None:
+    """``$ref`` inside a subschema with ``$id`` resolves against that ``$id``."""
+    schema = {
+        "$defs": {
+            "outer": {"type": "integer"},
+            "inner": {
+                "$id": "http://example.com/inner",
+                "$defs": {"outer": {"type": "string"}},
+                "$ref": "#/$defs/outer",
+            },
+        },
+        "$ref": "#/$defs/inner",
+    }
+    validator = compile_schema(schema)
+    assert validator.is_valid("text")
+    assert not validator.is_valid(1)
+
+
+def test_percent_encoded_pointers_are_decoded() -> None:
+    """``#/$defs/a%25b`` names the key ``a%b``."""
+    schema = {"$defs": {"a%b": {"type": "integer"}}, "$ref": "#/$defs/a%25b"}
+    validator = compile_schema(schema)
+    assert validator.is_valid(1)
+    assert [str(e) for e in validator.errors("x")] == [
+        'at the top level of the arguments: expected an integer, got the string "x"'
+    ]
+
+
+def test_draft_7_ignores_the_siblings_of_a_ref() -> None:
+    """In draft 7 ``$ref`` overrides its siblings; in 2020-12 both apply."""
+    body = {"definitions": {"n": {"type": "integer"}}, "$ref": "#/definitions/n", "minimum": 5}
+    assert compile_schema({"$schema": DRAFT7, **body}).is_valid(1)
+    assert not compile_schema(body).is_valid(1)
+
+
+def test_remote_references_are_refused_without_fetching() -> None:
+    """A reference to another document is a ToolDefinitionError; nothing is fetched."""
+    fetched: list[str] = []
+
+    def spy(uri: str) -> Any:
+        fetched.append(uri)
+        raise LookupError(uri)
+
+    with pytest.raises(ToolDefinitionError, match="toolwire does not fetch"):
+        compile_schema({"$ref": "http://127.0.0.1:9/schema.json"})
+    with pytest.raises(ToolDefinitionError):
+        compile_schema({"$ref": "http://127.0.0.1:9/schema.json"}, retriever=spy)
+    assert fetched == ["http://127.0.0.1:9/schema.json"]
+
+
+def test_sub_schemas_validate_in_the_documents_context() -> None:
+    """``at(pointer)`` checks a subtree against the sub-schema there, its refs included."""
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "$defs": {"Item": {"type": "object", "required": ["sku"]}},
+    }
+    validator = compile_schema(schema)
+    item = validator.at(["properties", "items", "items"])
+    assert item.is_valid({"sku": "a"})
+    assert [str(e) for e in item.errors({})] == ["at sku: this required property is missing"]
+    assert validator.at(["properties", "items", "items"]) is item
+    with pytest.raises(ToolDefinitionError, match="does not resolve"):
+        validator.at(["properties", "nope"])
+
+
+@settings(max_examples=100)
+@given(data=st.data(), schema=SCHEMAS)
+def test_sub_schema_validators_agree_with_the_whole(data: st.DataObject, schema: Any) -> None:
+    """A value valid for ``{"properties": {"x": S}}`` at ``x`` is valid for ``at(x)``, and
+    a value invalid for ``S`` makes the whole invalid."""
+    whole = compile_schema({"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    part = whole.at(["properties", "x"])
+    value = data.draw(values(schema))
+    assert part.is_valid(value) and whole.is_valid({"x": value})
+    for bad in breakers(schema):
+        assert part.is_valid(bad) == whole.is_valid({"x": bad})
+
+
+def test_schemas_nested_too_deeply_are_refused() -> None:
+    """A schema deeper than the engine reads is a ToolDefinitionError, not a crash."""
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["items"] = {}
+        node = node["items"]
+    with pytest.raises(ToolDefinitionError, match="nested too deeply"):
+        compile_schema(deep)

@@ -38,8 +38,8 @@ EXPECTED: dict[str, tuple[type[BaseException], str | None]] = {
     "drip:1500": (toolwire.StreamTimeout, "total"),
     "error-event": (toolwire.ProviderError, None),
     "length": (toolwire.TokenLimitExceeded, None),
-    # the SDKs' own SSE readers raise JSONDecodeError, which stream() reports as an abort
-    "malformed-chunk": (toolwire.StreamAborted, None),
+    # stream() reads an SDK stream nobody has read yet as bytes: the payload breaks its format
+    "malformed-chunk": (toolwire.StreamFormatError, None),
     "http:429": (openai.APIStatusError, None),
     "http:503": (openai.APIStatusError, None),
 }

@@ -822,3 +822,18 @@ def test_local_types_resolve_under_postponed_annotations() -> None:
         tool = tools.get(name)
         assert tool is not None
         assert tool.invoke(tool.validate({"item": {"n": 2}}), _ctx()) == expected
+
+
+def test_tool_context_lives_in_a_leaf_module_without_an_import_cycle() -> None:
+    """``_context`` imports nothing from toolwire; ``_schema`` loads without ``_toolbox``."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolwire._schema, toolwire._context as c; "
+        "assert 'toolwire._toolbox' not in sys.modules, 'cycle'; "
+        "import ast, inspect; tree = ast.parse(inspect.getsource(c)); "
+        "assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert ToolContext.__module__ == "toolwire._context"

@@ -299,3 +299,81 @@ def test_patterns_only_pydantic_reads_still_validate() -> None:
     assert tool.validate({"name": "Åsa"}) == {"name": "Åsa", "times": 1}
     with pytest.raises(ArgumentsInvalid, match="at name: string should match pattern"):
         tool.validate({"name": "x1"})
+
+
+def _nested_lists(depth: int, leaf: Any = 1) -> Any:
+    """``depth`` nested arrays around ``leaf`` (built without recursion)."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_TREE_SCHEMA = {
+    "type": "object",
+    "properties": {"tree": {"$ref": "#/$defs/T"}},
+    "required": ["tree"],
+    "additionalProperties": False,
+    "$defs": {
+        "T": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/T"}}]}
+    },
+}
+
+
+@pytest.mark.parametrize("leaf", [1, "x"])
+def test_raw_tools_judge_arguments_at_the_parsers_depth_limit(leaf: Any) -> None:
+    """1,000 levels (the parser's limit, the arguments object included) validate or get a
+    typed error; nothing deeper than the limit reaches the engine."""
+    tools = Toolbox()
+    tool = tools.add("tree", _TREE_SCHEMA, lambda tree: tree)
+    arguments = {"tree": _nested_lists(999, leaf)}
+    if leaf == 1:
+        assert tool.invoke(tool.validate(arguments), _ctx()) == arguments["tree"]
+    else:
+        with pytest.raises(ArgumentsInvalid, match="too deep for a detailed report"):
+            tool.validate(arguments)
+    with pytest.raises(ArgumentsInvalid, match=r"nested too deeply \(more than 1000 levels\)"):
+        tool.validate({"tree": _nested_lists(1000, leaf)})
+
+
+def test_raw_tool_messages_stay_precise_below_deep_values() -> None:
+    """A shallow mistake beside a deep (valid) value is still reported at its path."""
+    tools = Toolbox()
+    tool = tools.add(
+        "t",
+        {"type": "object", "properties": {"a": {}, "b": {"type": "integer"}}},
+        lambda **kw: kw,
+    )
+    with pytest.raises(ArgumentsInvalid, match='at b: expected an integer, got the string "1"'):
+        tool.validate({"a": _nested_lists(900), "b": "1"})
+
+
+def _ctx() -> ToolContext:
+    return ToolContext(idempotency_key="k", deadline=None, call_id="c", tool_name="t", scope="s")
+
+
+class Tree(BaseModel):
+    """A recursive model."""
+
+    kids: list[Tree] = []
+
+
+def test_typed_tools_judge_deep_arguments_with_a_typed_error() -> None:
+    """Typed tools validate to pydantic's JSON depth (200) and give ArgumentsInvalid beyond,
+    up to and past the parser's 1,000 levels; never a RecursionError."""
+    tools = Toolbox()
+
+    @tools.tool
+    def grow(tree: Tree, blob: Any = None) -> int:
+        """Grow a tree."""
+        return len(tree.kids)
+
+    tool = tools.get("grow")
+    assert tool is not None
+    tree: dict[str, Any] = {"kids": []}
+    for _ in range(98):  # 99 levels of 2 containers: 199 with the arguments object
+        tree = {"kids": [tree]}
+    assert tool.invoke(tool.validate({"tree": tree}), _ctx()) == 1
+    for depth in (200, 999, 1000, 5000):
+        with pytest.raises(ArgumentsInvalid, match="nested too deeply"):
+            tool.validate({"tree": {"kids": []}, "blob": _nested_lists(depth)})

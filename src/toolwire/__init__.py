@@ -78,7 +78,7 @@ _EXPORTS: dict[str, str] = {
     "Outcome": "_outcome",
     "SQLiteStore": "stores.sqlite",
     "Tool": "_toolbox",
-    "ToolContext": "_toolbox",
+    "ToolContext": "_context",
     "Toolbox": "_toolbox",
     "arguments_hash": "_idempotency",
     "tool_results": "_results",
@@ -167,6 +167,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._assembler import StreamAssembler
+    from ._context import ToolContext
     from ._drivers import AsyncStreamHandle, StreamHandle, astream, stream
     from ._errors import (
         ArgumentsInvalid,
@@ -221,6 +222,6 @@ if TYPE_CHECKING:
         Usage,
     )
     from ._results import tool_results
-    from ._toolbox import InvalidCall, Tool, Toolbox, ToolContext, ValidCall
+    from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

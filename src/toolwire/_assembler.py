@@ -76,7 +76,7 @@ from ._events import (
     ToolCallStarted,
     UsageReported,
 )
-from ._framing import DONE, FrameDecoder, unwrap_envelope
+from ._framing import DONE, FrameDecoder
 from ._partial_json import PartialJSONParser
 from ._response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
 
@@ -314,8 +314,6 @@ class StreamAssembler:
             payload = self._normalise(payload)
             if payload is DONE:
                 return []
-        elif "__data__" in payload:
-            payload = unwrap_envelope(payload)
         fast = self._fast
         if fast is not None and event != "error" and self._finish is None:
             # The common case of a big call: a payload that is nothing but one argument
@@ -428,7 +426,7 @@ class StreamAssembler:
 
     def _normalise(self, payload: Any) -> Any:
         if isinstance(payload, dict):
-            return unwrap_envelope(dict(payload))  # a dict subclass (OrderedDict...)
+            return dict(payload)  # a dict subclass (OrderedDict...)
         if isinstance(payload, str):
             if payload.strip() == DONE:
                 return DONE
@@ -453,7 +451,7 @@ class StreamAssembler:
                     payload=payload,
                 )
             )
-        return unwrap_envelope(payload)
+        return payload
 
     def _dump(self, obj: Any) -> Any:
         # The wire shape: only fields the server sent, by their wire names.

@@ -1,26 +1,28 @@
 """The deadlines of one live stream, as a sans-IO clockwork: it is told ``now``, never reads it.
 
-Strategy: every limit is turned into an **absolute** instant on the caller's monotonic
-clock the moment it starts to run, so waiting in several steps, retrying a wait after a
-spurious wake-up or spending time in the caller's loop body never stretches a budget.
+Strategy: every limit becomes an **absolute** instant on the driver's monotonic clock when
+a wait begins, and the driver waits until that instant at most, however many times it
+wakes up meanwhile. Two phases:
 
-* ``total_timeout`` runs from ``start`` and bounds the whole stream.
-* Before the first item, ``first_event_timeout`` (or, when it is ``None``, ``idle_timeout``)
-  runs from ``start``; when it passes the timeout is of kind ``"first_event"``: nothing
-  at all arrived.
-* After an item, ``idle_timeout`` runs from the moment that item was taken, so the next
-  one must come within it (kind ``"idle"``).
+* **Before the content.** Until the stream's first content (text, reasoning, a tool call,
+  the finish) the ``first_event_timeout`` runs from ``start``: a reasoning model may think
+  for minutes after the provider's bookkeeping events (``response.created``,
+  ``message_start``, an empty role delta) and keep-alives, and none of those ends this
+  phase. When it passes the timeout is of kind ``"first_event"``.
+* **Once content flows.** Each wait for the next item may last ``idle_timeout`` from the
+  moment the wait begins (kind ``"idle"``). Any item counts (a read of bytes, a keep-alive,
+  a payload); the time the caller spends in its own loop body between two waits does not,
+  so a slow consumer of a healthy stream never times it out.
 
-The deadline in force is the earliest of the two that apply; when both fall on the same
-instant ``"total"`` wins, since it is the caller's overall budget. A deadline has passed
-when ``now >= at``. What counts as an item is the driver's business (one payload, or one
-read of bytes): this module only counts instants.
+``total_timeout`` runs from ``start`` in both phases, and binds the caller's pace too. The
+deadline of a wait is the earliest that applies; on a tie ``"total"`` wins, since it is
+the caller's overall budget. A deadline has passed when ``now >= at``. ``None`` means no
+limit for that setting.
 
 Limits are taken as given (``None`` or seconds > 0): the drivers validate what callers
-pass before building this. Guarantees: ``current`` and ``expired`` are pure functions of
-the instants given so far; ``remaining`` is never negative. Not guaranteed:
-anything about real time (the driver waits; this module only says until when).
-Complexity: O(1) per call, O(1) memory.
+pass. Guarantees: every answer is a pure function of the limits, ``start``, whether content
+arrived, and the ``now`` given. Not guaranteed: anything about real time (the driver
+waits; this module only says until when). Complexity: O(1) per call, O(1) memory.
 """
 
 from __future__ import annotations
@@ -44,15 +46,21 @@ class Deadline:
     setting: str
 
 
+def _from(start: float, limit: float | None, kind: TimeoutKind, setting: str) -> Deadline | None:
+    """The deadline ``limit`` seconds after ``start`` (``None`` without a limit)."""
+    if limit is None:
+        return None
+    return Deadline(at=start + limit, kind=kind, limit=limit, setting=setting)
+
+
 class StreamDeadlines:
     """The first-event, idle and total deadlines of one stream (sans-IO).
 
-    Create it with the limits and the ``start`` instant; call :meth:`arrived` with the
-    instant each item was taken; ask :meth:`current`, :meth:`remaining` or
-    :meth:`expired` with the present instant.
+    Create it with the limits and the ``start`` instant; call :meth:`content_arrived` when
+    the stream's first content arrives; ask :meth:`wait` for the deadline of each wait.
     """
 
-    __slots__ = ("_arrivals", "_first", "_first_setting", "_idle", "_last", "_total")
+    __slots__ = ("_content", "_first", "_idle", "_total")
 
     def __init__(
         self,
@@ -62,54 +70,30 @@ class StreamDeadlines:
         total_timeout: float | None,
         start: float,
     ) -> None:
-        first = first_event_timeout
+        self._first = _from(start, first_event_timeout, "first_event", "first_event_timeout")
         self._idle = idle_timeout
-        total = total_timeout
-        # without a first-event limit, the idle limit also bounds the wait for the first item
-        if first is None:
-            first, self._first_setting = self._idle, "idle_timeout"
-        else:
-            self._first_setting = "first_event_timeout"
-        self._first: Deadline | None = (
-            None
-            if first is None
-            else Deadline(
-                at=start + first, kind="first_event", limit=first, setting=self._first_setting
-            )
-        )
-        self._total: Deadline | None = (
-            None
-            if total is None
-            else Deadline(at=start + total, kind="total", limit=total, setting="total_timeout")
-        )
-        self._last: float | None = None
-        self._arrivals = 0
+        self._total = _from(start, total_timeout, "total", "total_timeout")
+        self._content = False
 
     @property
-    def arrivals(self) -> int:
-        """How many items arrived so far."""
-        return self._arrivals
+    def content(self) -> bool:
+        """Whether the stream's content began (the idle limit now applies)."""
+        return self._content
 
-    @property
-    def limited(self) -> bool:
-        """Whether any limit is set at all (a driver needs no timer otherwise)."""
-        return self._first is not None or self._idle is not None or self._total is not None
+    def content_arrived(self) -> None:
+        """The first content arrived: from now on each wait is bounded by the idle limit."""
+        self._content = True
 
-    def arrived(self, now: float) -> None:
-        """An item was taken at ``now``: the idle deadline restarts from there."""
-        self._arrivals += 1
-        self._last = now
-
-    def current(self) -> Deadline | None:
-        """The deadline in force (the earliest that applies), or ``None`` without limits."""
-        if self._last is None:
+    def wait(self, now: float) -> Deadline | None:
+        """The deadline of a wait for the next item that begins at ``now`` (``None``: no
+        limit applies)."""
+        if not self._content:
             waiting = self._first
         elif self._idle is None:
             waiting = None
         else:
-            waiting = Deadline(
-                at=self._last + self._idle, kind="idle", limit=self._idle, setting="idle_timeout"
-            )
+            idle = self._idle
+            waiting = Deadline(at=now + idle, kind="idle", limit=idle, setting="idle_timeout")
         total = self._total
         if waiting is None:
             return total
@@ -117,24 +101,23 @@ class StreamDeadlines:
             return waiting
         return total  # a tie goes to the overall budget
 
-    def remaining(self, now: float) -> float | None:
-        """Seconds from ``now`` to the deadline in force (``0.0`` once it passed), or
-        ``None`` when no limit applies."""
-        deadline = self.current()
-        if deadline is None:
-            return None
-        return max(0.0, deadline.at - now)
-
-    def expired(self, now: float) -> Deadline | None:
-        """The deadline in force if it has passed at ``now``, else ``None``."""
-        deadline = self.current()
-        if deadline is not None and now >= deadline.at:
-            return deadline
-        return None
+    def until(self, now: float) -> float | None:
+        """``wait(now).at`` without building the :class:`Deadline` (the hot path: drivers
+        ask once per item, and need the deadline itself only when it passes)."""
+        if not self._content:
+            first = self._first
+            at = None if first is None else first.at
+        else:
+            idle = self._idle
+            at = None if idle is None else now + idle
+        total = self._total
+        if total is not None and (at is None or total.at <= at):
+            return total.at
+        return at
 
     def total_expired(self, now: float) -> Deadline | None:
-        """The total deadline if it has passed at ``now`` (checked even when an item is
-        ready: the overall budget binds the caller's own pace too), else ``None``."""
+        """The total deadline if it has passed at ``now`` (checked before every read, even
+        when an item is ready: the overall budget binds the caller's own pace too)."""
         total = self._total
         if total is not None and now >= total.at:
             return total

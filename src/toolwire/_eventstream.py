@@ -29,9 +29,11 @@ mismatch, an impossible length, a malformed header or a non-JSON payload raises
 the stream is never dispatched (``close()`` drops it, so the assembler sees no terminal
 event). Limits follow the service's: headers at most 128 KiB, a message at most 24 MiB.
 
-Complexity: every byte is copied into the buffer once and read once when its message is
-complete; consumed bytes are discarded when more than half of the buffer is consumed, so
-the work is linear in the input and memory holds at most one message plus one chunk.
+Complexity: every byte is copied into the buffer once and, when its message is complete,
+out of it once (the message CRC is taken over a view), then its payload is sliced and
+decoded; waiting for a large message costs O(1) per read whatever its size. Consumed bytes
+are discarded when more than half of the buffer is consumed, so the work is linear in the
+input and memory holds at most one message plus one chunk.
 """
 
 from __future__ import annotations
@@ -188,11 +190,16 @@ class EventStreamDecoder:
             self._checked_prelude = True
         if available < total:
             return None
-        message = bytes(self._buffer[start : start + total])
+        # One copy of the message out of the buffer (a bytearray slice would copy twice),
+        # and its CRC is taken over a view rather than over another copy.
+        with memoryview(self._buffer) as view:
+            message = bytes(view[start : start + total])
         self._pos += total
         self._checked_prelude = False
         (message_crc,) = struct.unpack_from(">I", message, total - 4)
-        if zlib.crc32(message[:-4]) != message_crc:
+        with memoryview(message) as whole:
+            crc = zlib.crc32(whole[:-4])
+        if crc != message_crc:
             raise _error("message CRC mismatch (corrupt message)", message)
         headers = decode_headers(message[_PRELUDE : _PRELUDE + header_length])
         return headers, message[_PRELUDE + header_length : -4], message

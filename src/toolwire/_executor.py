@@ -53,6 +53,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ._context import ToolContext
 from ._errors import ExecutorSettingsError, IdempotencyKeyError
 from ._execution import (
     AbandonTool,
@@ -75,7 +76,7 @@ from ._execution import (
 from ._idempotency import arguments_hash, call_key, idempotency_key
 from ._outcome import Outcome
 from ._response import Response
-from ._toolbox import Tool, Toolbox, ToolContext, ValidCall
+from ._toolbox import Tool, Toolbox, ValidCall
 from .stores._protocol import AsyncStore, Store
 from .stores.memory import MemoryStore
 

@@ -1,63 +1,73 @@
-"""A compiled validator for raw JSON Schemas (tool parameters given as a dict).
+"""Raw JSON Schemas (tool parameters given as a dict), validated by a conformance-tested engine
+and explained in toolwire's own words.
 
-Strategy: :func:`compile_schema` walks the schema once and turns every subschema into a
-:class:`_Node` holding a tuple of small check closures, one per keyword, with everything that
-can be precomputed (enum sets, compiled regular expressions, required lists, resolved
-``$ref`` targets) captured in the closures. Validating a value then only runs those
-closures; the schema dict is never consulted again.
+Strategy: :func:`compile_schema` hands the schema to jsonschema-rs (the Rust engine behind
+the PyPI package ``jsonschema-rs``), which passes the official JSON-Schema-Test-Suite; toolwire
+only prepares the schema and words the errors. Compiling, once per tool:
+
+1. the schema must be a JSON object or boolean nested at most :data:`MAX_SCHEMA_DEPTH`
+   levels (checked without recursion); OpenAPI's ``nullable: true`` beside a ``type`` is
+   rewritten into ``null`` being one of the types (the one non-standard keyword toolwire
+   honours, for schemas written for Gemini or OpenAPI);
+2. the draft comes from ``$schema``: 2020-12 when absent, else 2020-12, 2019-09, draft 7,
+   draft 6 or draft 4 (an unknown ``$schema`` is refused, never guessed);
+3. the document is registered under the private base URI :data:`BASE_URI`, and the engine
+   compiles it. References to other documents are refused: toolwire never fetches a schema
+   over the network (tests pass a ``retriever`` that serves files).
+
+Validating a value: one iterative scan rejects what JSON cannot carry (``NaN``, tuples,
+non-string keys...) and values nested deeper than :data:`MAX_DEPTH`; then the engine's
+``is_valid`` answers (the common, fast path). Only for an invalid value are the engine's
+errors collected and rendered from their kind, instance path and instance into
+:class:`Violation`\\s: the JSON path (``items[2].name``), what was expected and what arrived.
 
 Guarantees:
 
-- Types are JSON types, strictly: ``"5"`` is not an integer, ``true`` is not a number,
-  ``1.5`` is not an integer; an integer is accepted where a number is expected and a float
-  with no fractional part (``1.0``) counts as an integer, as JSON Schema says. ``NaN`` and
-  infinities are not numbers. Only ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``
-  and ``None`` are JSON values; anything else fails the type check with a clear message.
-- Equality (``enum``, ``const``, ``uniqueItems``) is JSON equality: ``1 == 1.0`` but
-  ``true != 1``; objects compare by keys and values regardless of order.
-- Every error names the JSON path of the offending value (``items[2].name``), what was
-  expected and what was received, in words a model can act on. At most ``max_errors``
-  errors are collected per validation.
-- Supported keywords: ``type`` (a name or a list of names), ``nullable`` (OpenAPI 3.0),
-  ``properties``, ``required``, ``additionalProperties`` (bool or schema),
-  ``patternProperties``, ``propertyNames``, ``minProperties``, ``maxProperties``,
-  ``dependentRequired``, ``dependentSchemas``, ``dependencies``, ``items`` (schema, or a
-  list as in draft 4), ``prefixItems``, ``additionalItems``, ``contains`` with
-  ``minContains``/``maxContains``, ``minItems``, ``maxItems``, ``uniqueItems``, ``enum``,
-  ``const``, ``minimum``, ``maximum``, ``exclusiveMinimum``/``exclusiveMaximum`` (number
-  form, and the draft-4 boolean form), ``multipleOf`` (exact, in decimal arithmetic),
-  ``minLength``, ``maxLength`` (in code points), ``pattern`` (Python ``re.search``;
-  ECMA-262 patterns that Python reads differently are not translated), ``anyOf``,
-  ``oneOf``, ``allOf``, ``not``, ``if``/``then``/``else``, boolean schemas, and ``$ref`` to
-  any JSON pointer inside the document (``#``, ``#/$defs/...``, ``#/definitions/...``),
-  recursive references included.
-- Ignored, as annotations: ``format``, ``title``, ``description``, ``default``,
-  ``examples``, ``$schema``, ``$id``, ``$comment``, ``deprecated``, ``readOnly``,
-  ``writeOnly``, ``contentMediaType``/``contentEncoding`` and every unknown keyword.
-- Refused with ``ToolDefinitionError`` at compile time (never silently weakened):
-  ``unevaluatedProperties``, ``unevaluatedItems``, ``$dynamicRef``, ``$recursiveRef``,
-  references outside the document, malformed keyword values and invalid patterns.
+- Validity is the engine's answer for the declared draft: every keyword of the draft,
+  ``$ref`` with ``$id``, ``$anchor``, ``$dynamicRef``/``$recursiveRef``,
+  ``unevaluated*``, percent-encoded pointers, draft-4/7 ``$ref`` siblings. ``format`` is an
+  annotation (the 2020-12 default; never asserted). ``pattern`` uses ECMA-262-style regexes
+  (the engine's ``fancy-regex``), with the engine's backtracking limit: a pattern too costly
+  for one value is a violation, not a hang.
+- Types are JSON types: ``"5"`` is not an integer, ``true`` is not a number, ``1.5`` is not
+  an integer, ``1.0`` is one (as JSON Schema says).
+- Every violation names a path and says what was expected and what was received; at most
+  ``max_errors`` are reported. Values nested deeper than about 250 levels are too deep for
+  the engine to report on: an invalid one gets one violation at the top that says so.
+- Malformed schemas, unknown ``$schema``, unresolvable or remote references, invalid
+  patterns and schemas nested too deeply raise :class:`ToolDefinitionError` when compiled.
+- No ``RecursionError`` escapes: scanning is iterative and the engine does not use
+  Python's stack.
 
-Not guaranteed: annotation-dependent semantics (``unevaluated*``), and format assertions.
+Sub-schemas: :meth:`SchemaValidator.at` validates against the sub-schema at a JSON pointer
+of the document (resolved by the engine in the document's context, so its own ``$ref``\\s
+work) — what a typed preview needs to check one completed subtree once.
 
 Complexity: compiling is linear in the size of the schema. Validating is linear in the size
-of the value times the number of subschemas that apply to each part of it; ``anyOf`` /
-``oneOf`` multiply by their branch count, and ``uniqueItems`` costs ``O(n)`` expected (a
-canonical, hashable form of each item is built once).
+of the value times the subschemas applying to each part (``anyOf``/``oneOf`` multiply by their
+branches), plus the scan (linear); rendering errors is linear in their number.
 """
 
 from __future__ import annotations
 
+import copy
 import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Union
+from urllib.parse import urljoin
+
+import jsonschema_rs
+from jsonschema_rs import ValidationErrorKind as Kind
 
 from ._errors import ToolDefinitionError
+from ._jsonpointer import format_fragment, format_pointer, resolve
+from ._partial_json import DEFAULT_MAX_DEPTH
 
 __all__ = [
+    "BASE_URI",
+    "MAX_DEPTH",
+    "MAX_SCHEMA_DEPTH",
     "PathPart",
     "SchemaValidator",
     "Violation",
@@ -65,12 +75,40 @@ __all__ = [
     "describe_value",
     "format_path",
     "json_equal",
+    "scan_json",
 ]
 
 PathPart = Union[str, int]  # noqa: UP007 (a runtime alias; Python 3.10 syntax)
 Path = tuple[PathPart, ...]
+Retriever = Callable[[str], Any]
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+BASE_URI = "urn:toolwire:schema"
+"""Where a tool's schema document lives for the engine; relative ``$ref``\\s resolve from it."""
+
+MAX_DEPTH = DEFAULT_MAX_DEPTH
+"""The deepest nesting of containers a value may have: the partial-JSON parser's limit."""
+
+MAX_SCHEMA_DEPTH = 200
+"""The deepest nesting of a schema document (the engine reads schemas up to about 250)."""
+
+# The engine turns an error's instance into Python with a recursion limit of 255: errors
+# about values nested deeper than this cannot be listed.
+_REPORT_DEPTH = 250
+
+_DRAFTS = {
+    "https://json-schema.org/draft/2020-12/schema": jsonschema_rs.Draft202012,
+    "https://json-schema.org/draft/2019-09/schema": jsonschema_rs.Draft201909,
+    "http://json-schema.org/draft-07/schema": jsonschema_rs.Draft7,
+    "http://json-schema.org/draft-06/schema": jsonschema_rs.Draft6,
+    "http://json-schema.org/draft-04/schema": jsonschema_rs.Draft4,
+}
+_VALIDATOR_CLASSES: dict[int, type[jsonschema_rs.Validator]] = {
+    jsonschema_rs.Draft202012: jsonschema_rs.Draft202012Validator,
+    jsonschema_rs.Draft201909: jsonschema_rs.Draft201909Validator,
+    jsonschema_rs.Draft7: jsonschema_rs.Draft7Validator,
+    jsonschema_rs.Draft6: jsonschema_rs.Draft6Validator,
+    jsonschema_rs.Draft4: jsonschema_rs.Draft4Validator,
+}
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -82,7 +120,37 @@ _TYPE_WORDS = {
     "null": "null",
 }
 
-_UNSUPPORTED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef")
+_BOUND_WORDS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "greater than",
+    "exclusiveMaximum": "less than",
+}
+_COUNT_WORDS = {
+    "minItems": ("at least", "item", "an array"),
+    "maxItems": ("at most", "item", "an array"),
+    "minProperties": ("at least", "property", "an object"),
+    "maxProperties": ("at most", "property", "an object"),
+}
+
+# Keywords whose value is one subschema, a list of them, or a name -> subschema map. Used to
+# find every subschema without knowing the draft (a keyword a draft does not know is walked
+# too, which only matters for the ``nullable`` rewrite, where it is harmless).
+_ONE = (
+    "additionalProperties",
+    "additionalItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "items",
+)
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +173,7 @@ def format_path(path: Sequence[PathPart]) -> str:
     for part in path:
         if isinstance(part, int):
             out.append(f"[{part}]")
-        elif _IDENTIFIER.match(part):
+        elif part.isidentifier() and part.isascii():
             out.append(f".{part}" if out else part)
         else:
             out.append(f"[{_quote(part)}]")
@@ -142,27 +210,6 @@ def describe_value(value: Any) -> str:
     return f"a value of Python type {type(value).__name__} (not a JSON value)"
 
 
-def _json_type(value: Any) -> str | None:
-    """The JSON type name of ``value`` (``"integer"`` for whole numbers), ``None`` if not JSON."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return None
-
-
 def _canonical(value: Any) -> Any:
     """A hashable form of a JSON value under JSON equality (``1 == 1.0``, ``true != 1``)."""
     if value is None:
@@ -181,8 +228,7 @@ def _canonical(value: Any) -> Any:
         return ("arr", tuple(_canonical(v) for v in value))
     if isinstance(value, dict):
         return ("obj", frozenset((str(k), _canonical(v)) for k, v in value.items()))
-    # Not a JSON value: equal only to itself.
-    return ("py", id(value))
+    return ("py", id(value))  # not a JSON value: equal only to itself
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -190,82 +236,561 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(_canonical(a) == _canonical(b))
 
 
-def _is_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and (not isinstance(value, float) or math.isfinite(value))
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def scan_json(value: Any, limit: int = MAX_DEPTH) -> tuple[Violation | None, int]:
+    """The first part of ``value`` that is not JSON (or nests deeper than ``limit``), and the
+    depth of the deepest container (0 for a scalar).
+
+    JSON values are what ``json.loads`` gives: ``dict`` with ``str`` keys, ``list``, ``str``,
+    ``int``, finite ``float``, ``bool`` and ``None``. Iterative: any depth is safe to scan.
+    The common case (plain ``json.loads`` output) takes a fast pass that builds no paths;
+    anything else is scanned again, slowly, to name the offending path.
+    """
+    plain = _PLAIN_SCALARS
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            # Keys are left to the engine, which refuses a key that is not a string.
+            children = item.values()
+        elif kind is list:
+            children = item
+        elif kind in plain or (kind is float and math.isfinite(item)):
+            continue
+        else:
+            return _scan_slowly(value, limit)
+        if depth > limit:
+            return _scan_slowly(value, limit)
+        if depth > deepest:
+            deepest = depth
+        for child in children:
+            child_kind = type(child)
+            if child_kind in plain:
+                continue
+            if child_kind is float and math.isfinite(child):
+                continue
+            stack.append((child, depth + 1))
+    return None, deepest
+
+
+def _scan_slowly(value: Any, limit: int) -> tuple[Violation | None, int]:
+    """:func:`scan_json` with paths, for values that are not plain JSON (or too deep)."""
+    deepest = 0
+    stack: list[tuple[Any, Path]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return Violation(path=path, message=f"{item!r} is not a JSON number"), deepest
+            continue
+        if isinstance(item, (list, dict)):
+            depth = len(path) + 1
+            if depth > limit:
+                message = f"the value is nested too deeply (more than {limit} levels)"
+                return Violation(path=(), message=message), depth
+            deepest = max(deepest, depth)
+            if isinstance(item, list):
+                stack.extend((v, (*path, i)) for i, v in enumerate(item))
+                continue
+            for key, v in item.items():
+                if not isinstance(key, str):
+                    return Violation(path=path, message=f"the key {key!r} is not a string"), deepest
+                stack.append((v, (*path, key)))
+            continue
+        return Violation(path=path, message=f"got {describe_value(item)}"), deepest
+    return None, deepest
+
+
+def _refuse_remote(uri: str) -> Any:
+    raise LookupError(
+        f"toolwire does not fetch schemas ({uri}); put the definition in the schema's $defs"
     )
 
 
-def _decimal(value: int | float) -> Decimal:
-    # str() of a float is its shortest repr, which is what the model wrote in JSON.
-    return Decimal(str(value)) if isinstance(value, float) else Decimal(value)
+def compile_schema(
+    schema: Any, *, max_errors: int = 10, retriever: Retriever | None = None
+) -> SchemaValidator:
+    """Compile ``schema`` (a dict or a boolean) into a :class:`SchemaValidator`.
+
+    ``retriever(uri)`` returns the document for a remote reference (tests serve the
+    JSON-Schema-Test-Suite's ``remotes/`` this way); without one, remote references are
+    refused. Raises :class:`ToolDefinitionError` for a schema that cannot be used.
+    """
+    if not isinstance(schema, (dict, bool)):
+        raise ToolDefinitionError(
+            f"invalid JSON Schema at #: a schema must be an object or a boolean, not {schema!r}"
+        )
+    _check_schema_depth(schema)
+    prepared = _rewrite_nullable(schema)
+    fetch = retriever or _refuse_remote
+    draft = _draft_of(prepared, fetch)
+    try:
+        registry = jsonschema_rs.Registry([(BASE_URI, prepared)], draft=draft, retriever=fetch)
+        validator = _VALIDATOR_CLASSES[draft](
+            prepared, base_uri=BASE_URI, registry=registry, retriever=fetch, validate_formats=False
+        )
+    except jsonschema_rs.ValidationError as exc:
+        raise _schema_error(exc) from None
+    except (jsonschema_rs.ReferencingError, ValueError) as exc:
+        raise _schema_error(exc) from None
+    return SchemaValidator(schema, prepared, draft, registry, validator, fetch, max_errors)
 
 
-# A check appends violations for ``value`` at ``path`` to ``out``.
-Check = Callable[[Any, Path, list[Violation]], None]
+def _check_schema_depth(schema: Any) -> None:
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ToolDefinitionError(
+                f"invalid JSON Schema: it is nested too deeply (more than {MAX_SCHEMA_DEPTH} "
+                "levels)"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
 
 
-class _Node:
-    """One compiled subschema: a tuple of checks, run in order."""
+def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every direct subschema of ``schema`` with its relative location."""
+    for key in _ONE:
+        if key in schema and isinstance(schema[key], (dict, bool)):
+            yield (key,), schema[key]
+    for key in _MANY:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                yield (key, i), sub
+    for key in _NAMED:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                yield (key, name), sub
+    dependencies = schema.get("dependencies")
+    if isinstance(dependencies, dict):
+        for name, sub in dependencies.items():
+            if isinstance(sub, (dict, bool)):
+                yield ("dependencies", name), sub
 
-    __slots__ = ("always_false", "checks", "type_words")
 
-    def __init__(self) -> None:
-        self.checks: tuple[Check, ...] = ()
-        self.always_false = False
-        self.type_words: str | None = None
+def _rewrite_nullable(schema: Any) -> Any:
+    """A private deep copy of ``schema`` in which ``nullable: true`` adds ``null`` to ``type``."""
+    document = copy.deepcopy(schema)
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("nullable") is True and "type" in node:
+            types = node["type"]
+            if isinstance(types, str) and types != "null":
+                node["type"] = [types, "null"]
+            elif isinstance(types, list) and "null" not in types:
+                node["type"] = [*types, "null"]
+        stack.extend(sub for _, sub in _subschemas(node))
+    return document
 
-    def run(self, value: Any, path: Path, out: list[Violation]) -> None:
-        """Append every violation of this subschema by ``value``."""
-        for check in self.checks:
-            check(value, path, out)
 
-    def ok(self, value: Any) -> bool:
-        """Whether ``value`` satisfies this subschema (stops at nothing, but cheap enough)."""
-        out: list[Violation] = []
-        self.run(value, (), out)
-        return not out
+def _draft_of(schema: Any, fetch: Retriever) -> int:
+    """The draft a document is written in: its ``$schema``, followed through custom
+    meta-schemas (which ``fetch`` must serve) to one of the drafts; 2020-12 without one."""
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    seen: list[str] = []
+    while declared is not None:
+        key = declared.rstrip("#") if isinstance(declared, str) else None
+        if key in _DRAFTS:
+            return _DRAFTS[key]
+        if key is None or key in seen or len(seen) >= 8:
+            break
+        seen.append(key)
+        try:
+            meta = fetch(key)
+        except Exception:  # a retriever's own failure: reported as the unknown $schema
+            break
+        declared = meta.get("$schema") if isinstance(meta, dict) else None
+    if declared is None and not seen:
+        return jsonschema_rs.Draft202012
+    raise ToolDefinitionError(
+        f"invalid JSON Schema at #: $schema {schema.get('$schema')!r} is not a draft toolwire "
+        f"reads (it reads {', '.join(_DRAFTS)}; without $schema, 2020-12; toolwire does not "
+        "fetch custom meta-schemas)"
+    )
+
+
+def _schema_error(exc: Exception) -> ToolDefinitionError:
+    """A ToolDefinitionError for what the engine refused, located in the schema."""
+    text = str(getattr(exc, "message", "") or exc).split("\n\nFailed validating")[0].strip()
+    if "Recursion limit" in text:
+        return ToolDefinitionError("invalid JSON Schema: it is nested too deeply")
+    path = list(getattr(exc, "instance_path", []) or [])
+    if isinstance(exc, jsonschema_rs.ValidationError) and path and isinstance(path[-1], str):
+        keyword = path.pop()
+        where = "#" + format_pointer(path)
+        return ToolDefinitionError(
+            f"invalid JSON Schema at {where}: the value of {keyword!r} is invalid: {text}"
+        )
+    return ToolDefinitionError(f"invalid JSON Schema at #{format_pointer(path)}: {text}")
+
+
+def _type_phrase(types: Sequence[str]) -> str:
+    words = [_TYPE_WORDS.get(t, t) for t in types]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _quote(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "an object" if isinstance(value, dict) else "an array"
+
+
+def _at(value: Any, path: Sequence[PathPart]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _plural(n: int, noun: str) -> str:
+    if n == 1:
+        return noun
+    return "properties" if noun == "property" else noun + "s"
 
 
 class SchemaValidator:
     """A compiled JSON Schema; build it with :func:`compile_schema`.
 
     ``errors(value)`` lists what is wrong (empty when valid), ``is_valid(value)`` says
-    whether it is valid, and ``strip_optional_nulls(value)`` removes ``null`` values of
+    whether it is valid, ``strip_optional_nulls(value)`` removes ``null`` values of
     optional properties whose schema does not admit ``null`` (how OpenAI strict mode says
-    "not given").
+    "not given"), and ``at(pointer)`` validates against one sub-schema. ``schema`` is the
+    schema as given; ``draft`` is the engine's number for its draft (4, 6, 7, 19, 20).
     """
 
-    __slots__ = ("_root", "_strippers", "max_errors", "schema")
+    __slots__ = (
+        "_engine",
+        "_fetch",
+        "_prepared",
+        "_registry",
+        "_strip",
+        "_subvalidators",
+        "draft",
+        "max_errors",
+        "schema",
+    )
 
-    def __init__(self, schema: Any, root: _Node, strippers: _StripPlan, max_errors: int) -> None:
+    def __init__(
+        self,
+        schema: Any,
+        prepared: Any,
+        draft: int,
+        registry: jsonschema_rs.Registry,
+        engine: jsonschema_rs.Validator,
+        fetch: Retriever,
+        max_errors: int,
+    ) -> None:
         self.schema = schema
-        self._root = root
-        self._strippers = strippers
+        self.draft = draft
         self.max_errors = max_errors
+        self._prepared = prepared
+        self._registry = registry
+        self._engine = engine
+        self._fetch = fetch
+        self._subvalidators: dict[str, SchemaValidator] = {}
+        self._strip = _StripPlanner(self).plan()
 
-    def errors(self, value: Any) -> list[Violation]:
-        """Every violation of the schema by ``value`` (at most ``max_errors``), or ``[]``."""
-        out: list[Violation] = []
-        self._root.run(value, (), out)
-        return _dedupe(out)[: self.max_errors]
+    # ------------------------------------------------------------------ validation
 
     def is_valid(self, value: Any) -> bool:
-        """Whether ``value`` conforms to the schema."""
-        return self._root.ok(value)
+        """Whether ``value`` is a JSON value that conforms to the schema."""
+        problem, _ = scan_json(value)
+        return problem is None and self._judge(value) is None
+
+    def _judge(self, value: Any) -> Violation | bool | None:
+        """``None`` when valid, ``False`` when invalid, a violation when not JSON after all."""
+        try:
+            return None if self._engine.is_valid(value) else False
+        except ValueError:  # a key that is not a string: name it
+            problem, _ = _scan_slowly(value, MAX_DEPTH)
+            return problem or Violation(path=(), message="the value is not JSON")
+
+    def errors(self, value: Any, *, scanned: bool = False) -> list[Violation]:
+        """Every violation of the schema by ``value`` (at most ``max_errors``), or ``[]``.
+
+        ``scanned=True``: the caller has already checked ``value`` with :func:`scan_json`
+        (JSON, within :data:`MAX_DEPTH`), so it is not scanned again.
+        """
+        problem, depth = (None, 0) if scanned else scan_json(value)
+        if problem is not None:
+            return [problem]
+        verdict = self._judge(value)
+        if verdict is None:
+            return []
+        if isinstance(verdict, Violation):
+            return [verdict]
+        try:
+            found = list(self._engine.iter_errors(value))
+        except ValueError:  # the engine's recursion limit on an error's instance
+            return [self._too_deep_to_report(depth or scan_json(value)[1])]
+        out: list[Violation] = []
+        for error in found:
+            out.extend(self._render(error, value))
+            if len(out) >= self.max_errors * 4:
+                break
+        return _dedupe(out)[: self.max_errors] or [
+            self._too_deep_to_report(depth or scan_json(value)[1])
+        ]
+
+    def _too_deep_to_report(self, depth: int) -> Violation:
+        return Violation(
+            path=(),
+            message=f"the value does not fit the schema, and it nests {depth} levels deep, "
+            f"too deep for a detailed report (at most {_REPORT_DEPTH})",
+        )
+
+    def at(self, pointer: Sequence[str | int]) -> SchemaValidator:
+        """A validator for the sub-schema at ``pointer`` (reference tokens) of the document.
+
+        The sub-schema is compiled in the document's context: its ``$ref``\\s, ``$id``\\s and
+        draft are those of the document. Cached per pointer. Raises
+        :class:`ToolDefinitionError` when nothing is there.
+        """
+        key = format_fragment(pointer)
+        found = self._subvalidators.get(key)
+        if found is None:
+            target = resolve(self._prepared, [str(p) for p in pointer])
+            wrapper = {"$ref": BASE_URI + key}
+            try:
+                engine = _VALIDATOR_CLASSES[self.draft](
+                    wrapper, registry=self._registry, retriever=self._fetch, validate_formats=False
+                )
+            except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as e:
+                raise _schema_error(e) from None
+            found = SchemaValidator(
+                target, target, self.draft, self._registry, engine, self._fetch, self.max_errors
+            )
+            self._subvalidators[key] = found
+        return found
 
     def strip_optional_nulls(self, value: Any) -> Any:
         """A copy of ``value`` without ``null``s where the schema means "absent".
 
         A property set to ``null`` is removed when it is not required and its own schema
         rejects ``null``; this follows ``properties``, ``items``, ``prefixItems``,
-        ``additionalProperties``, ``allOf`` and ``$ref`` and the one non-null
-        branch of an ``anyOf``/``oneOf`` (``Optional[Model]``); other union branches are not
-        followed. Values the schema does not describe are returned unchanged.
+        ``additionalProperties``, ``allOf``, ``$ref`` and the one non-null branch of an
+        ``anyOf``/``oneOf`` (``Optional[Model]``); other union branches are not followed.
+        Parts the schema does not describe are returned unchanged (shared, not copied).
         """
-        return self._strippers.apply(value)
+        return self._strip.apply(value)
+
+    # ------------------------------------------------------------------ messages
+
+    def _keyword_schema(self, error: jsonschema_rs.ValidationError) -> dict[str, Any] | None:
+        """The schema object holding the keyword that failed (for its sibling keywords)."""
+        try:
+            location = error.absolute_keyword_location or ""
+            uri = location.split("#", 1)[0]
+            if uri in ("", BASE_URI):
+                resource: Any = self._prepared
+            else:
+                resource = self._registry.resolver(BASE_URI).lookup(uri).contents
+            found = resolve(resource, [str(p) for p in error.schema_path[:-1]])
+        except (ToolDefinitionError, jsonschema_rs.ReferencingError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:
+        path: Path = tuple(error.instance_path)
+        value = _at(root, path)
+        kind = error.kind
+        keyword = str(error.schema_path[-1]) if error.schema_path else ""
+        got = describe_value(value)
+
+        def one(message: str, where: Path = path) -> list[Violation]:
+            return [Violation(path=where, message=message)]
+
+        if isinstance(kind, Kind.Type):
+            return one(f"expected {_type_phrase(kind.types)}, got {got}")
+        if isinstance(kind, Kind.Required):
+            if keyword in ("dependentRequired", "dependencies"):
+                trigger = self._dependency_trigger(error, value, kind.property, keyword)
+                if trigger is not None:
+                    return one(
+                        f"this property is required when {_quote(trigger)} is given",
+                        (*path, kind.property),
+                    )
+            return one("this required property is missing", (*path, kind.property))
+        if isinstance(kind, Kind.AdditionalProperties):
+            parent = self._keyword_schema(error) or {}
+            names = list(parent.get("properties", {}))[:30]
+            known = ", ".join(_quote(str(n)) for n in names) or "none"
+            return [
+                Violation(
+                    path=(*path, key),
+                    message=f"unknown property (not allowed here); the known properties are: "
+                    f"{known}",
+                )
+                for key in kind.unexpected
+            ]
+        if isinstance(kind, Kind.UnevaluatedProperties):
+            return [
+                Violation(path=(*path, key), message="unknown property (not allowed here)")
+                for key in kind.unexpected
+            ]
+        if isinstance(kind, Kind.UnevaluatedItems):
+            # ``unexpected`` holds the items as JSON text, not their positions.
+            shown = ", ".join(str(v)[:60] for v in list(kind.unexpected)[:5])
+            return one(f"this array has items that no schema here allows: {shown}")
+        if isinstance(kind, Kind.FalseSchema):
+            if keyword in ("items", "additionalItems") and path and isinstance(path[-1], int):
+                array = _at(root, path[:-1])
+                return one(f"expected at most {path[-1]} items, got {len(array)}", path[:-1])
+            return one("no value is allowed here")
+        if isinstance(kind, Kind.AdditionalItems):
+            return one(f"expected at most {kind.limit} items, got {len(value)}")
+        if isinstance(kind, Kind.Enum):
+            options = list(kind.options)
+            listing = ", ".join(_render_value(o) for o in options[:20])
+            if len(options) > 20:
+                listing += f", … ({len(options)} in all)"
+            if not options:
+                return one(f"no value is allowed here (the enum is empty); got {got}")
+            return one(f"expected one of {listing}; got {got}")
+        if isinstance(kind, Kind.Constant):
+            return one(f"expected exactly {_render_value(kind.expected_value)}, got {got}")
+        if kind.name in _BOUND_WORDS:
+            limit = kind.as_dict().get("limit")
+            return one(f"expected a number {_BOUND_WORDS[kind.name]} {limit!r}, got {value!r}")
+        if isinstance(kind, Kind.MultipleOf):
+            return one(f"expected a multiple of {kind.multiple_of!r}, got {got}")
+        if isinstance(kind, Kind.MinLength):
+            return one(
+                f"expected a string of at least {kind.limit} characters, got "
+                f"{len(value)} {_plural(len(value), 'character')}"
+            )
+        if isinstance(kind, Kind.MaxLength):
+            return one(
+                f"expected a string of at most {kind.limit} characters, got {len(value)} characters"
+            )
+        if isinstance(kind, Kind.Pattern):
+            return one(f"expected a string matching the pattern {kind.pattern!r}, got {got}")
+        if kind.name in _COUNT_WORDS:
+            bound, noun, what = _COUNT_WORDS[kind.name]
+            n = int(kind.as_dict().get("limit", 0))
+            return one(f"expected {what} with {bound} {n} {_plural(n, noun)}, got {len(value)}")
+        if isinstance(kind, Kind.UniqueItems):
+            seen: dict[Any, int] = {}
+            for i, item in enumerate(value):
+                canon = _canonical(item)
+                if canon in seen:
+                    return one(
+                        f"expected unique items, but this one repeats item {seen[canon]}",
+                        (*path, i),
+                    )
+                seen[canon] = i
+            return one("expected unique items")
+        if isinstance(kind, Kind.Contains):
+            return one(self._contains_message(error, value))
+        if isinstance(kind, Kind.Not):
+            return one(f"{got} is not allowed here (it matches a forbidden schema)")
+        if isinstance(kind, Kind.PropertyNames):
+            inner = kind.error
+            name = inner.instance if isinstance(inner.instance, str) else None
+            where = (*path, name) if name is not None else path
+            detail = self._render(inner, name) if name is not None else []
+            reason = detail[0].message if detail else inner.message
+            return one(f"this property name is not allowed: {reason}", where)
+        if isinstance(kind, (Kind.AnyOf, Kind.OneOfNotValid)):
+            return one(self._alternatives_message(kind.context, value, root, path))
+        if isinstance(kind, Kind.OneOfMultipleValid):
+            passed = sum(1 for branch in kind.context if not branch) or "several"
+            return one(
+                f"{got} matches {passed} of the allowed alternatives, but exactly one must match"
+            )
+        if isinstance(kind, (Kind.BacktrackLimitExceeded, Kind.RegexEngineFailure)):
+            return one(f"{got} could not be checked against the pattern (it is too costly)")
+        text = error.message.split("\n")[0]
+        return one(f"{text} (the {keyword or kind.name!r} rule of the schema)")
+
+    def _dependency_trigger(
+        self, error: jsonschema_rs.ValidationError, value: Any, missing: str, keyword: str
+    ) -> str | None:
+        schema = self._keyword_schema(error)
+        rules = schema.get(keyword) if schema else None
+        if not isinstance(rules, dict) or not isinstance(value, dict):
+            return None
+        for trigger, needed in rules.items():
+            if trigger in value and isinstance(needed, list) and missing in needed:
+                return str(trigger)
+        return None
+
+    def _contains_message(self, error: jsonschema_rs.ValidationError, value: Any) -> str:
+        schema = self._keyword_schema(error) or {}
+        least = schema.get("minContains", 1)
+        most = schema.get("maxContains")
+        count: int | None = None
+        if "contains" in schema and isinstance(value, list):
+            located = (error.absolute_keyword_location or "").startswith(BASE_URI + "#")
+            try:
+                if located:
+                    check = self.at([*error.schema_path[:-1], "contains"])
+                    count = sum(1 for item in value if check.is_valid(item))
+            except ToolDefinitionError:
+                count = None
+        # The engine names either bound; the count says which one was broken.
+        got = "" if count is None else f", got {count}"
+        if most is not None and count is not None and count > most:
+            return f"expected at most {most} item(s) matching the 'contains' schema{got}"
+        if count is None and error.schema_path and error.schema_path[-1] == "maxContains":
+            return f"expected between {least} and {most} item(s) matching the 'contains' schema"
+        return f"expected at least {least} item(s) matching the 'contains' schema{got}"
+
+    def _alternatives_message(
+        self,
+        context: list[list[jsonschema_rs.ValidationError]],
+        value: Any,
+        root: Any,
+        path: Path,
+    ) -> str:
+        # When every branch failed only on its type at this very place, one sentence says
+        # it all ("expected an integer or null"); otherwise list each branch's first
+        # complaint.
+        firsts = [branch[0] for branch in context if branch]
+        if (
+            firsts
+            and len(firsts) == len(context)
+            and all(
+                isinstance(e.kind, Kind.Type) and tuple(e.instance_path) == path for e in firsts
+            )
+        ):
+            words: list[str] = []
+            for e in firsts:
+                phrase = _type_phrase(e.kind.types)  # type: ignore[attr-defined]
+                if phrase not in words:
+                    words.append(phrase)
+            return f"expected {' or '.join(words)}, got {describe_value(value)}"
+        reasons: list[str] = []
+        for i, branch in enumerate(context[:5]):
+            rendered = self._render(branch[0], root) if branch else []
+            if not rendered:
+                continue
+            first = rendered[0]
+            text = first.message if first.path == path else str(first)
+            reasons.append(f"({i + 1}) {text}")
+        listing = "; ".join(reasons)
+        return f"{describe_value(value)} matches none of the allowed alternatives: {listing}"
 
 
 def _dedupe(violations: list[Violation]) -> list[Violation]:
@@ -280,9 +805,14 @@ def _dedupe(violations: list[Violation]) -> list[Violation]:
 
 
 class _StripPlan:
-    """What :meth:`SchemaValidator.strip_optional_nulls` does for one subschema."""
+    """What :meth:`SchemaValidator.strip_optional_nulls` does for one subschema.
 
-    __slots__ = ("drop_if_null", "extra", "items", "prefix", "props")
+    ``can_drop`` says whether this plan or one below it can drop anything at all (set by
+    :meth:`settle`), so that values with nothing to strip are walked only where a null
+    could be dropped, and returned unchanged without a copy.
+    """
+
+    __slots__ = ("can_drop", "descend", "drop_if_null", "extra", "items", "prefix", "props")
 
     def __init__(self) -> None:
         self.props: dict[str, _StripPlan] = {}
@@ -290,795 +820,222 @@ class _StripPlan:
         self.extra: _StripPlan | None = None
         self.items: _StripPlan | None = None
         self.prefix: list[_StripPlan] = []
+        self.can_drop = True
+        self.descend: tuple[tuple[str, _StripPlan], ...] = ()
+
+    def _children(self) -> list[_StripPlan]:
+        found = [*self.props.values(), *self.prefix]
+        found += [p for p in (self.extra, self.items) if p is not None]
+        return found
+
+    def settle(self) -> None:
+        """Compute ``can_drop`` for every plan reachable from this one (recursion-safe)."""
+        plans: list[_StripPlan] = []
+        seen: set[int] = set()
+        stack = [self]
+        while stack:
+            plan = stack.pop()
+            if id(plan) in seen:
+                continue
+            seen.add(id(plan))
+            plans.append(plan)
+            stack.extend(plan._children())
+        for plan in plans:
+            plan.can_drop = bool(plan.drop_if_null)
+        changed = True
+        while changed:  # a fixpoint: recursive plans share objects
+            changed = False
+            for plan in plans:
+                if not plan.can_drop and any(c.can_drop for c in plan._children()):
+                    plan.can_drop = changed = True
+        for plan in plans:
+            plan.descend = tuple((k, sub) for k, sub in plan.props.items() if sub.can_drop)
+
+    def _finds_a_null(self, value: Any) -> bool:
+        """Whether applying this plan to ``value`` would drop anything."""
+        stack: list[tuple[Any, _StripPlan]] = [(value, self)]
+        while stack:
+            item, plan = stack.pop()
+            if type(item) is dict or isinstance(item, dict):
+                for key in plan.drop_if_null:
+                    if key in item and item[key] is None:
+                        return True
+                for key, sub in plan.descend:
+                    child = item.get(key)
+                    if isinstance(child, (dict, list)):
+                        stack.append((child, sub))
+                extra = plan.extra
+                if extra is not None and extra.can_drop:
+                    for key, child in item.items():
+                        if key not in plan.props and isinstance(child, (dict, list)):
+                            stack.append((child, extra))
+            elif isinstance(item, list):
+                for i, child in enumerate(item):
+                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
+                    usable = sub_plan is not None and sub_plan.can_drop
+                    if usable and isinstance(child, (dict, list)):
+                        stack.append((child, sub_plan))  # type: ignore[arg-type]
+        return False
+
+    def merge(self, other: _StripPlan) -> None:
+        """Add what ``other`` strips to what this plan strips."""
+        for name, sub in other.props.items():
+            self.props.setdefault(name, sub)
+        self.drop_if_null = self.drop_if_null | other.drop_if_null
+        self.extra = self.extra or other.extra
+        self.items = self.items or other.items
+        self.prefix = self.prefix or other.prefix
+
+    def _active(self, value: Any) -> bool:
+        if isinstance(value, dict):
+            return bool(self.props or self.drop_if_null or self.extra)
+        if isinstance(value, list):
+            return bool(self.items or self.prefix)
+        return False
 
     def apply(self, value: Any) -> Any:
-        """Return ``value`` with the optional nulls this plan knows about removed."""
-        if isinstance(value, dict):
-            if not (self.props or self.drop_if_null or self.extra):
-                return value
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                if v is None and k in self.drop_if_null:
-                    continue
-                plan = self.props.get(k, self.extra)
-                out[k] = plan.apply(v) if plan is not None else v
-            return out
-        if isinstance(value, list):
-            if not (self.items or self.prefix):
-                return value
-            result = []
-            for i, v in enumerate(value):
-                plan = self.prefix[i] if i < len(self.prefix) else self.items
-                result.append(plan.apply(v) if plan is not None else v)
-            return result
-        return value
-
-
-def compile_schema(schema: Any, *, max_errors: int = 10) -> SchemaValidator:
-    """Compile ``schema`` (a dict or a boolean) into a :class:`SchemaValidator`.
-
-    Raises :class:`ToolDefinitionError` for a schema that is malformed, uses a refused
-    keyword, or references something outside itself.
-    """
-    compiler = _Compiler(schema)
-    root = compiler.node(schema, "#")
-    compiler.resolve_pending()
-    strip = compiler.strip_plan(schema, "#", {})
-    return SchemaValidator(schema, root, strip, max_errors)
-
-
-def _bad(pointer: str, message: str) -> ToolDefinitionError:
-    return ToolDefinitionError(f"invalid JSON Schema at {pointer}: {message}")
-
-
-def _resolve_pointer(document: Any, ref: str, where: str) -> Any:
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        raise _bad(where, f"$ref {ref!r} points outside the schema (only '#...' is supported)")
-    target = document
-    fragment = ref[1:]
-    if fragment == "":
-        return target
-    if not fragment.startswith("/"):
-        raise _bad(where, f"$ref {ref!r} is not a JSON pointer (anchors are not supported)")
-    for raw in fragment[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(target, dict) and token in target:
-            target = target[token]
-        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-            target = target[int(token)]
-        else:
-            raise _bad(where, f"$ref {ref!r} does not resolve inside the schema")
-    return target
-
-
-def _type_phrase(types: Sequence[str]) -> str:
-    words = [_TYPE_WORDS[t] for t in types]
-    if len(words) == 1:
-        return words[0]
-    return ", ".join(words[:-1]) + " or " + words[-1]
-
-
-class _Compiler:
-    """Turns a schema document into nodes; ``$ref`` targets are compiled once and shared."""
-
-    def __init__(self, document: Any) -> None:
-        self.document = document
-        self.by_pointer: dict[str, _Node] = {}
-        self.pending: list[tuple[str, str]] = []
-
-    # ------------------------------------------------------------------ helpers
-
-    def _non_negative_int(self, schema: dict[str, Any], key: str, where: str) -> int | None:
-        raw = schema.get(key)
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
-            raise _bad(where, f"{key} must be a non-negative integer, not {raw!r}")
-        if isinstance(raw, float) and not raw.is_integer():
-            raise _bad(where, f"{key} must be a non-negative integer, not {raw!r}")
-        return int(raw)
-
-    def _number(self, schema: dict[str, Any], key: str, where: str) -> int | float | None:
-        raw = schema.get(key)
-        if raw is None or (isinstance(raw, bool) and key.startswith("exclusive")):
-            return None
-        if not _is_number(raw):
-            raise _bad(where, f"{key} must be a number, not {raw!r}")
-        return raw  # type: ignore[no-any-return]
-
-    def _schema_list(self, schema: dict[str, Any], key: str, where: str) -> list[Any]:
-        raw = schema[key]
-        if not isinstance(raw, list) or not raw:
-            raise _bad(where, f"{key} must be a non-empty array of schemas")
-        return raw
-
-    def _ref_node(self, pointer: str) -> _Node:
-        node = self.by_pointer.get(pointer)
-        if node is None:
-            # A placeholder filled in by resolve_pending: this is what makes recursive
-            # schemas compile without infinite descent.
-            node = _Node()
-            self.by_pointer[pointer] = node
-            self.pending.append((pointer, pointer))
-        return node
-
-    def resolve_pending(self) -> None:
-        """Compile every ``$ref`` target that was referenced but not compiled yet."""
-        while self.pending:
-            pointer, _ = self.pending.pop()
-            target = _resolve_pointer(self.document, pointer, pointer)
-            compiled = self._compile(target, pointer)
-            placeholder = self.by_pointer[pointer]
-            placeholder.checks = compiled.checks
-            placeholder.always_false = compiled.always_false
-            placeholder.type_words = compiled.type_words
-
-    # ------------------------------------------------------------------ compile
-
-    def node(self, schema: Any, where: str) -> _Node:
-        """Compile the subschema found at JSON pointer ``where``."""
-        return self._compile(schema, where)
-
-    def _compile(self, schema: Any, where: str) -> _Node:
-        node = _Node()
-        if schema is True:
-            return node
-        if schema is False:
-            node.always_false = True
-
-            def never(value: Any, path: Path, out: list[Violation]) -> None:
-                out.append(Violation(path=path, message="no value is allowed here"))
-
-            node.checks = (never,)
-            return node
-        if not isinstance(schema, dict):
-            raise _bad(where, f"a schema must be an object or a boolean, not {schema!r}")
-        for key in _UNSUPPORTED:
-            if key in schema:
-                raise _bad(where, f"the keyword {key!r} is not supported")
-
-        checks: list[Check] = []
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            _resolve_pointer(self.document, ref, where)  # fail early on a bad pointer
-            target = self._ref_node(ref)
-
-            def check_ref(value: Any, path: Path, out: list[Violation]) -> None:
-                target.run(value, path, out)
-
-            checks.append(check_ref)
-
-        type_check, type_words = self._compile_type(schema, where)
-        node.type_words = type_words
-        if type_check is not None:
-            checks.append(type_check)
-        checks.extend(self._compile_values(schema, where))
-        checks.extend(self._compile_numbers(schema, where))
-        checks.extend(self._compile_strings(schema, where))
-        checks.extend(self._compile_arrays(schema, where))
-        checks.extend(self._compile_objects(schema, where))
-        checks.extend(self._compile_combinators(schema, where))
-        node.checks = tuple(checks)
-        return node
-
-    def _compile_type(self, schema: dict[str, Any], where: str) -> tuple[Check | None, str | None]:
-        if "type" not in schema:
-            return None, None
-        raw = schema["type"]
-        names = [raw] if isinstance(raw, str) else raw
-        if not isinstance(names, list) or not names:
-            raise _bad(where, f"type must be a type name or a list of them, not {raw!r}")
-        for name in names:
-            if name not in _TYPE_WORDS:
-                raise _bad(where, f"unknown type {name!r}")
-        if schema.get("nullable") is True and "null" not in names:
-            names = [*names, "null"]
-        allowed = frozenset(names)
-        if "number" in allowed:
-            allowed = allowed | {"integer"}
-        words = _type_phrase(names)
-
-        def check_type(value: Any, path: Path, out: list[Violation]) -> None:
-            actual = _json_type(value)
-            if actual is None or actual not in allowed:
-                if isinstance(value, float) and not math.isfinite(value):
-                    got = f"the non-finite number {value!r} (JSON has no such number)"
-                else:
-                    got = describe_value(value)
-                out.append(Violation(path=path, message=f"expected {words}, got {got}"))
-
-        return check_type, words
-
-    def _compile_values(self, schema: dict[str, Any], where: str) -> list[Check]:
-        checks: list[Check] = []
-        if "enum" in schema:
-            options = schema["enum"]
-            if not isinstance(options, list) or not options:
-                raise _bad(where, "enum must be a non-empty array")
-            allowed = frozenset(_canonical(o) for o in options)
-            listing = ", ".join(_render(o) for o in options[:20])
-            if len(options) > 20:
-                listing += f", … ({len(options)} in all)"
-
-            def check_enum(value: Any, path: Path, out: list[Violation]) -> None:
-                if _canonical(value) not in allowed:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected one of {listing}; got {describe_value(value)}",
-                        )
-                    )
-
-            checks.append(check_enum)
-        if "const" in schema:
-            const = _canonical(schema["const"])
-            shown = _render(schema["const"])
-
-            def check_const(value: Any, path: Path, out: list[Violation]) -> None:
-                if _canonical(value) != const:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected exactly {shown}, got {describe_value(value)}",
-                        )
-                    )
-
-            checks.append(check_const)
-        return checks
-
-    def _compile_numbers(self, schema: dict[str, Any], where: str) -> list[Check]:
-        bounds: list[tuple[int | float, bool, bool]] = []  # (limit, is_lower, exclusive)
-        minimum = self._number(schema, "minimum", where)
-        maximum = self._number(schema, "maximum", where)
-        ex_min = schema.get("exclusiveMinimum")
-        ex_max = schema.get("exclusiveMaximum")
-        if minimum is not None:
-            bounds.append((minimum, True, ex_min is True))
-        if maximum is not None:
-            bounds.append((maximum, False, ex_max is True))
-        for key, is_lower in (("exclusiveMinimum", True), ("exclusiveMaximum", False)):
-            limit = self._number(schema, key, where)
-            if limit is not None:
-                bounds.append((limit, is_lower, True))
-        checks: list[Check] = []
-        for limit, is_lower, exclusive in bounds:
-            checks.append(_bound_check(limit, is_lower, exclusive))
-        if "multipleOf" in schema:
-            raw = schema["multipleOf"]
-            if not _is_number(raw) or raw <= 0:
-                raise _bad(where, f"multipleOf must be a number greater than 0, not {raw!r}")
-            step = _decimal(raw)
-
-            def check_multiple(value: Any, path: Path, out: list[Violation]) -> None:
-                if not _is_number(value):
-                    return
-                try:
-                    fits = _decimal(value) % step == 0
-                except InvalidOperation:  # quotient too large for the context: not exact
-                    fits = False
-                if not fits:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected a multiple of {raw!r}, got {describe_value(value)}",
-                        )
-                    )
-
-            checks.append(check_multiple)
-        return checks
-
-    def _compile_strings(self, schema: dict[str, Any], where: str) -> list[Check]:
-        checks: list[Check] = []
-        min_len = self._non_negative_int(schema, "minLength", where)
-        max_len = self._non_negative_int(schema, "maxLength", where)
-        if min_len is not None or max_len is not None:
-            lo = min_len or 0
-            hi = max_len
-
-            def check_length(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, str):
-                    return
-                n = len(value)
-                if n < lo:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected a string of at least {lo} characters, "
-                            f"got {n} characters",
-                        )
-                    )
-                elif hi is not None and n > hi:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected a string of at most {hi} characters, "
-                            f"got {n} characters",
-                        )
-                    )
-
-            checks.append(check_length)
-        if "pattern" in schema:
-            pattern = schema["pattern"]
-            if not isinstance(pattern, str):
-                raise _bad(where, f"pattern must be a string, not {pattern!r}")
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                raise _bad(
-                    where, f"pattern {pattern!r} is not a valid regular expression: {exc}"
-                ) from None
-
-            def check_pattern(value: Any, path: Path, out: list[Violation]) -> None:
-                if isinstance(value, str) and regex.search(value) is None:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected a string matching the pattern {pattern!r}, "
-                            f"got {describe_value(value)}",
-                        )
-                    )
-
-            checks.append(check_pattern)
-        return checks
-
-    def _compile_arrays(self, schema: dict[str, Any], where: str) -> list[Check]:
-        checks: list[Check] = []
-        prefix: list[_Node] = []
-        rest: _Node | None = None
-        items = schema.get("items")
-        if "prefixItems" in schema:
-            raw = schema["prefixItems"]
-            if not isinstance(raw, list):
-                raise _bad(where, "prefixItems must be an array of schemas")
-            prefix = [self._compile(s, f"{where}/prefixItems/{i}") for i, s in enumerate(raw)]
-            if items is not None:
-                rest = self._compile(items, f"{where}/items")
-        elif isinstance(items, list):  # draft 4 tuple form
-            prefix = [self._compile(s, f"{where}/items/{i}") for i, s in enumerate(items)]
-            if "additionalItems" in schema:
-                rest = self._compile(schema["additionalItems"], f"{where}/additionalItems")
-        elif items is not None:
-            rest = self._compile(items, f"{where}/items")
-        if prefix or rest is not None:
-            n_prefix = len(prefix)
-
-            def check_items(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, list):
-                    return
-                for i, item in enumerate(value):
-                    if i < n_prefix:
-                        prefix[i].run(item, (*path, i), out)
-                    elif rest is not None:
-                        if rest.always_false:
-                            out.append(
-                                Violation(
-                                    path=path,
-                                    message=f"expected at most {n_prefix} items, got {len(value)}",
-                                )
-                            )
-                            return
-                        rest.run(item, (*path, i), out)
-
-            checks.append(check_items)
-        min_items = self._non_negative_int(schema, "minItems", where)
-        max_items = self._non_negative_int(schema, "maxItems", where)
-        if min_items is not None or max_items is not None:
-            checks.append(_count_check(list, "item", min_items, max_items, "an array"))
-        if schema.get("uniqueItems") is True:
-
-            def check_unique(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, list):
-                    return
-                seen: dict[Any, int] = {}
-                for i, item in enumerate(value):
-                    key = _canonical(item)
-                    if key in seen:
-                        out.append(
-                            Violation(
-                                path=(*path, i),
-                                message=f"expected unique items, but this one repeats "
-                                f"item {seen[key]}",
-                            )
-                        )
-                        return
-                    seen[key] = i
-
-            checks.append(check_unique)
-        if "contains" in schema:
-            contains = self._compile(schema["contains"], f"{where}/contains")
-            lo_c = self._non_negative_int(schema, "minContains", where)
-            hi_c = self._non_negative_int(schema, "maxContains", where)
-            least = 1 if lo_c is None else lo_c
-
-            def check_contains(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, list):
-                    return
-                n = sum(1 for item in value if contains.ok(item))
-                if n < least:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected at least {least} item(s) matching the "
-                            f"'contains' schema, got {n}",
-                        )
-                    )
-                elif hi_c is not None and n > hi_c:
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"expected at most {hi_c} item(s) matching the "
-                            f"'contains' schema, got {n}",
-                        )
-                    )
-
-            checks.append(check_contains)
-        return checks
-
-    def _compile_objects(self, schema: dict[str, Any], where: str) -> list[Check]:
-        checks: list[Check] = []
-        required = schema.get("required", [])
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            raise _bad(where, "required must be an array of strings")
-        if required:
-            names = tuple(dict.fromkeys(required))
-
-            def check_required(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, dict):
-                    return
-                for name in names:
-                    if name not in value:
-                        out.append(
-                            Violation(
-                                path=(*path, name),
-                                message="this required property is missing",
-                            )
-                        )
-
-            checks.append(check_required)
-        props_raw = schema.get("properties", {})
-        if not isinstance(props_raw, dict):
-            raise _bad(where, "properties must be an object of schemas")
-        props = {
-            name: self._compile(sub, f"{where}/properties/{_escape(name)}")
-            for name, sub in props_raw.items()
-        }
-        patterns: list[tuple[re.Pattern[str], _Node]] = []
-        pattern_raw = schema.get("patternProperties", {})
-        if not isinstance(pattern_raw, dict):
-            raise _bad(where, "patternProperties must be an object of schemas")
-        for pat, sub in pattern_raw.items():
-            try:
-                regex = re.compile(pat)
-            except re.error as exc:
-                raise _bad(
-                    where, f"patternProperties key {pat!r} is not a valid regex: {exc}"
-                ) from None
-            patterns.append((regex, self._compile(sub, f"{where}/patternProperties/{pat}")))
-        extra_raw = schema.get("additionalProperties", True)
-        extra = None if extra_raw is True else self._compile(extra_raw, f"{where}/additional")
-        known = ", ".join(_quote(p) for p in list(props)[:30]) or "none"
-        if props or patterns or extra is not None:
-
-            def check_properties(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, dict):
-                    return
-                for key, item in value.items():
-                    node = props.get(key)
-                    matched = node is not None
-                    if node is not None:
-                        node.run(item, (*path, key), out)
-                    for regex, pnode in patterns:
-                        if isinstance(key, str) and regex.search(key):
-                            matched = True
-                            pnode.run(item, (*path, key), out)
-                    if not matched and extra is not None:
-                        if extra.always_false:
-                            out.append(
-                                Violation(
-                                    path=(*path, key),
-                                    message="unknown property (not allowed here); "
-                                    f"the known properties are: {known}",
-                                )
-                            )
-                        else:
-                            extra.run(item, (*path, key), out)
-
-            checks.append(check_properties)
-        if "propertyNames" in schema:
-            names_node = self._compile(schema["propertyNames"], f"{where}/propertyNames")
-
-            def check_names(value: Any, path: Path, out: list[Violation]) -> None:
-                if not isinstance(value, dict):
-                    return
-                for key in value:
-                    sub: list[Violation] = []
-                    names_node.run(key, (*path, key), sub)
-                    if sub:
-                        out.append(
-                            Violation(
-                                path=(*path, key),
-                                message=f"this property name is not allowed: {sub[0].message}",
-                            )
-                        )
-
-            checks.append(check_names)
-        min_p = self._non_negative_int(schema, "minProperties", where)
-        max_p = self._non_negative_int(schema, "maxProperties", where)
-        if min_p is not None or max_p is not None:
-            checks.append(_count_check(dict, "property", min_p, max_p, "an object"))
-        checks.extend(self._compile_dependencies(schema, where))
-        return checks
-
-    def _compile_dependencies(self, schema: dict[str, Any], where: str) -> list[Check]:
-        req_deps: dict[str, list[str]] = {}
-        schema_deps: dict[str, _Node] = {}
-        for key in ("dependentRequired", "dependentSchemas", "dependencies"):
-            raw = schema.get(key)
-            if raw is None:
+        """``value`` with the optional nulls this plan knows about removed (iteratively)."""
+        if not self.can_drop or not self._finds_a_null(value):
+            return value
+        holder: list[Any] = [value]
+        stack: list[tuple[Any, _StripPlan, Any, Any]] = [(value, self, holder, 0)]
+        while stack:
+            item, plan, parent, key = stack.pop()
+            if not plan._active(item):
                 continue
-            if not isinstance(raw, dict):
-                raise _bad(where, f"{key} must be an object")
-            for prop, dep in raw.items():
-                if isinstance(dep, list) and key != "dependentSchemas":
-                    if not all(isinstance(d, str) for d in dep):
-                        raise _bad(where, f"{key}/{prop} must list property names")
-                    req_deps[prop] = dep
-                elif key != "dependentRequired":
-                    schema_deps[prop] = self._compile(dep, f"{where}/{key}/{prop}")
-                else:
-                    raise _bad(where, f"dependentRequired/{prop} must be an array of names")
-        if not req_deps and not schema_deps:
-            return []
+            if isinstance(item, dict):
+                out: dict[str, Any] = {}
+                for k, v in item.items():
+                    if v is None and k in plan.drop_if_null:
+                        continue
+                    out[k] = v
+                    sub = plan.props.get(k, plan.extra)
+                    if sub is not None and isinstance(v, (dict, list)):
+                        stack.append((v, sub, out, k))
+                parent[key] = out
+            else:
+                copied = list(item)
+                for i, v in enumerate(item):
+                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
+                    if sub_plan is not None and isinstance(v, (dict, list)):
+                        stack.append((v, sub_plan, copied, i))
+                parent[key] = copied
+        return holder[0]
 
-        def check_dependencies(value: Any, path: Path, out: list[Violation]) -> None:
-            if not isinstance(value, dict):
-                return
-            for prop, needed in req_deps.items():
-                if prop in value:
-                    for name in needed:
-                        if name not in value:
-                            out.append(
-                                Violation(
-                                    path=(*path, name),
-                                    message=f"this property is required when "
-                                    f"{_quote(prop)} is given",
-                                )
-                            )
-            for prop, node in schema_deps.items():
-                if prop in value:
-                    node.run(value, path, out)
 
-        return [check_dependencies]
+class _StripPlanner:
+    """Builds the null-stripping plan of a document, following ``$ref`` by the engine's rules.
 
-    def _compile_combinators(self, schema: dict[str, Any], where: str) -> list[Check]:
-        checks: list[Check] = []
-        if "allOf" in schema:
-            parts = [
-                self._compile(s, f"{where}/allOf/{i}")
-                for i, s in enumerate(self._schema_list(schema, "allOf", where))
-            ]
+    A plain reference shares its target's plan object (keyed by its absolute URI), which is
+    what lets a recursive type (a tree) strip at every depth. Whether a property's schema
+    admits ``null`` is asked of the engine, through a ``{"$ref": <its absolute URI>}``
+    wrapper, so the property's own references resolve in its document. A location the walk
+    cannot name (below an ``$anchor`` reference) is never stripped.
+    """
 
-            def check_all(value: Any, path: Path, out: list[Violation]) -> None:
-                for part in parts:
-                    part.run(value, path, out)
+    def __init__(self, owner: SchemaValidator) -> None:
+        self.owner = owner
+        self.seen: dict[str, _StripPlan] = {}
 
-            checks.append(check_all)
-        for key in ("anyOf", "oneOf"):
-            if key in schema:
-                branches = [
-                    self._compile(s, f"{where}/{key}/{i}")
-                    for i, s in enumerate(self._schema_list(schema, key, where))
-                ]
-                checks.append(_alternatives_check(branches, exactly_one=key == "oneOf"))
-        if "not" in schema:
-            negated = self._compile(schema["not"], f"{where}/not")
+    def plan(self) -> _StripPlan:
+        """The plan for the whole document."""
+        try:
+            resolver = self.owner._registry.resolver(BASE_URI)
+            plan = self._plan(self.owner._prepared, resolver, BASE_URI + "#")
+            plan.settle()
+            return plan
+        except (jsonschema_rs.ReferencingError, jsonschema_rs.ValidationError, ValueError):
+            return _StripPlan()  # a schema the engine compiled but we cannot walk: no stripping
 
-            def check_not(value: Any, path: Path, out: list[Violation]) -> None:
-                if negated.ok(value):
-                    out.append(
-                        Violation(
-                            path=path,
-                            message=f"{describe_value(value)} is not allowed here "
-                            "(it matches a forbidden schema)",
-                        )
-                    )
+    def _admits_null(self, location: str | None) -> bool:
+        if location is None:
+            return True  # unknown: keep the null, let validation judge it
+        engine = _VALIDATOR_CLASSES[self.owner.draft](
+            {"$ref": location},
+            registry=self.owner._registry,
+            retriever=self.owner._fetch,
+            validate_formats=False,
+        )
+        return engine.is_valid(None)
 
-            checks.append(check_not)
-        if "if" in schema:
-            cond = self._compile(schema["if"], f"{where}/if")
-            then = self._compile(schema["then"], f"{where}/then") if "then" in schema else None
-            other = self._compile(schema["else"], f"{where}/else") if "else" in schema else None
-
-            def check_if(value: Any, path: Path, out: list[Violation]) -> None:
-                branch = then if cond.ok(value) else other
-                if branch is not None:
-                    branch.run(value, path, out)
-
-            checks.append(check_if)
-        return checks
-
-    # ------------------------------------------------------------------ null stripping
-
-    def strip_plan(self, schema: Any, where: str, seen: dict[str, _StripPlan]) -> _StripPlan:
-        """Build the plan that removes optional nulls for ``schema`` (recursion-safe)."""
+    def _plan(self, schema: Any, resolver: jsonschema_rs.Resolver, where: str | None) -> _StripPlan:
         if not isinstance(schema, dict):
             return _StripPlan()
+        ident = schema.get("$id") if self.owner.draft != jsonschema_rs.Draft4 else schema.get("id")
+        if isinstance(ident, str) and where != BASE_URI + "#":
+            resolver = resolver.lookup(ident).resolver
+
+        def child(*tokens: str | int) -> str | None:
+            return None if where is None else where + format_fragment(tokens)[1:]
+
         ref = schema.get("$ref")
         shaped = any(
             k in schema for k in ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
         )
         shaped = shaped or isinstance(schema.get("additionalProperties"), dict)
-        if isinstance(ref, str) and not shaped:
-            # A plain reference shares its target's plan object, which is what lets a
-            # recursive type (a tree of nodes) strip at every depth.
-            if ref not in seen:
-                seen[ref] = _StripPlan()
-                built = self.strip_plan(_resolve_pointer(self.document, ref, where), ref, seen)
-                _merge_plan(seen[ref], built)
-            return seen[ref]
         plan = _StripPlan()
         if isinstance(ref, str):
-            _merge_plan(plan, self.strip_plan({"$ref": ref}, where, seen))
-        for i, part in enumerate(schema.get("allOf", [])):
-            _merge_plan(plan, self.strip_plan(part, f"{where}/allOf/{i}", seen))
-        for key in ("anyOf", "oneOf"):
-            branches = schema.get(key)
+            target_uri = _absolute(resolver.base_uri, ref)
+            key = target_uri or f"{resolver.base_uri} {ref}"
+            if key not in self.seen:
+                self.seen[key] = _StripPlan()
+                target = resolver.lookup(ref)
+                located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
+                self.seen[key].merge(self._plan(target.contents, target.resolver, located))
+            if not shaped:
+                return self.seen[key]
+            plan.merge(self.seen[key])
+        all_of = schema.get("allOf")
+        for i, part in enumerate(all_of if isinstance(all_of, list) else []):
+            plan.merge(self._plan(part, resolver, child("allOf", i)))
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
             if isinstance(branches, list):
                 # ``Optional[Model]``: one real branch besides null is unambiguous.
-                real = [b for b in branches if not _is_null_schema(b)]
+                real = [i for i, b in enumerate(branches) if not _is_null_schema(b)]
                 if len(real) == 1:
-                    index = branches.index(real[0])
-                    _merge_plan(plan, self.strip_plan(real[0], f"{where}/{key}/{index}", seen))
+                    plan.merge(self._plan(branches[real[0]], resolver, child(keyword, real[0])))
         props = schema.get("properties")
         if isinstance(props, dict):
-            required = set(schema.get("required", []))
+            listed = schema.get("required", [])
+            required = set(listed) if isinstance(listed, list) else set()
             drop: set[str] = set(plan.drop_if_null)
             for name, sub in props.items():
-                sub_where = f"{where}/properties/{_escape(name)}"
-                plan.props[name] = self.strip_plan(sub, sub_where, seen)
-                if name not in required:
-                    node = self._compile(sub, sub_where)
-                    self.resolve_pending()
-                    if not node.ok(None):
-                        drop.add(name)
+                location = child("properties", name)
+                plan.props[name] = self._plan(sub, resolver, location)
+                if name not in required and not self._admits_null(location):
+                    drop.add(name)
             plan.drop_if_null = frozenset(drop)
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
-            plan.extra = self.strip_plan(extra, f"{where}/additionalProperties", seen)
+            plan.extra = self._plan(extra, resolver, child("additionalProperties"))
         items = schema.get("items")
         if isinstance(items, dict):
-            plan.items = self.strip_plan(items, f"{where}/items", seen)
+            plan.items = self._plan(items, resolver, child("items"))
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):
             plan.prefix = [
-                self.strip_plan(s, f"{where}/prefixItems/{i}", seen) for i, s in enumerate(prefix)
+                self._plan(s, resolver, child("prefixItems", i)) for i, s in enumerate(prefix)
             ]
         return plan
 
 
+def _absolute(base: str, ref: str) -> str | None:
+    """The absolute URI of ``ref`` read in a resource at ``base`` (``None`` if unknown)."""
+    if ref.startswith("#"):
+        return base.split("#", 1)[0] + ref
+    if ":" in ref.split("/", 1)[0]:
+        return ref if "#" in ref else ref + "#"
+    if base.startswith("urn:"):
+        return None
+    joined = urljoin(base, ref)
+    return joined if "#" in joined else joined + "#"
+
+
+def _is_pointer_uri(uri: str) -> bool:
+    fragment = uri.split("#", 1)[1] if "#" in uri else ""
+    return fragment == "" or fragment.startswith("/")
+
+
 def _is_null_schema(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "null"
-
-
-def _merge_plan(into: _StripPlan, other: _StripPlan) -> None:
-    for name, sub in other.props.items():
-        into.props.setdefault(name, sub)
-    into.drop_if_null = into.drop_if_null | other.drop_if_null
-    into.extra = into.extra or other.extra
-    into.items = into.items or other.items
-    into.prefix = into.prefix or other.prefix
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, str):
-        return _quote(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "an object" if isinstance(value, dict) else "an array"
-
-
-def _bound_check(limit: int | float, is_lower: bool, exclusive: bool) -> Check:
-    if is_lower:
-        words = f"greater than {limit!r}" if exclusive else f"at least {limit!r}"
-    else:
-        words = f"less than {limit!r}" if exclusive else f"at most {limit!r}"
-
-    def check_bound(value: Any, path: Path, out: list[Violation]) -> None:
-        if not _is_number(value):
-            return
-        if is_lower:
-            bad = value <= limit if exclusive else value < limit
-        else:
-            bad = value >= limit if exclusive else value > limit
-        if bad:
-            out.append(Violation(path=path, message=f"expected a number {words}, got {value!r}"))
-
-    return check_bound
-
-
-def _count_check(kind: type[Any], noun: str, lo: int | None, hi: int | None, what: str) -> Check:
-    def plural(n: int) -> str:
-        return noun if n == 1 else ("properties" if noun == "property" else noun + "s")
-
-    def check_count(value: Any, path: Path, out: list[Violation]) -> None:
-        if not isinstance(value, kind):
-            return
-        n = len(value)
-        if lo is not None and n < lo:
-            out.append(
-                Violation(
-                    path=path,
-                    message=f"expected {what} with at least {lo} {plural(lo)}, got {n}",
-                )
-            )
-        elif hi is not None and n > hi:
-            out.append(
-                Violation(
-                    path=path,
-                    message=f"expected {what} with at most {hi} {plural(hi)}, got {n}",
-                )
-            )
-
-    return check_count
-
-
-def _alternatives_check(branches: list[_Node], *, exactly_one: bool) -> Check:
-    def check_alternatives(value: Any, path: Path, out: list[Violation]) -> None:
-        failures: list[list[Violation]] = []
-        passed = 0
-        for branch in branches:
-            sub: list[Violation] = []
-            branch.run(value, path, sub)
-            if sub:
-                failures.append(sub)
-            else:
-                passed += 1
-                if not exactly_one:
-                    return
-        if exactly_one and passed == 1:
-            return
-        if exactly_one and passed > 1:
-            out.append(
-                Violation(
-                    path=path,
-                    message=f"{describe_value(value)} matches {passed} of the allowed "
-                    "alternatives, but exactly one must match",
-                )
-            )
-            return
-        out.append(_explain_alternatives(value, path, branches, failures))
-
-    return check_alternatives
-
-
-def _explain_alternatives(
-    value: Any, path: Path, branches: list[_Node], failures: list[list[Violation]]
-) -> Violation:
-    # When every branch has a type and the value has none of them, one sentence says it
-    # all ("expected an integer or null"); otherwise list each branch's first complaint.
-    words = [b.type_words for b in branches]
-    if all(words) and all(f and f[0].path == path and "expected" in f[0].message for f in failures):
-        type_failures = all(
-            f[0].message.startswith(f"expected {w},") for f, w in zip(failures, words, strict=True)
-        )
-        if type_failures:
-            joined = " or ".join(w for w in words if w)
-            return Violation(path=path, message=f"expected {joined}, got {describe_value(value)}")
-    reasons = "; ".join(
-        f"({i + 1}) {str(f[0]) if f[0].path != path else f[0].message}"
-        for i, f in enumerate(failures[:5])
-    )
-    return Violation(
-        path=path,
-        message=f"{describe_value(value)} matches none of the allowed alternatives: {reasons}",
-    )

@@ -29,11 +29,18 @@ that do not resolve, and types pydantic cannot validate or describe as JSON Sche
 A parameter annotated ``ToolContext`` is the injected context: it never appears in the
 schema and must not have a default that matters (it is always passed).
 
+Whole-model arguments (:func:`describe_model`, ``describe_function(..., args_model=True)``):
+the user's pydantic model is the arguments. Its own JSON Schema is the tool's (top-level
+title and description removed, ``additionalProperties: false`` unless the model allows
+extra) and the model itself validates, so the function receives an instance of exactly
+that class.
+
 Complexity: all work happens once, at registration; nothing here runs per call.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -47,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 
+from ._context import ToolContext
 from ._errors import ToolDefinitionError
 
 __all__ = ["FunctionSpec", "describe_function", "parse_docstring"]
@@ -54,11 +62,17 @@ __all__ = ["FunctionSpec", "describe_function", "parse_docstring"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FunctionSpec:
-    """What :func:`describe_function` learnt about a function.
+    """What :func:`describe_function` (or :func:`describe_model`) learnt about a tool.
 
     ``model`` validates the arguments (keys are parameter names); ``fields`` maps each
     parameter name to the model's private field name; ``ctx_param`` is the name of the
     ``ToolContext`` parameter, if any; ``required`` lists the parameters without defaults.
+
+    ``whole`` is true when ``model`` is the user's own model and *is* the arguments (its
+    fields are the tool's parameters); the function then receives the model instance, by
+    the name ``model_param`` (``None``: as its first positional argument), and ``fields``
+    is empty. ``extra_allowed`` is the model's own ``extra="allow"``; otherwise unknown
+    top-level arguments are rejected.
     """
 
     description: str
@@ -67,6 +81,9 @@ class FunctionSpec:
     fields: dict[str, str]
     ctx_param: str | None
     required: tuple[str, ...]
+    whole: bool = False
+    model_param: str | None = None
+    extra_allowed: bool = False
 
 
 class _NoFieldTitles(GenerateJsonSchema):
@@ -157,8 +174,6 @@ def _parameter_docs(lines: list[str]) -> dict[str, str]:
 
 
 def _is_context(annotation: Any) -> bool:
-    from ._toolbox import ToolContext  # a cycle at import time otherwise
-
     return annotation is ToolContext
 
 
@@ -170,13 +185,19 @@ def _split_annotated(annotation: Any) -> tuple[Any, list[Any]]:
 
 
 def describe_function(
-    fn: Callable[..., Any], *, name: str, localns: dict[str, Any] | None = None
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    localns: dict[str, Any] | None = None,
+    args_model: bool = False,
 ) -> FunctionSpec:
     """Read ``fn``'s signature and docstring into a :class:`FunctionSpec`.
 
     Raises :class:`ToolDefinitionError` for what cannot be described (see the module
     docstring). ``name`` is only used in messages and as the model's title; ``localns``
     (the registering frame's locals) resolves string annotations of local types.
+    ``args_model=True``: ``fn`` has one parameter (besides a ``ToolContext``), annotated
+    with a pydantic model, and that model is the whole arguments (:func:`describe_model`).
     """
     try:
         signature = inspect.signature(fn)
@@ -191,6 +212,7 @@ def describe_function(
     description, param_docs = parse_docstring(inspect.getdoc(fn))
 
     definitions: dict[str, Any] = {}
+    whole_params: list[tuple[str, Any, Any]] = []
     fields: dict[str, str] = {}
     required: list[str] = []
     ctx_param: str | None = None
@@ -218,11 +240,10 @@ def describe_function(
         base, metadata = _split_annotated(annotation)
         texts = [m for m in metadata if isinstance(m, str)]
         others = [m for m in metadata if not isinstance(m, str)]
-        field_type: Any = (
-            Annotated.__class_getitem__((base, *others))  # type: ignore[attr-defined]
-            if others
-            else base
-        )
+        # a subscript with a tuple, which every supported Python accepts (3.13's
+        # Annotated no longer has a __class_getitem__ to call directly)
+        annotated_args = (base, *others)
+        field_type: Any = Annotated[annotated_args] if others else base
         default = param.default
         info_kwargs: dict[str, Any] = {"alias": param.name}
         doc = texts[0] if texts else param_docs.get(param.name)
@@ -251,6 +272,11 @@ def describe_function(
         fields[param.name] = f"p{position}"
         if is_required:
             required.append(param.name)
+        if args_model:
+            whole_params.append((param.name, base, default))
+
+    if args_model:
+        return _whole_model_spec(fn, name, whole_params, ctx_param, description)
 
     config = ConfigDict(
         extra="forbid",
@@ -277,6 +303,78 @@ def describe_function(
         fields=fields,
         ctx_param=ctx_param,
         required=tuple(required),
+    )
+
+
+def _whole_model_spec(
+    fn: Callable[..., Any],
+    name: str,
+    params: list[tuple[str, Any, Any]],
+    ctx_param: str | None,
+    description: str,
+) -> FunctionSpec:
+    where = f"tool {name!r}"
+    if len(params) != 1:
+        raise ToolDefinitionError(
+            f"{where}: args_model=True needs exactly one parameter (besides a ToolContext), "
+            f"annotated with a pydantic model; it has {len(params)}"
+        )
+    param, annotation, default = params[0]
+    if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        raise ToolDefinitionError(
+            f"{where}, parameter {param!r}: args_model=True needs a pydantic model "
+            f"(a BaseModel subclass), not {annotation!r}"
+        )
+    if default is not inspect.Parameter.empty:
+        raise ToolDefinitionError(
+            f"{where}, parameter {param!r}: the arguments model cannot have a default "
+            "(the model is always built from the arguments)"
+        )
+    spec = describe_model(annotation, name=name, description=description or None)
+    return dataclasses.replace(spec, ctx_param=ctx_param, model_param=param)
+
+
+def describe_model(
+    model: Any, *, name: str, description: str | None = None, ctx_param: str | None = None
+) -> FunctionSpec:
+    """A :class:`FunctionSpec` whose arguments are the fields of the pydantic ``model``.
+
+    The schema is the model's own JSON Schema (derived field titles and the top-level title
+    left out, ``additionalProperties: false`` at the top unless the model sets
+    ``extra="allow"``); the description is ``description``, else the first paragraph of the
+    model's own docstring. Raises :class:`ToolDefinitionError` for anything but a model
+    class, or a model pydantic cannot describe.
+    """
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ToolDefinitionError(
+            f"tool {name!r}: the arguments model must be a pydantic BaseModel subclass, "
+            f"not {model!r}"
+        )
+    try:
+        schema = model.model_json_schema(schema_generator=_NoFieldTitles)
+    except Exception as exc:  # pydantic's schema generation and user types
+        raise ToolDefinitionError(
+            f"tool {name!r}: the model {model.__name__} cannot be described as JSON Schema: {exc}"
+        ) from None
+    schema.pop("title", None)
+    own_doc = schema.pop("description", None)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    extra_allowed = model.model_config.get("extra") == "allow"
+    if not extra_allowed:
+        schema["additionalProperties"] = False
+    if description is None:
+        # The class's own docstring only (pydantic already ignores an inherited one).
+        description = parse_docstring(own_doc)[0] if isinstance(own_doc, str) else ""
+    return FunctionSpec(
+        description=description,
+        parameters=schema,
+        model=model,
+        fields={},
+        ctx_param=ctx_param,
+        required=tuple(schema.get("required", [])),
+        whole=True,
+        extra_allowed=extra_allowed,
     )
 
 

@@ -29,14 +29,27 @@ a tool with required parameters it is an ``InvalidCall`` saying the arguments we
 
 Validated arguments (:meth:`Tool.validate`) are JSON-compatible values in a deterministic
 form: defaults filled in (typed tools), sets as sorted arrays, enums as their values. They
-are what the executor hashes and stores; :meth:`Tool.invoke` turns them back into the
-declared Python types.
+are what the executor hashes and stores. They are a ``dict`` that also carries what
+validation built (the pydantic model): :meth:`Tool.invoke` given that very object calls the
+function with it, so a checked call is validated exactly once; anything else (a copy, a
+changed dict, a hand-written one) is validated before the function runs.
+
+A pydantic model can be a tool's whole arguments (:meth:`Toolbox.add_model`,
+``@tools.tool(args_model=True)``): its fields are the parameters and the function receives
+the model instance; unknown top-level arguments are rejected unless the model sets
+``extra="allow"``. A parameter annotated with a model (``def f(user: User)``) keeps its
+name: the arguments are ``{"user": {...}}``.
+
+Depth: arguments are scanned once, iteratively, before anything else (JSON values only, an
+object at the top). Raw-schema tools read up to 1,000 nested containers (the partial-JSON
+parser's limit); typed tools up to 200 (pydantic's JSON reader refuses more). Deeper
+arguments get ``ArgumentsInvalid`` ("nested too deeply"); no ``RecursionError`` escapes.
 
 Messages for the model name the tool, the path of the field (``items[2].name``), what was
 expected and what was received; an unknown tool's message lists the known tools.
 
 Complexity: registration does all schema work once; checking a call is linear in the size
-of its arguments (times the branches of unions).
+of its arguments (times the branches of unions); invoking a checked call adds nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +62,6 @@ import json
 import math
 import re
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -57,20 +69,22 @@ from typing import Any, TypeVar, overload
 import pydantic
 import pydantic_core
 
+from ._context import ToolContext
 from ._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from ._jsonschema import (
+    MAX_DEPTH,
     SchemaValidator,
     Violation,
     compile_schema,
     describe_value,
+    scan_json,
 )
 from ._response import RejectedCall, Response, ToolCall
-from ._schema import FunctionSpec, describe_function
+from ._schema import FunctionSpec, describe_function, describe_model, parse_docstring
 
 __all__ = [
     "InvalidCall",
     "Tool",
-    "ToolContext",
     "Toolbox",
     "ValidCall",
 ]
@@ -79,32 +93,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_VIOLATIONS = 10
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolContext:
-    """Injected into a tool that declares a ``ctx: ToolContext`` parameter (never in its schema).
-
-    Forward ``idempotency_key`` to downstream services that honour one (Stripe-style
-    ``Idempotency-Key``) to make side effects effectively once; ``deadline`` is absolute,
-    on the ``time.monotonic()`` clock (``None``: no timeout).
-    """
-
-    idempotency_key: str
-    deadline: float | None
-    call_id: str
-    tool_name: str
-    scope: str
-
-    def remaining(self, now: float | None = None) -> float | None:
-        """Seconds left until ``deadline`` (never negative), ``None`` without a deadline.
-
-        ``now`` defaults to ``time.monotonic()``.
-        """
-        if self.deadline is None:
-            return None
-        current = time.monotonic() if now is None else now
-        return max(0.0, self.deadline - current)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,13 +112,85 @@ class InvalidCall:
     reason: str
 
 
+class _Validated(dict):  # type: ignore[type-arg]
+    """Validated arguments: a plain dict of JSON values that also carries what the tool built.
+
+    :meth:`Tool.validate` returns one; :meth:`Tool.invoke` given the very object runs the
+    function with what was built (the pydantic model) instead of validating again. Any
+    change at the top level forgets the carried result (``invoke`` then validates afresh);
+    copies and pickles are plain dicts, for the same reason.
+    """
+
+    __slots__ = ("_owner", "_prepared")
+
+    def __init__(self, data: dict[str, Any], owner: _Binding, prepared: Any) -> None:
+        super().__init__(data)
+        self._owner: _Binding | None = owner
+        self._prepared = prepared
+
+    def carried(self, owner: _Binding) -> Any:
+        """What ``owner`` built from these arguments, or ``None`` if not (or no longer)."""
+        return self._prepared if self._owner is owner else None
+
+    def _forget(self) -> None:
+        self._owner = None
+        self._prepared = None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set an item and forget the carried result."""
+        self._forget()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        """Delete an item and forget the carried result."""
+        self._forget()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        """Update in place and forget the carried result."""
+        self._forget()
+        return super().__ior__(other)
+
+    def clear(self) -> None:
+        """Empty the dict and forget the carried result."""
+        self._forget()
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().popitem()
+
+    def setdefault(self, *args: Any) -> Any:
+        """Set a default and forget the carried result."""
+        self._forget()
+        return super().setdefault(*args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Update and forget the carried result."""
+        self._forget()
+        super().update(*args, **kwargs)
+
+    def __reduce__(self) -> Any:
+        """Copy and pickle as a plain dict (the carried result stays behind)."""
+        return (dict, (dict(self),))
+
+
 class _Binding:
     """How one tool validates and calls: a typed function or a raw schema plus callable."""
 
     __slots__ = ()
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated, JSON-compatible arguments, or ``ArgumentsInvalid``."""
+    # The deepest arguments this binding can validate (containers, the object included).
+    max_depth: int = MAX_DEPTH
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validated, JSON-compatible arguments carrying what was built, or ``ArgumentsInvalid``."""
         raise NotImplementedError
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
@@ -138,24 +198,44 @@ class _Binding:
         raise NotImplementedError
 
 
+# pydantic reads JSON with jiter, which refuses more than 201 nested containers.
+_PYDANTIC_JSON_DEPTH = 200
+
+
 class _TypedBinding(_Binding):
-    """Validation by the pydantic model of a function's signature."""
+    """Validation by a pydantic model: the one built from a function's signature, or the
+    user's own model when it is the whole arguments (``args_model``, ``add_model``)."""
 
     __slots__ = ("_fn", "_known", "_nulls", "_spec")
+
+    max_depth = _PYDANTIC_JSON_DEPTH
 
     def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
         self._fn = fn
         self._spec = spec
-        # Only used to strip optional nulls; pydantic does the validation. A schema this
-        # compiler refuses (a regex only pydantic's engine reads) just loses the stripping.
+        # Only used to strip optional nulls; pydantic does the validation. A schema the
+        # engine refuses (a pattern only pydantic's regex engine reads) loses the stripping.
         try:
             self._nulls: SchemaValidator | None = compile_schema(spec.parameters)
         except ToolDefinitionError:
             self._nulls = None
-        self._known = list(spec.fields)
+        self._known = (
+            list(spec.parameters.get("properties", {})) if spec.whole else list(spec.fields)
+        )
 
     def _model(self, tool: str, arguments: Any) -> pydantic.BaseModel:
         stripped = arguments if self._nulls is None else self._nulls.strip_optional_nulls(arguments)
+        if self._spec.whole and not self._spec.extra_allowed:
+            # The user's model may ignore unknown keys (pydantic's default); toolwire's rule
+            # is that a hallucinated argument is an error, so the top level is closed here.
+            extra = [key for key in stripped if key not in self._known]
+            if extra:
+                violations = tuple(
+                    Violation(path=(key,), message=_unknown_message(self._known)) for key in extra
+                )
+                raise ArgumentsInvalid(
+                    _invalid_message(tool, violations), tool=tool, violations=violations
+                )
         try:
             return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
         except pydantic.ValidationError as exc:
@@ -164,22 +244,33 @@ class _TypedBinding(_Binding):
                 _invalid_message(tool, violations), tool=tool, violations=violations
             ) from None
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate with the pydantic model; dump every parameter as plain JSON."""
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validate with the pydantic model once; dump it as plain JSON that carries the model."""
         model = self._model(tool, arguments)
         dumped = model.model_dump(mode="python", by_alias=True)
         try:
             result: dict[str, Any] = json_value(dumped)
         except TypeError as exc:  # a default that JSON cannot carry
             raise ToolDefinitionError(f"tool {tool!r}: {exc}") from None
-        return result
+        return _Validated(result, self, model)
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        """Rebuild the declared Python types and call the function by keyword."""
-        model = self._model(tool, arguments)
-        kwargs = {param: getattr(model, field) for param, field in self._spec.fields.items()}
-        if self._spec.ctx_param is not None:
-            kwargs[self._spec.ctx_param] = ctx
+        """Call the function with the carried model, or validate ``arguments`` first."""
+        model = arguments.carried(self) if isinstance(arguments, _Validated) else None
+        if model is None:
+            model = self._model(tool, arguments)
+        spec = self._spec
+        kwargs: dict[str, Any]
+        if not spec.whole:
+            kwargs = {param: getattr(model, field) for param, field in spec.fields.items()}
+        elif spec.model_param is not None:
+            kwargs = {spec.model_param: model}
+        else:
+            kwargs = {}
+        if spec.ctx_param is not None:
+            kwargs[spec.ctx_param] = ctx
+        if spec.whole and spec.model_param is None:
+            return self._fn(model, **kwargs)
         return self._fn(**kwargs)
 
 
@@ -193,19 +284,21 @@ class _RawBinding(_Binding):
         self._validator = validator
         self._pass_ctx = pass_ctx
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
         """Check against the compiled schema; return the arguments without optional nulls."""
         stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
-        violations = tuple(self._validator.errors(stripped))
+        # Tool._precheck has scanned the arguments (JSON, within the depth limit).
+        violations = tuple(self._validator.errors(stripped, scanned=True))
         if violations:
             raise ArgumentsInvalid(
                 _invalid_message(tool, violations), tool=tool, violations=violations
             )
-        return stripped
+        return _Validated(stripped, self, True)
 
     def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        if not isinstance(arguments, dict):
-            raise ArgumentsInvalid(f'The arguments of "{tool}" must be a JSON object.', tool=tool)
+        """Call ``fn(**arguments)``, validating first unless ``validate`` produced them."""
+        if not (isinstance(arguments, _Validated) and arguments.carried(self)):
+            arguments = self.validate(tool, arguments)
         if self._pass_ctx:
             return self._fn(**arguments, ctx=ctx)
         return self._fn(**arguments)
@@ -286,31 +379,38 @@ class Tool:
     def validate(self, arguments: Any) -> Any:
         """Validate ``arguments``; return them as deterministic JSON-compatible values.
 
-        Raises :class:`ArgumentsInvalid` with a message for the model when they do not fit.
+        The result is a ``dict`` of JSON values (defaults filled in for a typed tool) that
+        also carries what validation built (the pydantic model), so that :meth:`invoke`
+        given it does not validate again. Raises :class:`ArgumentsInvalid` with a message
+        for the model when they do not fit.
         """
         self._precheck(arguments)
-        try:
-            return self._binding.validate(self.name, arguments)
-        except RecursionError:
-            raise self._too_deep() from None
+        return self._binding.validate(self.name, arguments)
 
     def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
         """Call the function with validated ``arguments`` turned into its declared types.
 
+        Given what :meth:`validate` (or :meth:`Toolbox.check`) returned, the function runs
+        with what that validation built; anything else is validated first, and arguments
+        that do not fit raise :class:`ArgumentsInvalid` before the function is called.
         ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
         tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
-        coroutine, not yet awaited. Arguments that do not fit raise
-        :class:`ArgumentsInvalid` before the function is called.
+        coroutine, not yet awaited.
         """
-        self._precheck(arguments)
+        if not isinstance(arguments, _Validated):
+            self._precheck(arguments)
         return self._binding.invoke(self.name, arguments, ctx)
 
     def _precheck(self, arguments: Any) -> None:
-        # JSON values only, and an object at the top: everything after relies on it.
-        try:
-            problem = _non_json(arguments, ())
-        except RecursionError:
-            raise self._too_deep() from None
+        # JSON values only, nested no deeper than the validator reads, and an object at the
+        # top: everything after relies on it. The scan is iterative: any depth is safe.
+        limit = self._binding.max_depth
+        problem, _ = scan_json(arguments, limit)
+        if problem is not None and problem.message.startswith("the value is nested too deeply"):
+            problem = Violation(
+                path=(),
+                message=f"the arguments are nested too deeply (more than {limit} levels)",
+            )
         if problem is None and not isinstance(arguments, dict):
             problem = Violation(
                 path=(),
@@ -322,12 +422,6 @@ class Tool:
             raise ArgumentsInvalid(
                 _invalid_message(self.name, violations), tool=self.name, violations=violations
             )
-
-    def _too_deep(self) -> ArgumentsInvalid:
-        violation = Violation(path=(), message="the arguments are nested too deeply")
-        return ArgumentsInvalid(
-            _invalid_message(self.name, (violation,)), tool=self.name, violations=(violation,)
-        )
 
     def result_json(self, value: Any) -> str:
         """The JSON text of a return value, the same bytes for equal values.
@@ -351,6 +445,18 @@ def _is_async(fn: Callable[..., Any]) -> bool:
         return True
     # An object whose __call__ is ``async def`` is an async tool too.
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _context_parameter(fn: Callable[..., Any]) -> str | None:
+    """The parameter of ``fn`` that takes the ToolContext: annotated so, or named ``ctx``."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    for param in parameters.values():
+        if param.annotation is ToolContext or param.annotation == "ToolContext":
+            return param.name
+    return "ctx" if "ctx" in parameters else None
 
 
 def _check_name(name: Any) -> None:
@@ -399,6 +505,7 @@ class Toolbox:
         description: str | None = None,
         idempotent: bool = False,
         timeout: float | None = None,
+        args_model: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -410,12 +517,19 @@ class Toolbox:
         description: str | None = None,
         idempotent: bool = False,
         timeout: float | None = None,
+        args_model: bool = False,
     ) -> Any:
         """Register a function as a tool; usable as ``@tools.tool`` and ``@tools.tool(...)``.
 
         The schema comes from the type hints, the description from the docstring's first
         paragraph (or ``description``), the name from the function (or ``name``). Returns
         the original function, unchanged.
+
+        Each parameter is one argument: ``def create_user(user: NewUser)`` takes
+        ``{"user": {...}}``. With ``args_model=True`` the function's one parameter (besides
+        a ``ToolContext``) must be a pydantic model, and that model is the whole arguments:
+        the model sees ``{"name": ..., "email": ...}`` and the function receives a
+        ``NewUser`` instance (as openai's ``pydantic_function_tool`` describes a model).
         """
 
         def register(func: F, depth: int = 1) -> F:
@@ -429,6 +543,7 @@ class Toolbox:
                 idempotent=idempotent,
                 timeout=timeout,
                 localns=localns,
+                args_model=args_model,
             )
             return func
 
@@ -445,6 +560,7 @@ class Toolbox:
         idempotent: bool,
         timeout: float | None,
         localns: dict[str, Any] | None = None,
+        args_model: bool = False,
     ) -> Tool:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
@@ -457,10 +573,63 @@ class Toolbox:
         _check_options(tool_name, idempotent, timeout)
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
-        spec = describe_function(fn, name=tool_name, localns=localns)
+        if not isinstance(args_model, bool):
+            raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
+        spec = describe_function(fn, name=tool_name, localns=localns, args_model=args_model)
         tool = Tool(
             name=tool_name,
             description=spec.description if description is None else description,
+            parameters=spec.parameters,
+            fn=fn,
+            binding=_TypedBinding(fn, spec),
+            required=spec.required,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[tool_name] = tool
+        return tool
+
+    def add_model(
+        self,
+        model: type[pydantic.BaseModel],
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Register a tool whose whole arguments are the pydantic ``model``.
+
+        The tool's schema is the model's own JSON Schema: its fields are the tool's
+        parameters (not nested under a parameter name), as with openai's
+        ``pydantic_function_tool``. ``fn`` is called with the validated model instance as
+        its first argument, plus the context by name when it declares a parameter
+        annotated ``ToolContext`` or named ``ctx``. ``name`` defaults to ``fn``'s name;
+        ``description`` to the first paragraph of ``fn``'s docstring, else the model's.
+        Unknown top-level arguments are rejected unless the model sets ``extra="allow"``.
+        """
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if tool_name is None:
+            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
+        _check_name(tool_name)
+        assert isinstance(tool_name, str)
+        self._check_free(tool_name)
+        _check_options(tool_name, idempotent, timeout)
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        fn_doc = parse_docstring(inspect.getdoc(fn) if inspect.isroutine(fn) else None)[0]
+        spec = describe_model(
+            model,
+            name=tool_name,
+            description=description if description is not None else (fn_doc or None),
+            ctx_param=_context_parameter(fn),
+        )
+        tool = Tool(
+            name=tool_name,
+            description=spec.description,
             parameters=spec.parameters,
             fn=fn,
             binding=_TypedBinding(fn, spec),
@@ -648,29 +817,9 @@ def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
     )
 
 
-def _non_json(value: Any, path: tuple[str | int, ...]) -> Violation | None:
-    """The first part of ``value`` that is not a JSON value (what ``json.loads`` gives)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return None
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return None
-        return Violation(path=path, message=f"{value!r} is not a JSON number")
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _non_json(item, (*path, i))
-            if problem is not None:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return Violation(path=path, message=f"the key {key!r} is not a string")
-            problem = _non_json(item, (*path, key))
-            if problem is not None:
-                return problem
-        return None
-    return Violation(path=path, message=f"got {describe_value(value)}")
+def _unknown_message(known: list[str]) -> str:
+    listing = ", ".join(f'"{k}"' for k in known) or "none"
+    return f"unknown property (not allowed here); the known properties are: {listing}"
 
 
 def _from_pydantic(
@@ -685,8 +834,7 @@ def _from_pydantic(
         elif kind == "extra_forbidden":
             message = "unknown property (not allowed here)"
             if len(path) == 1:  # a top-level argument: name the real parameters
-                listing = ", ".join(f'"{k}"' for k in known) or "none"
-                message += f"; the known properties are: {listing}"
+                message = _unknown_message(known)
         else:
             text = str(error["msg"])
             if text.startswith("Input should be "):

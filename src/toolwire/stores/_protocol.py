@@ -1,34 +1,59 @@
-"""The store Protocol: the few atomic, fenced operations the executor needs.
+"""The store Protocol: the few atomic, fenced operations the executor needs, and the rules
+every backend applies to them.
 
 A record is kept per *call key* (scope, provider response id, tool name, call id); it
 remembers the SHA-256 of the call's canonical arguments so that the same call identity
 seen with other arguments is a conflict, never a replay.
 
-Every operation after ``claim`` is conditional on ``owner`` **and** ``fence``: a worker
-that was paused past its lease, and whose call was since claimed again (fence + 1) or
-declared ``unknown``, gets ``False`` from every write and changes nothing.
+Fencing. Every write after ``claim`` is conditional on ``owner`` **and** ``fence``: a
+worker that was paused past its lease, and whose call was since claimed again (fence + 1)
+or declared ``unknown``, gets ``False`` from every write and changes nothing.
 
-Time is the store's: ``lease`` and ``retention`` are durations in seconds, measured by the
-store's own clock (an injectable ``clock`` for the in-process stores, the server's clock
-for PostgreSQL and Redis), so that workers with skewed clocks agree.
+A record that may have run is never treated as absent. ``claim`` decides on what is
+stored, whatever its age: a finished record is replayed (or is a conflict), an
+``in_progress`` one past its lease becomes ``unknown`` (or, with ``reclaim=True``, is taken
+over). Records leave a store only through ``release`` (the owner's own retryable claim),
+``purge`` (records past their expiry), or, on Redis, the server's own key expiry, which
+plays the part of ``purge``.
 
-Guarantees a store must give (the contract test suite checks each on every backend):
+Expiry. Every write renews it, and never moves it back: a claim keeps the record until at
+least now + lease + retention, a heartbeat until now + lease + retention, ``finish``,
+``resolve`` and the ``unknown`` verdict until now + retention, where retention is the
+largest one any claim of the record asked for. So a record is kept at least ``retention``
+seconds after its last write, and an ``in_progress`` one at least ``retention`` seconds
+after its lease runs out.
 
-- ``claim`` is one atomic decision: of any number of concurrent claims of one key exactly
-  one is ``acquired``.
-- An expired ``in_progress`` record is taken over (fence + 1) only with ``reclaim=True``
-  (tools declared safe to repeat); otherwise the same atomic step turns it ``unknown``.
-- A record past its retention counts as absent.
-- Nothing is lost: a finished record keeps its ``result`` text byte for byte.
+Time. ``lease`` and ``retention`` are durations in seconds on the store's own clock: the
+server's for PostgreSQL and Redis (every worker reads the same clock), a jump-free clock
+for the in-process stores (see :mod:`toolwire.stores._clock`). A clock enters only two
+decisions: whether a lease has run out (a clock running fast can only turn a call
+``unknown`` sooner; one running slow keeps it ``in_progress`` longer) and what ``purge``
+deletes. No clock can make a claim treat a record as absent.
+
+This module holds the contract (:class:`Store`, :class:`AsyncStore`), the record types,
+the texts that reach the model, and the transitions as pure functions of (record, request,
+now): the in-process stores apply them as they are, and the SQL and Lua of the server
+stores are written to give the same answers (the contract suite checks both against one
+reference model).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._requests import ClaimRequest
 
 Status = Literal["in_progress", "completed", "failed", "unknown"]
 FinalStatus = Literal["completed", "failed", "unknown"]
+ResolvedStatus = Literal["completed", "failed"]
+
+# The texts a store writes into records; they reach the model through the executor's
+# outcomes, so every backend writes exactly these (a contract test compares them).
+LEASE_LOST = "the lease expired while the tool may have been running; its effect is in doubt"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +62,9 @@ class Record:
 
     ``result`` is the JSON text of a completed tool's return value, stored as given;
     ``error`` the message of a failed (or unknown) call. Times are the store clock's, in
-    seconds since the epoch.
+    seconds (since the epoch for every store but one given a clock of another origin).
+    ``expires_at`` is the earliest time ``purge`` may delete the record; ``retention`` the
+    seconds each write keeps it for (``None`` where a record was built without one).
     """
 
     key: str
@@ -51,6 +78,7 @@ class Record:
     error: str | None
     created_at: float
     expires_at: float
+    retention: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,61 +90,110 @@ class Claim:
     record: Record
 
 
+class ClaimOptions(TypedDict):
+    """The keyword arguments of ``claim``.
+
+    ``args_hash`` is the SHA-256 of the canonical arguments; ``idempotency_key`` the key
+    handed to the tool; ``owner`` names the claiming worker (unique per attempt); ``lease``
+    how long the claim holds without a heartbeat; ``retention`` how long the record is kept
+    after each write; ``reclaim`` whether a lease that ran out may be taken over (tools
+    declared safe to repeat) instead of turning ``unknown``.
+    """
+
+    args_hash: str
+    idempotency_key: str
+    owner: str
+    lease: float
+    retention: float
+    reclaim: bool
+
+
+class Held(TypedDict):
+    """The identity of a held claim: its ``owner`` and ``fence``."""
+
+    owner: str
+    fence: int
+
+
+class HeartbeatOptions(Held):
+    """The keyword arguments of ``heartbeat``: the holder and the new ``lease`` in seconds."""
+
+    lease: float
+
+
+class FinishOptions(Held):
+    """The keyword arguments of ``finish``: the holder, the final ``status``, and the
+    ``result`` (JSON text) and ``error`` texts to store exactly."""
+
+    status: FinalStatus
+    result: str | None
+    error: str | None
+
+
+class _ResolveStatus(TypedDict):
+    status: ResolvedStatus
+
+
+class ResolveOptions(_ResolveStatus, total=False):
+    """The keyword arguments of ``resolve``: ``status`` (``"completed"`` with a ``result``,
+    or ``"failed"`` with an ``error``)."""
+
+    result: str | None
+    error: str | None
+
+
+class RecordsOptions(TypedDict, total=False):
+    """The keyword arguments of ``records``: only records with ``status`` (all by default),
+    ``newest_first`` (oldest first by default, by ``created_at``), at most ``limit`` (100)."""
+
+    status: Status | None
+    newest_first: bool
+    limit: int
+
+
 @runtime_checkable
 class Store(Protocol):
-    """A synchronous store. Implementations must be safe to share between threads."""
+    """A synchronous store. Implementations must be safe to share between threads.
 
-    def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner``.
+    The keyword arguments of each operation are described by :class:`ClaimOptions`,
+    :class:`HeartbeatOptions`, :class:`FinishOptions` and :class:`Held`.
+    """
 
-        - no record, or one past its retention: insert ``in_progress`` with the next
-          fence (1, or the old fence + 1) and ``acquired=True``;
-        - a record with another ``args_hash``: not acquired (the caller reports a
-          conflict), record unchanged;
+    def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+        """Atomically claim ``key`` for ``owner``; of concurrent claims exactly one wins.
+
+        - no record: insert ``in_progress`` with fence 1 and ``acquired=True``;
+        - a record with another ``args_hash``: not acquired (a conflict), record unchanged;
         - ``in_progress`` past its lease: with ``reclaim`` take it over (new owner,
-          fence + 1, acquired); without, set it ``unknown`` (fence + 1, no owner) and
-          return that, not acquired;
-        - anything else: not acquired, record unchanged.
+          fence + 1, acquired); without, set it ``unknown`` (fence + 1, no owner,
+          ``error`` = :data:`LEASE_LOST`) and return that, not acquired;
+        - anything else (a live lease, a finished or ``unknown`` record, however old):
+          not acquired, record unchanged. A record is never treated as absent because of
+          its age; only ``purge`` removes old records.
         """
         ...
 
-    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold it."""
+    def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+        """While ``owner``/``fence`` hold the call, extend the lease to now + ``lease`` and
+        the expiry to at least now + ``lease`` + retention; ``False`` if not held."""
         ...
 
-    def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the outcome if ``owner``/``fence`` still hold the call; ``False`` if not."""
+    def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+        """Record the outcome and renew the expiry to at least now + retention while
+        ``owner``/``fence`` hold the call; ``False`` if not."""
         ...
 
-    def release(self, key: str, *, owner: str, fence: int) -> bool:
+    def release(self, key: str, **options: Unpack[Held]) -> bool:
         """Delete the claim (the tool raised ``RetryableError``) if still held."""
         ...
 
     def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` (also when past its retention)."""
+        """The record for ``key``, or ``None`` when there is none. A record past its
+        expiry is returned until ``purge`` deletes it: ``get`` does not judge time."""
         ...
 
     def purge(self) -> int:
-        """Delete every record past its retention; return how many."""
+        """Delete every record past its expiry; return how many."""
         ...
 
     def close(self) -> None:
@@ -126,51 +203,192 @@ class Store(Protocol):
 
 @runtime_checkable
 class AsyncStore(Protocol):
-    """The asyncio twin of :class:`Store`, with the same semantics."""
+    """The asyncio form of :class:`Store`: the same operations, arguments and semantics,
+    as coroutines, and ``aclose`` for ``close``."""
 
-    async def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """See :meth:`Store.claim`."""
+    async def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+        """:meth:`Store.claim`."""
         ...
 
-    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """See :meth:`Store.heartbeat`."""
+    async def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+        """:meth:`Store.heartbeat`."""
         ...
 
-    async def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """See :meth:`Store.finish`."""
+    async def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+        """:meth:`Store.finish`."""
         ...
 
-    async def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """See :meth:`Store.release`."""
+    async def release(self, key: str, **options: Unpack[Held]) -> bool:
+        """:meth:`Store.release`."""
         ...
 
     async def get(self, key: str) -> Record | None:
-        """See :meth:`Store.get`."""
+        """:meth:`Store.get`."""
         ...
 
     async def purge(self) -> int:
-        """See :meth:`Store.purge`."""
+        """:meth:`Store.purge`."""
         ...
 
     async def aclose(self) -> None:
-        """See :meth:`Store.close`."""
+        """:meth:`Store.close`."""
         ...
+
+
+@runtime_checkable
+class AdminStore(Store, Protocol):
+    """A :class:`Store` with the operator's operations (the ``toolwire store`` command);
+    every toolwire store is one. The executor needs only :class:`Store`."""
+
+    def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+        """Records, optionally of one ``status``, ordered by ``created_at`` (then key),
+        oldest first unless ``newest_first``, at most ``limit`` of them."""
+        ...
+
+    def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+        """Settle an ``unknown`` record by hand (an operator who checked the effect): set
+        ``status`` with ``result``/``error`` and renew the expiry. ``False``, and nothing
+        changed, when the record is absent or not ``unknown``."""
+        ...
+
+
+@runtime_checkable
+class AsyncAdminStore(AsyncStore, Protocol):
+    """The asyncio form of :class:`AdminStore`."""
+
+    async def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+        """:meth:`AdminStore.records`."""
+        ...
+
+    async def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+        """:meth:`AdminStore.resolve`."""
+        ...
+
+
+# ------------------------------------------------------------------- the transitions
+
+
+def claim_transition(
+    existing: Record | None, request: ClaimRequest, now: float
+) -> tuple[Claim, Record | None]:
+    """Decide a claim: the ``Claim`` to return and the record to write (``None``: no write).
+
+    The rules of :meth:`Store.claim`, applied to what is stored, whatever its age.
+    """
+    if existing is None:
+        record = Record(
+            key=request.key,
+            args_hash=request.args_hash,
+            idempotency_key=request.idempotency_key,
+            status="in_progress",
+            owner=request.owner,
+            fence=1,
+            lease_expires_at=now + request.lease,
+            result=None,
+            error=None,
+            created_at=now,
+            expires_at=now + request.lease + request.retention,
+            retention=request.retention,
+        )
+        return Claim(acquired=True, record=record), record
+    if existing.args_hash != request.args_hash or not lease_over(existing, now):
+        return Claim(acquired=False, record=existing), None
+    retention = max(existing.retention or 0.0, request.retention)
+    if request.reclaim:
+        record = replace(
+            existing,
+            idempotency_key=request.idempotency_key,
+            owner=request.owner,
+            fence=existing.fence + 1,
+            lease_expires_at=now + request.lease,
+            expires_at=max(existing.expires_at, now + request.lease + retention),
+            retention=retention,
+        )
+        return Claim(acquired=True, record=record), record
+    record = replace(
+        existing,
+        status="unknown",
+        owner=None,
+        fence=existing.fence + 1,
+        lease_expires_at=None,
+        error=LEASE_LOST,
+        expires_at=max(existing.expires_at, now + retention),
+        retention=retention,
+    )
+    return Claim(acquired=False, record=record), record
+
+
+def lease_over(record: Record, now: float) -> bool:
+    """Whether ``record`` is ``in_progress`` with a lease that has run out at ``now``."""
+    return (
+        record.status == "in_progress"
+        and record.lease_expires_at is not None
+        and record.lease_expires_at <= now
+    )
+
+
+def holds(record: Record | None, owner: str, fence: int) -> bool:
+    """Whether ``owner`` with ``fence`` still holds ``record`` (the fence check of writes).
+
+    Neither the lease nor the expiry is judged here: a holder whose lease ran out still
+    holds the call until another claim turns it ``unknown`` or takes it over (fence + 1).
+    """
+    return (
+        record is not None
+        and record.status == "in_progress"
+        and record.owner == owner
+        and record.fence == fence
+    )
+
+
+def heartbeat_transition(record: Record, lease: float, now: float) -> Record:
+    """``record`` with its lease extended to now + ``lease`` and its expiry renewed."""
+    return _with(
+        record,
+        status=record.status,
+        lease_expires_at=now + lease,
+        result=record.result,
+        error=record.error,
+        expires_at=max(record.expires_at, now + lease + (record.retention or 0.0)),
+    )
+
+
+def settle_transition(
+    record: Record, status: FinalStatus, result: str | None, error: str | None, now: float
+) -> Record:
+    """``record`` finished (or resolved) with ``status``, its texts and a renewed expiry."""
+    return _with(
+        record,
+        status=status,
+        lease_expires_at=None,
+        result=result,
+        error=error,
+        expires_at=max(record.expires_at, now + (record.retention or 0.0)),
+    )
+
+
+def _with(
+    record: Record,
+    *,
+    status: Status,
+    lease_expires_at: float | None,
+    result: str | None,
+    error: str | None,
+    expires_at: float,
+) -> Record:
+    """``record`` with the fields a fenced write changes (``dataclasses.replace`` costs
+    several times more, on the path of every call)."""
+    return Record(
+        key=record.key,
+        args_hash=record.args_hash,
+        idempotency_key=record.idempotency_key,
+        status=status,
+        owner=record.owner,
+        fence=record.fence,
+        lease_expires_at=lease_expires_at,
+        result=result,
+        error=error,
+        created_at=record.created_at,
+        expires_at=expires_at,
+        retention=record.retention,
+    )

@@ -1,106 +1,99 @@
 """PostgreSQL stores (psycopg 3): ``PostgresStore`` (threads) and ``AsyncPostgresStore`` (asyncio).
 
 Strategy. One row per call key in one table (``toolwire_calls`` by default, created with
-``CREATE TABLE IF NOT EXISTS``). Every decision is a single arbitrated write by the server,
-never a read followed by a write:
+``CREATE TABLE IF NOT EXISTS``). Every decision is a single statement arbitrated by the
+server, never a read followed by a write; the statements and the flows that issue them
+are sans-IO (:func:`flow`), shared by the two stores, which differ only in the
+``psycopg_pool`` pool they drive them with.
 
-- ``claim`` is one ``INSERT … ON CONFLICT (key) DO UPDATE … WHERE <takeover conditions>
-  RETURNING …`` inside a transaction. The insert wins for a new key; on a conflict the
-  ``WHERE`` admits exactly the two takeovers the Protocol allows (the record is past its
-  retention, or it is ``in_progress`` with the same arguments and an expired lease) and
-  the ``SET`` decides, in the same step, between a takeover (``reclaim``: new owner,
-  fence + 1) and the ``unknown`` verdict (fence + 1, no owner). PostgreSQL locks the
-  conflicting row even when the ``WHERE`` rejects the update, so the ``SELECT`` that
-  follows in the same transaction reports exactly the record the decision saw.
-- every later transition is ``UPDATE``/``DELETE … WHERE key = %s AND owner = %s AND
-  fence = %s AND status = 'in_progress'`` and the record is within its retention: a
-  fenced-out worker changes nothing and gets ``False``.
+- ``claim`` is one statement: ``INSERT … ON CONFLICT (key) DO UPDATE … WHERE <lease ran
+  out, same arguments> RETURNING …`` in a CTE, whose outer ``SELECT`` adds the existing
+  row when the ``WHERE`` refused the update. The insert wins for a new key; the update
+  decides, in the same step, between a takeover (``reclaim``: new owner, fence + 1) and
+  the ``unknown`` verdict (fence + 1, no owner). A record is never replaced because of
+  its age. In the one race where the outer ``SELECT``'s snapshot predates a row another
+  transaction committed meanwhile, the statement returns nothing and the flow reads the
+  row with a second statement (the decision, a no-op, was already taken by the server).
+- every later transition is one ``UPDATE``/``DELETE … WHERE key = %s AND owner = %s AND
+  fence = %s AND status = 'in_progress'``: a fenced-out worker changes nothing and gets
+  ``False``. Each write renews ``expires_at`` (``greatest(expires_at, now + …)``).
 - time is the server's: ``clock_timestamp()`` is read once per statement, as seconds since
-  the epoch (``double precision``); client clocks never enter a decision.
-- retention: a row whose ``expires_at`` has passed counts as absent for every operation;
-  ``purge()`` deletes such rows.
+  the epoch; client clocks never enter a decision. A jump of the server's clock can only
+  end leases early (calls turn ``unknown``) or late, and move what ``purge`` deletes.
 - ``result`` and ``error`` are stored as UTF-8 ``bytea`` (with ``surrogatepass``), so every
   Python string, including NUL characters and lone surrogates, comes back byte-identical.
 
-Connections: a small pool of at most ``max_connections`` psycopg connections, opened on
-demand, each used by one operation at a time (``psycopg_pool`` is not required). A
-connection that fails is discarded and the next operation opens a new one; the failed
-operation itself is not retried (a lost reply leaves its effect unknown, so it raises
-``StoreError`` and the executor fails closed). Every driver failure surfaces as
-``toolwire.StoreError`` with the driver's exception chained.
+Round trips: one per operation in autocommit (claim + finish = 2 per call; 3 in the race
+above). Connections come from a ``psycopg_pool`` pool of at most ``max_connections``
+(default :data:`DEFAULT_MAX_CONNECTIONS` = 10: the executor's 8 concurrent calls each hold
+a connection only for one statement, and two spare ones serve a second run, a purge or
+the CLI without waiting). A connection that fails is discarded by the pool and the next
+operation gets a new one; the failed operation itself is not retried (a lost reply leaves
+its effect unknown, so it raises ``StoreError`` and the executor fails closed). Every
+driver failure surfaces as ``toolwire.StoreError`` with the driver's exception chained.
 
-Start-up: the table and its index are created under a transaction-scoped advisory lock, so
-workers that start together on a fresh database do not trip over PostgreSQL's catalog race
-on concurrent ``CREATE TABLE IF NOT EXISTS``. Self-test (G10): the store claims a fresh
-probe key twice and requires exactly one acquisition, then releases it; a server or proxy
-that does not enforce the conditional write makes the constructor (or, for the async
-store, the first operation) raise ``StoreError``.
+Start-up: the table and its index are created (and a table of an earlier version gains
+its ``retention`` column) under a transaction-scoped advisory lock, so workers that start
+together on a fresh database do not trip over PostgreSQL's catalog race on concurrent
+``CREATE TABLE IF NOT EXISTS``. Self-test (G10): a fresh probe key claimed twice must be
+acquired exactly once and a stale-fence write refused; otherwise the constructor (or, for
+the async store, the first operation) raises ``StoreError``.
 
 Guaranteed: of any number of concurrent claims of one key, across threads, processes and
-machines sharing the database, exactly one is acquired. Not guaranteed: anything after the
-retention has passed, and anything a transaction-pooling proxy that reorders statements
-breaks (the self-test catches the obvious cases). Each operation is O(1) statements on a
-primary-key index (O(log n) in the table size); ``purge`` is one ``DELETE`` through the
-``expires_at`` index.
+machines sharing the database, exactly one is acquired. Not guaranteed: anything after
+``purge`` removed a record, and anything a transaction-pooling proxy that reorders
+statements breaks (the self-test catches the obvious cases). Each operation is O(log n)
+through the primary key; ``purge`` is one ``DELETE`` through the ``expires_at`` index;
+``records`` a scan with a top-N sort, O(n log limit).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import re
-import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
-from types import TracebackType
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 try:
     import psycopg
     from psycopg import sql
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
-        "toolwire.stores.postgres needs psycopg 3; install it with pip install 'toolwire[postgres]'"
+        "toolwire.stores.postgres needs psycopg 3 and psycopg-pool; install them with "
+        "pip install 'toolwire[postgres]'"
     ) from exc
 
 from .._errors import StoreError, StoreSettingsError
-from . import _checks as checks
-from ._protocol import Claim, FinalStatus, Record, Status
+from . import _requests as requests
+from ._protocol import LEASE_LOST, Claim, Record, Status
+from ._requests import Request, T
+from ._shells import AsyncShell, Flow, SyncShell, arun_flow, run_flow
 
-__all__ = ["AsyncPostgresStore", "PostgresStore"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "AsyncPostgresStore", "PostgresStore"]
 
+DEFAULT_MAX_CONNECTIONS = 10
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_LEASE_LOST = "lease expired while in progress; the tool may have run"
 _COLUMNS = (
     "key, args_hash, idempotency_key, status, owner, fence, lease_expires_at, "
-    "result, error, created_at, expires_at"
+    "result, error, created_at, expires_at, retention"
 )
 _NOW = "extract(epoch FROM clock_timestamp())::double precision"
+_CLAIM_ATTEMPTS = 5  # a claim that keeps racing with deletions (release, purge) gives up
 
 
 # --------------------------------------------------------------------------- statements
 
 
-class _Statements:
+class Statements:
     """The SQL of one table, composed once with the table name quoted as an identifier."""
-
-    __slots__ = (
-        "claim",
-        "create",
-        "create_lock",
-        "finish",
-        "get",
-        "heartbeat",
-        "purge",
-        "release",
-        "select_locked",
-    )
 
     def __init__(self, table: str) -> None:
         parts = table.split(".")
         if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(part) for part in parts):
-            raise StoreError(
+            raise StoreSettingsError(
                 f"invalid table name {table!r}: use an identifier, optionally schema-qualified"
             )
         ident = sql.Identifier(*parts)
@@ -109,6 +102,7 @@ class _Statements:
         def q(text: str) -> sql.Composed:
             return sql.SQL(text).format(t=ident, idx=index)
 
+        self.table = table
         self.create = [
             q(
                 "CREATE TABLE IF NOT EXISTS {t} ("
@@ -123,116 +117,93 @@ class _Statements:
                 " result bytea,"
                 " error bytea,"
                 " created_at double precision NOT NULL,"
-                " expires_at double precision NOT NULL)"
+                " expires_at double precision NOT NULL,"
+                " retention double precision NOT NULL DEFAULT 0)"
+            ),
+            # A table of an earlier version gains the column (old rows: retention 0).
+            q(
+                "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS"
+                " retention double precision NOT NULL DEFAULT 0"
             ),
             q("CREATE INDEX IF NOT EXISTS {idx} ON {t} (expires_at)"),
         ]
         # Concurrent CREATE TABLE IF NOT EXISTS of one new table can fail with a unique
         # violation in the catalog; workers starting together serialise on this lock.
         self.create_lock = sql.SQL("SELECT pg_advisory_xact_lock(hashtext(%(table)s))")
-        # ``excluded.created_at`` is the one reading of the server clock for the whole
-        # statement; "fresh" = the old record is past its retention (counts as absent),
-        # "take" = the caller gets the call (fresh, or an expired lease with reclaim).
-        fresh = "c.expires_at <= excluded.created_at"
-        take = f"({fresh} OR %(reclaim)s)"
+        # ``excluded.created_at`` is the statement's one reading of the server clock.
+        take = "%(reclaim)s"
+        keep = "greatest(c.retention, excluded.retention)"
         self.claim = q(
+            "WITH n AS (SELECT " + _NOW + " AS now), ins AS ("
             "INSERT INTO {t} AS c (" + _COLUMNS + ") "
             "SELECT %(key)s, %(args_hash)s, %(idempotency_key)s, 'in_progress', %(owner)s, 1,"
-            " n.now + %(lease)s, NULL, NULL, n.now, n.now + %(retention)s"
-            " FROM (SELECT " + _NOW + " AS now) AS n "
+            " n.now + %(lease)s, NULL, NULL, n.now, n.now + %(lease)s + %(retention)s,"
+            " %(retention)s FROM n "
             "ON CONFLICT (key) DO UPDATE SET"
-            " args_hash = excluded.args_hash,"
             f" idempotency_key = CASE WHEN {take} THEN excluded.idempotency_key"
             " ELSE c.idempotency_key END,"
             f" status = CASE WHEN {take} THEN 'in_progress' ELSE 'unknown' END,"
             f" owner = CASE WHEN {take} THEN excluded.owner ELSE NULL END,"
             " fence = c.fence + 1,"
-            f" lease_expires_at = CASE WHEN {take} THEN excluded.lease_expires_at"
-            " ELSE NULL END,"
-            " result = NULL,"
-            f" error = CASE WHEN {take} THEN NULL ELSE %(lease_lost)s END,"
-            f" created_at = CASE WHEN {fresh} THEN excluded.created_at ELSE c.created_at END,"
-            f" expires_at = CASE WHEN {take} THEN greatest(c.expires_at, excluded.expires_at)"
-            " ELSE c.expires_at END"
-            f" WHERE {fresh} OR (c.args_hash = excluded.args_hash"
-            " AND c.status = 'in_progress' AND c.lease_expires_at <= excluded.created_at)"
-            " RETURNING " + _COLUMNS
+            f" lease_expires_at = CASE WHEN {take} THEN excluded.lease_expires_at ELSE NULL END,"
+            f" error = CASE WHEN {take} THEN c.error ELSE %(lease_lost)s END,"
+            f" retention = {keep},"
+            f" expires_at = greatest(c.expires_at, excluded.created_at + {keep}"
+            f" + CASE WHEN {take} THEN %(lease)s ELSE 0 END)"
+            " WHERE c.args_hash = excluded.args_hash AND c.status = 'in_progress'"
+            " AND c.lease_expires_at <= excluded.created_at"
+            " RETURNING " + _COLUMNS + ", c.status = 'in_progress', true) "
+            "SELECT * FROM ins UNION ALL SELECT " + _COLUMNS + ", false, false FROM {t}"
+            " WHERE key = %(key)s AND NOT EXISTS (SELECT FROM ins)"
         )
-        self.select_locked = q("SELECT " + _COLUMNS + " FROM {t} WHERE key = %(key)s")
+        self.get = q("SELECT " + _COLUMNS + " FROM {t} WHERE key = %(key)s")
         held = (
             " WHERE key = %(key)s AND owner = %(owner)s AND fence = %(fence)s"
-            " AND status = 'in_progress' AND expires_at > "
+            " AND status = 'in_progress'"
         )
+        now = " FROM (SELECT " + _NOW + " AS now) AS n"
         self.heartbeat = q(
-            "UPDATE {t} SET lease_expires_at = n.now + %(lease)s"
-            " FROM (SELECT " + _NOW + " AS now) AS n" + held + "n.now"
+            "UPDATE {t} SET lease_expires_at = n.now + %(lease)s,"
+            " expires_at = greatest(expires_at, n.now + %(lease)s + retention)" + now + held
         )
-        self.finish = q(
+        settle = (
             "UPDATE {t} SET status = %(status)s, result = %(result)s, error = %(error)s,"
-            " lease_expires_at = NULL" + held + _NOW
+            " lease_expires_at = NULL, expires_at = greatest(expires_at, n.now + retention)" + now
         )
-        self.release = q("DELETE FROM {t}" + held + _NOW)
-        self.get = q(
-            "SELECT " + _COLUMNS + " FROM {t} WHERE key = %(key)s AND expires_at > " + _NOW
+        self.finish = q(settle + held)
+        self.resolve = q(settle + " WHERE key = %(key)s AND status = 'unknown'")
+        self.release = q("DELETE FROM {t}" + held)
+        listing = (
+            "SELECT " + _COLUMNS + " FROM {t} WHERE (%(status)s::text IS NULL"
+            " OR status = %(status)s) ORDER BY created_at {order}, key {order} LIMIT %(limit)s"
         )
+        self.records: dict[bool, sql.Composed] = {
+            newest: sql.SQL(listing).format(t=ident, order=sql.SQL("DESC" if newest else "ASC"))
+            for newest in (False, True)
+        }
         self.purge = q("DELETE FROM {t} WHERE expires_at <= " + _NOW)
 
 
-# ------------------------------------------------------------------------- validation
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One statement for a connection to run; the reply is ``(rowcount, rows)``."""
+
+    statement: sql.SQL | sql.Composed
+    params: dict[str, Any] | None = None
 
 
-def _optional_text(name: str, value: object) -> bytes | None:
-    """A result or error string encoded for storage (``None`` stays ``None``)."""
-    text = checks.text_or_none(name, value)
-    return None if text is None else text.encode("utf-8", "surrogatepass")
-
-
-def _claim_params(
-    key: object,
-    args_hash: object,
-    idempotency_key: object,
-    owner: object,
-    lease: object,
-    retention: object,
-    reclaim: object,
-) -> dict[str, Any]:
-    """The checked parameters of a claim statement."""
-    return {
-        "key": checks.identifier("key", key),
-        "args_hash": checks.identifier("args_hash", args_hash),
-        "idempotency_key": checks.identifier("idempotency_key", idempotency_key),
-        "owner": checks.identifier("owner", owner),
-        "lease": checks.seconds("lease", lease),
-        "retention": checks.seconds("retention", retention),
-        "reclaim": checks.flag("reclaim", reclaim),
-        "lease_lost": _LEASE_LOST.encode(),
-    }
-
-
-def _held_params(key: object, owner: object, fence: object) -> dict[str, Any]:
-    """The checked owner/fence parameters of a fenced transition."""
-    return {
-        "key": checks.identifier("key", key),
-        "owner": checks.identifier("owner", owner),
-        "fence": checks.fence(fence),
-    }
-
-
-def _finish_params(
-    key: object, owner: object, fence: object, status: object, result: object, error: object
-) -> dict[str, Any]:
-    """The checked parameters of a ``finish`` statement."""
-    params = _held_params(key, owner, fence)
-    params["status"] = checks.final_status(status)
-    params["result"] = _optional_text("result", result)
-    params["error"] = _optional_text("error", error)
-    return params
+Reply = tuple[int, list[tuple[Any, ...]]]
 
 
 # ---------------------------------------------------------------------------- decoding
 
 
-def _decode_optional(value: object) -> str | None:
+def _text_in(value: str | None) -> bytes | None:
+    """A result or error as stored: UTF-8 bytes that keep lone surrogates."""
+    return None if value is None else value.encode("utf-8", "surrogatepass")
+
+
+def _text_out(value: object) -> str | None:
     """A stored ``bytea`` back to the exact string that was stored."""
     if value is None:
         return None
@@ -250,15 +221,15 @@ def _float(value: object) -> float:
 
 
 def _record(row: Sequence[Any] | None) -> Record:
-    """A row of the eleven record columns as a :class:`Record`; ``StoreError`` if malformed."""
-    if row is None or len(row) != 11:
+    """A row of the twelve record columns (and any flags after them) as a :class:`Record`."""
+    if row is None or len(row) < 12:
         raise StoreError(f"unexpected reply from PostgreSQL: {row!r}")
-    (key, args_hash, idem, status, owner, fence, lease_at, result, error, created, expires) = row
+    key, args_hash, idem, status, owner, fence, lease_at, result, error, created, expires = row[:11]
     if (
         not isinstance(key, str)
         or not isinstance(args_hash, str)
         or not isinstance(idem, str)
-        or status not in checks.STATUSES
+        or status not in requests.STATUSES
         or not (owner is None or isinstance(owner, str))
         or isinstance(fence, bool)
         or not isinstance(fence, int)
@@ -273,409 +244,291 @@ def _record(row: Sequence[Any] | None) -> Record:
         owner=owner,
         fence=fence,
         lease_expires_at=None if lease_at is None else _float(lease_at),
-        result=_decode_optional(result),
-        error=_decode_optional(error),
+        result=_text_out(result),
+        error=_text_out(error),
         created_at=_float(created),
         expires_at=_float(expires),
+        retention=_float(row[11]),
     )
 
 
-# ------------------------------------------------------------------------------ sync
+# ------------------------------------------------------------------------------- flows
 
 
-class PostgresStore:
-    """The :class:`~toolwire.stores.Store` Protocol on PostgreSQL, safe to share between threads.
+def _claim(s: Statements, r: requests.ClaimRequest) -> Flow[Claim]:
+    params = {
+        "key": r.key,
+        "args_hash": r.args_hash,
+        "idempotency_key": r.idempotency_key,
+        "owner": r.owner,
+        "lease": r.lease,
+        "retention": r.retention,
+        "reclaim": r.reclaim,
+        "lease_lost": LEASE_LOST.encode(),
+    }
+    for _attempt in range(_CLAIM_ATTEMPTS):
+        _count, rows = yield Query(s.claim, params)
+        if rows and (rows[0][13] is True or rows[0][3] != "in_progress"):
+            return Claim(acquired=rows[0][12] is True, record=_record(rows[0]))
+        # An in_progress row read by the fallback SELECT comes from the statement's
+        # snapshot; when a racing claim settled it meanwhile (its takeover or unknown
+        # verdict), the conflict check saw the newer row and left it alone, but the
+        # snapshot still shows the old one. Finished rows never change, so only an
+        # in_progress one is read again, with a fresh snapshot.
+        # (No row at all: it was committed by another transaction after this statement's
+        # snapshot, and the server already refused the takeover.) Read what it holds now.
+        _count, rows = yield Query(s.get, {"key": r.key})
+        if rows:
+            return Claim(acquired=False, record=_record(rows[0]))
+    raise StoreError(f"claim of {r.key!r} kept racing with deletions; giving up")
 
-    ``dsn`` is a libpq connection string or URL. ``table`` (optionally ``schema.table``) is
-    created if missing. At most ``max_connections`` connections are open at once, each
-    opened with ``connect_timeout`` seconds; ``connect_kwargs`` go to
-    ``psycopg.connect``. With ``self_test`` (the default) the constructor checks that the
-    server enforces conditional writes and raises ``StoreError`` if it does not.
-    """
+
+def _held(r: requests.HeartbeatRequest | requests.ReleaseRequest) -> dict[str, Any]:
+    return {"key": r.key, "owner": r.owner, "fence": r.fence}
+
+
+def _write(query: Query) -> Flow[bool]:
+    reply: Reply = yield query
+    return reply[0] == 1
+
+
+def flow(s: Statements, request: Request[Any]) -> Flow[Any]:
+    """The statements that serve ``request`` on the table of ``s``, as a flow of
+    :class:`Query` steps whose replies are ``(rowcount, rows)``."""
+    r: Any = request
+    if isinstance(r, requests.ClaimRequest):
+        return _claim(s, r)
+    if isinstance(r, requests.HeartbeatRequest):
+        return _write(Query(s.heartbeat, {**_held(r), "lease": r.lease}))
+    if isinstance(r, (requests.FinishRequest, requests.ResolveRequest)):
+        params = {
+            "key": r.key,
+            "status": r.status,
+            "result": _text_in(r.result),
+            "error": _text_in(r.error),
+        }
+        if isinstance(r, requests.ResolveRequest):
+            return _write(Query(s.resolve, params))
+        return _write(Query(s.finish, {**params, "owner": r.owner, "fence": r.fence}))
+    if isinstance(r, requests.ReleaseRequest):
+        return _write(Query(s.release, _held(r)))
+    return _read(s, r)
+
+
+def _read(s: Statements, r: Any) -> Flow[Any]:
+    if isinstance(r, requests.GetRequest):
+        _count, rows = yield Query(s.get, {"key": r.key})
+        return _record(rows[0]) if rows else None
+    if isinstance(r, requests.RecordsRequest):
+        params = {"status": r.status, "limit": r.limit}
+        _count, rows = yield Query(s.records[r.newest_first], params)
+        return [_record(row) for row in rows]
+    assert isinstance(r, requests.PurgeRequest)
+    count, _rows = yield Query(s.purge)
+    return max(0, count)
+
+
+# ------------------------------------------------------------------------------ stores
+
+
+@contextlib.contextmanager
+def _failures() -> Iterator[None]:
+    """Driver and pool failures as ``StoreError`` (with the cause chained)."""
+    try:
+        yield
+    except (StoreError, StoreSettingsError):
+        raise
+    except Exception as exc:
+        raise StoreError(f"PostgreSQL operation failed: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """The checked options shared by both stores."""
+
+    dsn: str
+    statements: Statements
+    max_connections: int
+    connect_timeout: float
+    kwargs: dict[str, Any]
+
+    @classmethod
+    def check(
+        cls,
+        dsn: object,
+        table: object,
+        max_connections: object,
+        connect_timeout: object,
+        connect_kwargs: dict[str, Any] | None,
+    ) -> _Settings:
+        if not isinstance(dsn, str):
+            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
+        if not isinstance(table, str):
+            raise StoreSettingsError(f"table must be a string, got {type(table).__name__}")
+        timeout = requests.seconds("connect_timeout", connect_timeout)
+        kwargs = {"autocommit": True, "connect_timeout": max(1, math.ceil(timeout))}
+        return cls(
+            dsn=dsn,
+            statements=Statements(table),
+            max_connections=requests.count("max_connections", max_connections, low=1, high=10_000),
+            connect_timeout=timeout,
+            kwargs={**kwargs, **(connect_kwargs or {})},
+        )
+
+    def pool_options(self, configure: Any) -> dict[str, Any]:
+        """Keyword arguments of ``psycopg_pool``'s pools."""
+        return {
+            "configure": configure,
+            "kwargs": self.kwargs,
+            "min_size": 1,
+            "max_size": self.max_connections,
+            "open": False,
+            # How long an operation waits for a free connection before StoreError.
+            "timeout": self.connect_timeout + 30,
+            "name": f"toolwire:{self.statements.table}",
+        }
+
+
+# Every statement is a primary-key lookup: a generic plan is as good as a custom one, and
+# without this PostgreSQL re-plans the claim statement on every call (about 0.25 ms, most of
+# the claim's cost). Servers before 12 lack the setting; they just keep re-planning.
+_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    with contextlib.suppress(psycopg.Error):
+        conn.execute(_GENERIC_PLANS)
+
+
+async def _aconfigure(conn: psycopg.AsyncConnection[Any]) -> None:
+    with contextlib.suppress(psycopg.Error):
+        await conn.execute(_GENERIC_PLANS)
+
+
+def _run(conn: psycopg.Connection[Any], query: Query) -> Reply:
+    cursor = conn.execute(query.statement, query.params)
+    return cursor.rowcount, cursor.fetchall() if cursor.description else []
+
+
+async def _arun(conn: psycopg.AsyncConnection[Any], query: Query) -> Reply:
+    cursor = await conn.execute(query.statement, query.params)
+    return cursor.rowcount, await cursor.fetchall() if cursor.description else []
+
+
+class _Options:
+    """The constructor both stores share: checks every option, then ``_start``s."""
 
     def __init__(
         self,
         dsn: str,
         *,
         table: str = "toolwire_calls",
-        max_connections: int = 4,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
         connect_timeout: float = 10.0,
         self_test: bool = True,
         connect_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        if not isinstance(dsn, str):
-            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
-        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
-            raise StoreSettingsError(f"max_connections must be an int, got {max_connections!r}")
-        if max_connections < 1:
-            raise StoreSettingsError(f"max_connections must be at least 1, got {max_connections}")
-        self._dsn = dsn
-        self._sql = _Statements(table)
-        self._timeout = checks.seconds("connect_timeout", connect_timeout)
-        self._kwargs = dict(connect_kwargs or {})
-        self._idle: list[psycopg.Connection[Any]] = []
-        self._lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(max_connections)
+        self._settings = _Settings.check(
+            dsn, table, max_connections, connect_timeout, connect_kwargs
+        )
+        self._sql = self._settings.statements
+        self._self_test_wanted = self_test
+        self._behind = "the database"
+        self._start()
+
+    def _start(self) -> None:
+        """Open the store now (sync) or prepare to open it on first use (async)."""
+        raise NotImplementedError
+
+
+def _setup(s: Statements) -> Flow[None]:
+    """Create the table and its index (run in one transaction)."""
+    yield Query(s.create_lock, {"table": s.table})
+    for statement in s.create:
+        yield Query(statement)
+
+
+class PostgresStore(_Options, SyncShell):
+    """The :class:`~toolwire.stores.AdminStore` Protocol on PostgreSQL, safe to share
+    between threads.
+
+    ``dsn`` is a libpq connection string or URL. ``table`` (optionally ``schema.table``) is
+    created if missing. At most ``max_connections`` connections are open at once (default
+    :data:`DEFAULT_MAX_CONNECTIONS`), each opened within ``connect_timeout`` seconds;
+    ``connect_kwargs`` go to ``psycopg.connect``. With ``self_test`` (the default) the
+    constructor checks that the server enforces conditional writes and raises
+    ``StoreError`` if it does not.
+    """
+
+    def _start(self) -> None:
         self._closed = False
+        settings = self._settings
+        options = settings.pool_options(_configure)
+        self._pool: ConnectionPool[Any] = ConnectionPool(settings.dsn, **options)
         try:
-            with self._connection() as conn, conn.transaction():
-                conn.execute(self._sql.create_lock, {"table": table})
-                for statement in self._sql.create:
-                    conn.execute(statement)
-            if self_test:
-                self._self_test()
+            with _failures():
+                self._pool.open(wait=True, timeout=settings.connect_timeout)
+                with self._pool.connection() as conn, conn.transaction():
+                    run_flow(_setup(self._sql), lambda query: _run(conn, query))
+            if self._self_test_wanted:
+                self._self_test(self._behind)
         except BaseException:
             self.close()
             raise
 
-    # -- connections
-
-    def _connect(self) -> psycopg.Connection[Any]:
-        try:
-            return psycopg.connect(
-                self._dsn,
-                autocommit=True,
-                connect_timeout=max(1, math.ceil(self._timeout)),
-                **self._kwargs,
-            )
-        except Exception as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
-
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection of the pool for one operation; a failed one is discarded."""
+    def _perform(self, request: Request[T]) -> T:
         if self._closed:
             raise StoreError("the store is closed")
-        if not self._slots.acquire(timeout=self._timeout + 30):
-            raise StoreError("timed out waiting for a free PostgreSQL connection")
-        conn: psycopg.Connection[Any] | None = None
-        try:
-            with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = self._connect()
-            try:
-                yield conn
-            except StoreError:
-                raise
-            except Exception as exc:
-                raise StoreError(f"PostgreSQL operation failed: {exc}") from exc
-        finally:
-            if conn is not None:
-                self._give_back(conn)
-            self._slots.release()
-
-    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
-        healthy = (
-            not conn.closed
-            and not conn.broken
-            and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        )
-        with self._lock:
-            if healthy and not self._closed:
-                self._idle.append(conn)
-                return
-        with contextlib.suppress(Exception):  # a connection being thrown away may fail to close
-            conn.close()
-
-    def _self_test(self) -> None:
-        checks.self_test(self.claim, self.release, "the database")
-
-    # -- the Protocol
-
-    def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner`` (see :meth:`toolwire.stores.Store.claim`)."""
-        params = _claim_params(key, args_hash, idempotency_key, owner, lease, retention, reclaim)
-        with self._connection() as conn, conn.transaction():
-            row = conn.execute(self._sql.claim, params).fetchone()
-            if row is not None:
-                record = _record(row)
-                return Claim(acquired=record.status == "in_progress", record=record)
-            # The conflicting row is locked by the INSERT above until commit.
-            row = conn.execute(self._sql.select_locked, params).fetchone()
-            return Claim(acquired=False, record=_record(row))
-
-    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
-        params = _held_params(key, owner, fence)
-        params["lease"] = checks.seconds("lease", lease)
-        with self._connection() as conn:
-            return conn.execute(self._sql.heartbeat, params).rowcount == 1
-
-    def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the outcome if ``owner``/``fence`` still hold the call; ``False`` if not."""
-        params = _finish_params(key, owner, fence, status, result, error)
-        with self._connection() as conn:
-            return conn.execute(self._sql.finish, params).rowcount == 1
-
-    def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """Delete the claim if ``owner``/``fence`` still hold it."""
-        params = _held_params(key, owner, fence)
-        with self._connection() as conn:
-            return conn.execute(self._sql.release, params).rowcount == 1
-
-    def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` (also when past its retention)."""
-        params = {"key": checks.identifier("key", key)}
-        with self._connection() as conn:
-            row = conn.execute(self._sql.get, params).fetchone()
-        return None if row is None else _record(row)
-
-    def purge(self) -> int:
-        """Delete every record past its retention; return how many."""
-        with self._connection() as conn:
-            return max(0, conn.execute(self._sql.purge).rowcount)
+        with _failures(), self._pool.connection() as conn:
+            result: T = run_flow(flow(self._sql, request), lambda query: _run(conn, query))
+            return result
 
     def close(self) -> None:
-        """Close every pooled connection; later operations raise ``StoreError``."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            with contextlib.suppress(Exception):  # closing is best effort
-                conn.close()
-
-    def __enter__(self) -> PostgresStore:
-        """Use the store as a context manager that closes it on exit."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
-        self.close()
+        """Close the pool; later operations raise ``StoreError``."""
+        self._closed = True
+        with contextlib.suppress(Exception):  # closing is best effort
+            self._pool.close()
 
 
-# ----------------------------------------------------------------------------- async
+class AsyncPostgresStore(_Options, AsyncShell):
+    """The :class:`~toolwire.stores.AsyncAdminStore` Protocol on PostgreSQL, for asyncio.
 
-
-class AsyncPostgresStore:
-    """The :class:`~toolwire.stores.AsyncStore` Protocol on PostgreSQL, for asyncio.
-
-    Same options and semantics as :class:`PostgresStore`. Connections, the table and the
+    Same options and semantics as :class:`PostgresStore`. The pool, the table and the
     self-test are set up on first use (or by ``await store.open()`` / ``async with``), in
     the event loop that uses the store; use one store per event loop.
     """
 
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        table: str = "toolwire_calls",
-        max_connections: int = 4,
-        connect_timeout: float = 10.0,
-        self_test: bool = True,
-        connect_kwargs: dict[str, Any] | None = None,
-    ) -> None:
-        if not isinstance(dsn, str):
-            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
-        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
-            raise StoreSettingsError(f"max_connections must be an int, got {max_connections!r}")
-        if max_connections < 1:
-            raise StoreSettingsError(f"max_connections must be at least 1, got {max_connections}")
-        self._dsn = dsn
-        self._sql = _Statements(table)
-        self._timeout = checks.seconds("connect_timeout", connect_timeout)
-        self._kwargs = dict(connect_kwargs or {})
-        self._table = table
-        self._self_test_wanted = self_test
-        self._max = max_connections
-        self._idle: list[psycopg.AsyncConnection[Any]] = []
-        self._slots: asyncio.Semaphore | None = None
-        self._opening: asyncio.Lock | None = None
-        self._ready = False
-        self._closed = False
+    def _start(self) -> None:
+        self._pool: AsyncConnectionPool[Any] | None = None
 
-    async def open(self) -> None:
-        """Create the table and run the self-test now instead of on first use."""
-        if self._ready:
-            return
-        if self._closed:
-            raise StoreError("the store is closed")
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-        async with self._opening:
-            if self._ready:
-                return
-            async with self._raw_connection() as conn, conn.transaction():
-                await conn.execute(self._sql.create_lock, {"table": self._table})
-                for statement in self._sql.create:
-                    await conn.execute(statement)
-            self._ready = True
-            if self._self_test_wanted:
+    async def _setup(self) -> None:
+        settings = self._settings
+        with _failures():
+            if self._pool is None:
+                options = settings.pool_options(_aconfigure)
+                pool: AsyncConnectionPool[Any] = AsyncConnectionPool(settings.dsn, **options)
                 try:
-                    await self._self_test()
+                    await pool.open(wait=True, timeout=settings.connect_timeout)
                 except BaseException:
-                    self._ready = False
+                    await pool.close()  # the next open() starts afresh
                     raise
+                self._pool = pool
+            async with self._pool.connection() as conn, conn.transaction():
+                await arun_flow(_setup(self._sql), lambda query: _arun(conn, query))
 
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        try:
-            return await psycopg.AsyncConnection.connect(
-                self._dsn,
-                autocommit=True,
-                connect_timeout=max(1, math.ceil(self._timeout)),
-                **self._kwargs,
-            )
-        except Exception as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A ready connection (the store opened first) for one operation."""
-        if not self._ready:
-            await self.open()
-        async with self._raw_connection() as conn:
-            yield conn
-
-    @asynccontextmanager
-    async def _raw_connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        if self._closed:
+    async def _execute(self, request: Request[T]) -> T:
+        if self._closed or self._pool is None:
             raise StoreError("the store is closed")
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._max)
-        slots = self._slots
-        try:
-            await asyncio.wait_for(slots.acquire(), timeout=self._timeout + 30)
-        except asyncio.TimeoutError as exc:
-            raise StoreError("timed out waiting for a free PostgreSQL connection") from exc
-        conn: psycopg.AsyncConnection[Any] | None = None
-        try:
-            conn = self._idle.pop() if self._idle else await self._connect()
-            try:
-                yield conn
-            except StoreError:
-                raise
-            except Exception as exc:
-                raise StoreError(f"PostgreSQL operation failed: {exc}") from exc
-        finally:
-            if conn is not None:
-                await self._give_back(conn)
-            slots.release()
-
-    async def _give_back(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        healthy = (
-            not conn.closed
-            and not conn.broken
-            and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        )
-        if healthy and not self._closed:
-            self._idle.append(conn)
-            return
-        with contextlib.suppress(Exception):  # a connection being thrown away may fail to close
-            await conn.close()
-
-    async def _self_test(self) -> None:
-        await checks.aself_test(self.claim, self.release, "the database")
-
-    async def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner`` (see :meth:`toolwire.stores.Store.claim`)."""
-        params = _claim_params(key, args_hash, idempotency_key, owner, lease, retention, reclaim)
-        async with self._connection() as conn, conn.transaction():
-            cursor = await conn.execute(self._sql.claim, params)
-            row = await cursor.fetchone()
-            if row is not None:
-                record = _record(row)
-                return Claim(acquired=record.status == "in_progress", record=record)
-            # The conflicting row is locked by the INSERT above until commit.
-            cursor = await conn.execute(self._sql.select_locked, params)
-            return Claim(acquired=False, record=_record(await cursor.fetchone()))
-
-    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
-        params = _held_params(key, owner, fence)
-        params["lease"] = checks.seconds("lease", lease)
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql.heartbeat, params)
-            return cursor.rowcount == 1
-
-    async def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the outcome if ``owner``/``fence`` still hold the call; ``False`` if not."""
-        params = _finish_params(key, owner, fence, status, result, error)
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql.finish, params)
-            return cursor.rowcount == 1
-
-    async def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """Delete the claim if ``owner``/``fence`` still hold it."""
-        params = _held_params(key, owner, fence)
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql.release, params)
-            return cursor.rowcount == 1
-
-    async def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` (also when past its retention)."""
-        params = {"key": checks.identifier("key", key)}
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql.get, params)
-            row = await cursor.fetchone()
-        return None if row is None else _record(row)
-
-    async def purge(self) -> int:
-        """Delete every record past its retention; return how many."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql.purge)
-            return max(0, cursor.rowcount)
+        with _failures():
+            async with self._pool.connection() as conn:
+                result: T = await arun_flow(
+                    flow(self._sql, request), lambda query: _arun(conn, query)
+                )
+                return result
 
     async def aclose(self) -> None:
-        """Close every pooled connection; later operations raise ``StoreError``."""
+        """Close the pool; later operations raise ``StoreError``."""
         self._closed = True
-        idle, self._idle = self._idle, []
-        for conn in idle:
+        if self._pool is not None:
             with contextlib.suppress(Exception):  # closing is best effort
-                await conn.close()
-
-    async def __aenter__(self) -> AsyncPostgresStore:
-        """Open the store (table, self-test) for ``async with``; closed on exit."""
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
-        await self.aclose()
+                await self._pool.close()

@@ -2,37 +2,41 @@
 
 Strategy. One Redis hash per call key (``<prefix><key>``, fields named like the
 :class:`~toolwire.stores.Record` attributes). Every transition is one Lua script, and Redis
-runs a script atomically, so each decision is a single arbitrated step on the server:
+runs a script atomically, so each decision is a single arbitrated step on the server. The
+scripts and the flows that call them are sans-IO (:func:`flow`), shared by both stores,
+which differ only in the redis-py client (and its connection pool) that drives them:
 
-- ``claim`` reads the hash and, in the same script, inserts (no record, or one past its
-  retention: fence 1 or old fence + 1), takes over an expired lease (``reclaim``: new
-  owner, fence + 1), declares it ``unknown`` (fence + 1, no owner), or leaves it alone,
-  and returns the resulting hash;
-- ``heartbeat``, ``finish`` and ``release`` change the hash only if it is ``in_progress``,
-  within its retention, and its ``owner`` and ``fence`` match: a fenced-out worker gets
-  ``False`` and changes nothing;
-- ``get`` returns nothing for a record past its retention; ``purge`` walks the prefix with
-  ``SCAN`` and deletes, one script per batch, the hashes past their retention.
+- ``claim`` reads the hash and, in the same script, inserts (no record: fence 1), takes
+  over an expired lease (``reclaim``: new owner, fence + 1), declares it ``unknown``
+  (fence + 1, no owner), or leaves it alone, and returns the resulting hash. A record is
+  never replaced because of its age;
+- ``heartbeat``, ``finish`` and ``release`` change the hash only if it is ``in_progress``
+  and its ``owner`` and ``fence`` match: a fenced-out worker gets ``False`` and changes
+  nothing; ``resolve`` changes only an ``unknown`` hash;
+- ``get`` is one ``HGETALL`` (in a script); ``records`` and ``purge`` walk the prefix
+  with ``SCAN``, one script per batch (O(number of keys under the prefix)).
 
 Time is the server's: every script reads ``redis.call('TIME')`` once and keeps times as
-integer microseconds since the epoch (exact in Lua's doubles). Retention is the record's
-``expires_at``; the hash also gets a ``PEXPIREAT`` of ``expires_at`` plus ``expire_grace``
-seconds, so Redis deletes forgotten records by itself (``purge`` counts only those Redis has
-not yet removed). ``result`` and ``error`` are stored as UTF-8 bytes with
-``surrogatepass``: every Python string comes back byte-identical.
+integer microseconds since the epoch (exact in Lua's doubles). Each write renews
+``expires_at`` (never moving it back) and sets the hash's ``PEXPIREAT`` to ``expires_at``
+plus ``expire_grace`` seconds, so Redis deletes forgotten records by itself: that expiry
+is this store's automatic ``purge``, and like ``purge`` it judges by the server's wall
+clock (a server clock jumping ahead deletes records early; see the non-guarantees).
+``result`` and ``error`` are stored as UTF-8 bytes with ``surrogatepass``: every Python
+string comes back byte-identical.
 
-Not guaranteed — read this before deploying: the store is safe only on a **single Redis
-primary without asynchronous fail-over**. Redis replicates asynchronously, so a fail-over
-can lose an acknowledged claim and let a second worker run the same tool; there is no
-Redlock here and none would fix that. Use PostgreSQL (or SQLite on one host) where that
-matters.
+Not guaranteed -- read this before deploying: the store is safe only on a **single Redis
+primary without asynchronous fail-over**, whose clock is not set back and forth. Redis
+replicates asynchronously, so a fail-over can lose an acknowledged claim and let a second
+worker run the same tool; there is no Redlock here and none would fix that. Use
+PostgreSQL (or SQLite on one host) where that matters.
 
 Every driver failure or unexpected reply raises ``toolwire.StoreError`` with the cause
 chained. The client does not retry on its own (redis-py would by default): a script whose
 reply was lost may have run, and running it again would misreport, so the failure is
 raised and the next operation reconnects. The start-up self-test (G10) claims a fresh
 probe key twice and requires exactly one acquisition. Each operation is one round trip
-and O(1) on the server; ``purge`` is O(number of keys under the prefix).
+(claim + finish = 2 per call) and O(1) on the server.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Sequence
-from types import TracebackType
+from dataclasses import dataclass
 from typing import Any, cast
 
 try:
@@ -55,17 +59,18 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from .._errors import StoreError, StoreSettingsError
-from . import _checks as checks
-from ._protocol import Claim, FinalStatus, Record, Status
+from . import _requests as requests
+from ._protocol import LEASE_LOST, Claim, Record, Status
+from ._requests import Request, T
+from ._shells import AsyncShell, Flow, SyncShell, arun_flow, run_flow
 
 __all__ = ["AsyncRedisStore", "RedisStore"]
 
-_LEASE_LOST = "lease expired while in progress; the tool may have run"
 _SCAN_BATCH = 500
 
 # Shared by every script: effect replication, the server clock in microseconds, integer
-# formatting that survives Lua's tostring (which would print 1.7e+15), and the
-# owner/fence test.
+# formatting that survives Lua's tostring (which would print 1.7e+15), the owner/fence
+# test, and the renewal of a record's expiry (never moved back) with its Redis TTL.
 _PRELUDE = """
 if redis.replicate_commands then
   -- Redis < 5 replicates scripts verbatim and refuses writes after TIME unless the
@@ -79,118 +84,125 @@ end
 local function fmt(n)
   return string.format('%.0f', n)
 end
-local function held(k, now, owner, fence)
-  local v = redis.call('HMGET', k, 'status', 'owner', 'fence', 'expires_at')
+local function held(k, owner, fence)
+  local v = redis.call('HMGET', k, 'status', 'owner', 'fence')
   return v[1] == 'in_progress' and v[2] == owner and v[3] ~= false
-    and tonumber(v[3]) == tonumber(fence) and v[4] ~= false and tonumber(v[4]) > now
+    and tonumber(v[3]) == tonumber(fence)
+end
+local function renew(k, deadline, grace)
+  local old = tonumber(redis.call('HGET', k, 'expires_at') or 0) or 0
+  local expires = math.max(old, deadline)
+  redis.call('HSET', k, 'expires_at', fmt(expires))
+  redis.call('PEXPIREAT', k, fmt(math.floor(expires / 1000) + grace))
+end
+local function retention(k)
+  return tonumber(redis.call('HGET', k, 'retention') or 0) or 0
+end
+local function texts(k, has_result, result, has_error, err)
+  if has_result == '1' then redis.call('HSET', k, 'result', result)
+  else redis.call('HDEL', k, 'result') end
+  if has_error == '1' then redis.call('HSET', k, 'error', err)
+  else redis.call('HDEL', k, 'error') end
 end
 """
 
-_CLAIM = (
-    _PRELUDE
-    + """
+_SCRIPTS = {
+    "claim": """
 local k = KEYS[1]
 local args_hash, idem, owner = ARGV[1], ARGV[2], ARGV[3]
-local lease, retention = tonumber(ARGV[4]), tonumber(ARGV[5])
+local lease, keep = tonumber(ARGV[4]), tonumber(ARGV[5])
 local reclaim, grace, lost = ARGV[6] == '1', tonumber(ARGV[7]), ARGV[8]
 local now = now_us()
-local v = redis.call('HMGET', k, 'args_hash', 'status', 'fence', 'lease_expires_at',
-  'expires_at')
+local v = redis.call('HMGET', k, 'args_hash', 'status', 'fence', 'lease_expires_at')
 local acquired = 0
-if v[5] ~= false and tonumber(v[5]) > now then
-  if v[1] == args_hash and v[2] == 'in_progress' and v[4] ~= false
-      and tonumber(v[4]) <= now then
-    local fence = fmt(tonumber(v[3]) + 1)
-    if reclaim then
-      local expires = math.max(tonumber(v[5]), now + retention)
-      redis.call('HSET', k, 'idempotency_key', idem, 'status', 'in_progress',
-        'owner', owner, 'fence', fence, 'lease_expires_at', fmt(now + lease),
-        'expires_at', fmt(expires))
-      redis.call('HDEL', k, 'result', 'error')
-      redis.call('PEXPIREAT', k, fmt(math.floor(expires / 1000) + grace))
-      acquired = 1
-    else
-      redis.call('HSET', k, 'status', 'unknown', 'fence', fence, 'error', lost)
-      redis.call('HDEL', k, 'owner', 'lease_expires_at', 'result')
-    end
+if v[2] == false then
+  if redis.call('EXISTS', k) == 1 then
+    return redis.error_reply('toolwire: ' .. k .. ' is not a call record')
   end
-else
-  local fence = 1
-  if v[3] ~= false and tonumber(v[3]) ~= nil then
-    fence = tonumber(v[3]) + 1
-  end
-  local expires = now + retention
-  redis.call('DEL', k)
   redis.call('HSET', k, 'args_hash', args_hash, 'idempotency_key', idem,
-    'status', 'in_progress', 'owner', owner, 'fence', fmt(fence),
-    'lease_expires_at', fmt(now + lease), 'created_at', fmt(now), 'expires_at', fmt(expires))
-  redis.call('PEXPIREAT', k, fmt(math.floor(expires / 1000) + grace))
+    'status', 'in_progress', 'owner', owner, 'fence', '1',
+    'lease_expires_at', fmt(now + lease), 'created_at', fmt(now), 'retention', fmt(keep))
+  renew(k, now + lease + keep, grace)
   acquired = 1
+elseif v[1] == args_hash and v[2] == 'in_progress' and v[4] ~= false
+    and tonumber(v[4]) <= now then
+  keep = math.max(retention(k), keep)
+  local fence = fmt(tonumber(v[3]) + 1)
+  if reclaim then
+    redis.call('HSET', k, 'idempotency_key', idem, 'owner', owner, 'fence', fence,
+      'lease_expires_at', fmt(now + lease), 'retention', fmt(keep))
+    renew(k, now + lease + keep, grace)
+    acquired = 1
+  else
+    redis.call('HSET', k, 'status', 'unknown', 'fence', fence, 'error', lost,
+      'retention', fmt(keep))
+    redis.call('HDEL', k, 'owner', 'lease_expires_at')
+    renew(k, now + keep, grace)
+  end
 end
 return {acquired, redis.call('HGETALL', k)}
-"""
-)
-
-_HEARTBEAT = (
-    _PRELUDE
-    + """
-local now = now_us()
-if not held(KEYS[1], now, ARGV[1], ARGV[2]) then
+""",
+    "heartbeat": """
+local k, lease, grace = KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4])
+if not held(k, ARGV[1], ARGV[2]) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'lease_expires_at', fmt(now + tonumber(ARGV[3])))
+local now = now_us()
+redis.call('HSET', k, 'lease_expires_at', fmt(now + lease))
+renew(k, now + lease + retention(k), grace)
 return 1
-"""
-)
-
-_FINISH = (
-    _PRELUDE
-    + """
+""",
+    "finish": """
 local k = KEYS[1]
-if not held(k, now_us(), ARGV[1], ARGV[2]) then
+if not held(k, ARGV[1], ARGV[2]) then
   return 0
 end
 redis.call('HSET', k, 'status', ARGV[3])
 redis.call('HDEL', k, 'lease_expires_at')
-if ARGV[4] == '1' then
-  redis.call('HSET', k, 'result', ARGV[5])
-else
-  redis.call('HDEL', k, 'result')
-end
-if ARGV[6] == '1' then
-  redis.call('HSET', k, 'error', ARGV[7])
-else
-  redis.call('HDEL', k, 'error')
-end
+texts(k, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+renew(k, now_us() + retention(k), tonumber(ARGV[8]))
 return 1
-"""
-)
-
-_RELEASE = (
-    _PRELUDE
-    + """
-if not held(KEYS[1], now_us(), ARGV[1], ARGV[2]) then
+""",
+    "resolve": """
+local k = KEYS[1]
+if redis.call('HGET', k, 'status') ~= 'unknown' then
+  return 0
+end
+redis.call('HSET', k, 'status', ARGV[1])
+texts(k, ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+renew(k, now_us() + retention(k), tonumber(ARGV[6]))
+return 1
+""",
+    "release": """
+if not held(KEYS[1], ARGV[1], ARGV[2]) then
   return 0
 end
 redis.call('DEL', KEYS[1])
 return 1
-"""
-)
-
-_GET = (
-    _PRELUDE
-    + """
-local x = redis.call('HGET', KEYS[1], 'expires_at')
-if x == false or tonumber(x) == nil or tonumber(x) <= now_us() then
-  return false
+""",
+    # For each hash under the prefix (of ARGV[1]'s status, or any when empty): its key
+    # and created_at, for the listing to sort.
+    "summary": """
+local found = {}
+for _, k in ipairs(KEYS) do
+  if redis.call('TYPE', k)['ok'] == 'hash' then
+    local v = redis.call('HMGET', k, 'status', 'created_at')
+    if v[1] ~= false and v[2] ~= false and (ARGV[1] == '' or v[1] == ARGV[1]) then
+      table.insert(found, k)
+      table.insert(found, v[2])
+    end
+  end
 end
-return redis.call('HGETALL', KEYS[1])
-"""
-)
-
-_PURGE = (
-    _PRELUDE
-    + """
+return found
+""",
+    "fetch": """
+local found = {}
+for i, k in ipairs(KEYS) do
+  found[i] = redis.call('HGETALL', k)
+end
+return found
+""",
+    "purge": """
 local now = now_us()
 local n = 0
 for _, k in ipairs(KEYS) do
@@ -203,82 +215,49 @@ for _, k in ipairs(KEYS) do
   end
 end
 return n
-"""
-)
+""",
+}
+SCRIPTS = {name: _PRELUDE + body for name, body in _SCRIPTS.items()}
 
 
-# ------------------------------------------------------------------------- validation
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Run the script ``name`` with ``keys`` and ``args``; the reply is Redis's."""
+
+    name: str
+    keys: Sequence[bytes]
+    args: Sequence[bytes | int] = ()
 
 
-def _utf8(name: str, value: object) -> bytes:
-    """An identifier argument as strict UTF-8 bytes."""
-    return checks.identifier(name, value).encode("utf-8")
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Run one Redis command (``SCAN``); the reply is redis-py's."""
+
+    args: tuple[bytes | str | int, ...]
 
 
-def _micros(name: str, value: object) -> int:
-    """A positive finite duration in seconds as whole microseconds (at least 1)."""
-    return max(1, round(checks.seconds(name, value) * 1_000_000))
+# ---------------------------------------------------------------------------- encoding
 
 
-def _optional(name: str, value: object) -> tuple[bytes, bytes]:
-    """A result or error as (present flag, exact bytes) for the finish script."""
-    text = checks.text_or_none(name, value)
-    if text is None:
-        return b"0", b""
-    return b"1", text.encode("utf-8", "surrogatepass")
+def _utf8(value: str) -> bytes:
+    return value.encode("utf-8")
 
 
-def _claim_args(
-    args_hash: object,
-    idempotency_key: object,
-    owner: object,
-    lease: object,
-    retention: object,
-    reclaim: object,
-    grace_ms: int,
-) -> list[bytes | int]:
-    flag = checks.flag("reclaim", reclaim)
-    return [
-        _utf8("args_hash", args_hash),
-        _utf8("idempotency_key", idempotency_key),
-        _utf8("owner", owner),
-        _micros("lease", lease),
-        _micros("retention", retention),
-        b"1" if flag else b"0",
-        grace_ms,
-        _LEASE_LOST.encode(),
-    ]
+def _micros(seconds: float) -> int:
+    """A positive duration in seconds as whole microseconds (at least 1)."""
+    return max(1, round(seconds * 1_000_000))
 
 
-def _finish_args(
-    owner: object, fence: object, status: object, result: object, error: object
-) -> list[bytes | int]:
-    final = checks.final_status(status)
-    has_result, result_bytes = _optional("result", result)
-    has_error, error_bytes = _optional("error", error)
-    return [
-        _utf8("owner", owner),
-        checks.fence(fence),
-        final.encode(),
-        has_result,
-        result_bytes,
-        has_error,
-        error_bytes,
-    ]
+def _optional(value: str | None) -> list[bytes | int]:
+    """A result or error as (present flag, exact bytes) for the scripts."""
+    if value is None:
+        return [b"0", b""]
+    return [b"1", value.encode("utf-8", "surrogatepass")]
 
 
-def _prefix(value: object) -> str:
-    if not isinstance(value, str):
-        raise StoreSettingsError(f"prefix must be a string, got {type(value).__name__}")
-    return value
-
-
-def _scan_pattern(prefix: str) -> str:
+def _scan_pattern(prefix: bytes) -> bytes:
     """A ``SCAN MATCH`` pattern for every key under ``prefix``, glob characters escaped."""
-    return re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
-
-
-# ---------------------------------------------------------------------------- decoding
+    return re.sub(rb"([*?\[\]\\])", rb"\\\1", prefix) + b"*"
 
 
 def _unexpected(reply: object) -> StoreError:
@@ -313,9 +292,9 @@ def _record(key: str, reply: object) -> Record:
         raise _unexpected(reply)
     fields: dict[bytes, bytes] = dict(zip(reply[::2], reply[1::2], strict=True))
     status = _field_text(fields, "status", reply)
-    if status not in checks.STATUSES:
+    if status not in requests.STATUSES:
         raise _unexpected(reply)
-    state = cast(Status, status)  # checked against checks.STATUSES above
+    state = cast(Status, status)  # checked against STATUSES above
     owner = fields.get(b"owner")
     result = fields.get(b"result")
     error = fields.get(b"error")
@@ -340,13 +319,8 @@ def _record(key: str, reply: object) -> Record:
         error=None if error is None else error.decode("utf-8", "surrogatepass"),
         created_at=created_at,
         expires_at=expires_at,
+        retention=_field_time(fields, "retention", reply),
     )
-
-
-def _claim_result(key: str, reply: object) -> Claim:
-    if not isinstance(reply, list) or len(reply) != 2 or reply[0] not in (0, 1):
-        raise _unexpected(reply)
-    return Claim(acquired=reply[0] == 1, record=_record(key, reply[1]))
 
 
 def _flag(reply: object) -> bool:
@@ -361,24 +335,128 @@ def _count(reply: object) -> int:
     return reply
 
 
+# ------------------------------------------------------------------------------- flows
+
+
+class Keys:
+    """How call keys map to Redis keys under one prefix, and the scripts' fixed options."""
+
+    def __init__(self, prefix: object, expire_grace: object) -> None:
+        if not isinstance(prefix, str):
+            raise StoreSettingsError(f"prefix must be a string, got {type(prefix).__name__}")
+        self.prefix = prefix.encode("utf-8", "surrogatepass")
+        self.grace_ms = _micros(requests.seconds("expire_grace", expire_grace)) // 1000
+
+    def name(self, key: str) -> bytes:
+        """The Redis key of call ``key``."""
+        return self.prefix + _utf8(key)
+
+    def key(self, name: bytes) -> str:
+        """The call key of Redis key ``name`` (under the prefix)."""
+        return name[len(self.prefix) :].decode("utf-8")
+
+
+def _claim(keys: Keys, r: requests.ClaimRequest) -> Flow[Claim]:
+    args: list[bytes | int] = [_utf8(r.args_hash), _utf8(r.idempotency_key), _utf8(r.owner)]
+    args += [_micros(r.lease), _micros(r.retention), b"1" if r.reclaim else b"0"]
+    args += [keys.grace_ms, LEASE_LOST.encode()]
+    reply = yield Script("claim", [keys.name(r.key)], args)
+    if not isinstance(reply, list) or len(reply) != 2 or reply[0] not in (0, 1):
+        raise _unexpected(reply)
+    return Claim(acquired=reply[0] == 1, record=_record(r.key, reply[1]))
+
+
+def _write(script: Script) -> Flow[bool]:
+    return _flag((yield script))
+
+
+def _scan(keys: Keys) -> Flow[list[list[bytes]]]:
+    """Every Redis key under the prefix, in batches of at most ``_SCAN_BATCH``."""
+    batches: list[list[bytes]] = []
+    cursor: int | bytes = 0
+    while True:
+        reply = yield Command(("SCAN", cursor, "MATCH", _scan_pattern(keys.prefix), "COUNT", 500))
+        if not isinstance(reply, (list, tuple)) or len(reply) != 2:
+            raise _unexpected(reply)
+        cursor, names = reply
+        batches.extend(names[i : i + _SCAN_BATCH] for i in range(0, len(names), _SCAN_BATCH))
+        if int(cursor) == 0:
+            return [batch for batch in batches if batch]
+
+
+def _records(keys: Keys, r: requests.RecordsRequest) -> Flow[list[Record]]:
+    found: list[tuple[int, str, bytes]] = []
+    status = b"" if r.status is None else r.status.encode()
+    for batch in (yield from _scan(keys)):
+        reply = yield Script("summary", batch, [status])
+        if not isinstance(reply, list) or len(reply) % 2:
+            raise _unexpected(reply)
+        for name, created in zip(reply[::2], reply[1::2], strict=True):
+            try:
+                found.append((int(created), keys.key(name), name))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise _unexpected(reply) from exc
+    found.sort(reverse=r.newest_first)
+    chosen = found[: r.limit]
+    if not chosen:
+        return []
+    replies = yield Script("fetch", [name for _, _, name in chosen])
+    if not isinstance(replies, list) or len(replies) != len(chosen):
+        raise _unexpected(replies)
+    # A record deleted between the two steps (release, purge, expiry) is left out.
+    pairs = zip(chosen, replies, strict=True)
+    return [_record(key, reply) for (_, key, _), reply in pairs if reply]
+
+
+def _purge(keys: Keys) -> Flow[int]:
+    total = 0
+    for batch in (yield from _scan(keys)):
+        total += _count((yield Script("purge", batch)))
+    return total
+
+
+def flow(keys: Keys, request: Request[Any]) -> Flow[Any]:
+    """The scripts and commands that serve ``request``, as a flow of :class:`Script` and
+    :class:`Command` steps whose replies are Redis's."""
+    r: Any = request
+    if isinstance(r, requests.ClaimRequest):
+        return _claim(keys, r)
+    if isinstance(r, requests.HeartbeatRequest):
+        args: list[bytes | int] = [_utf8(r.owner), r.fence, _micros(r.lease), keys.grace_ms]
+        return _write(Script("heartbeat", [keys.name(r.key)], args))
+    if isinstance(r, requests.FinishRequest):
+        args = [_utf8(r.owner), r.fence, r.status.encode()]
+        args += [*_optional(r.result), *_optional(r.error), keys.grace_ms]
+        return _write(Script("finish", [keys.name(r.key)], args))
+    if isinstance(r, requests.ResolveRequest):
+        args = [r.status.encode(), *_optional(r.result), *_optional(r.error), keys.grace_ms]
+        return _write(Script("resolve", [keys.name(r.key)], args))
+    if isinstance(r, requests.ReleaseRequest):
+        return _write(Script("release", [keys.name(r.key)], [_utf8(r.owner), r.fence]))
+    if isinstance(r, requests.GetRequest):
+        return _get(keys, r.key)
+    if isinstance(r, requests.RecordsRequest):
+        return _records(keys, r)
+    assert isinstance(r, requests.PurgeRequest)
+    return _purge(keys)
+
+
+def _get(keys: Keys, key: str) -> Flow[Record | None]:
+    reply = yield Script("fetch", [keys.name(key)])
+    if not isinstance(reply, list) or len(reply) != 1:
+        raise _unexpected(reply)
+    return _record(key, reply[0]) if reply[0] else None
+
+
+# ------------------------------------------------------------------------------ stores
+
+
 def _failed(exc: Exception) -> StoreError:
     return StoreError(f"Redis operation failed: {exc}")
 
 
-# ------------------------------------------------------------------------------ sync
-
-
-class RedisStore:
-    """The :class:`~toolwire.stores.Store` Protocol on one Redis primary, thread-safe.
-
-    ``url`` is a ``redis://`` / ``rediss://`` / ``unix://`` URL; keys are ``prefix`` plus
-    the call key. Hashes are left for Redis to expire ``expire_grace`` seconds after their
-    retention. ``socket_timeout`` bounds every network wait; ``client_kwargs`` go to
-    ``redis.Redis.from_url``. With ``self_test`` (the default) the constructor checks that
-    the server enforces the scripts' conditional writes and raises ``StoreError`` if not.
-
-    Safe only on a single primary without asynchronous fail-over (see the module notes).
-    """
+class _Options:
+    """The constructor both stores share: checks every option, then ``_connect``s."""
 
     def __init__(
         self,
@@ -392,126 +470,64 @@ class RedisStore:
     ) -> None:
         if not isinstance(url, str):
             raise StoreSettingsError(f"url must be a string, got {type(url).__name__}")
-        self._prefix = _prefix(prefix)
-        self._grace_ms = _micros("expire_grace", expire_grace) // 1000
-        timeout = _micros("socket_timeout", socket_timeout) / 1_000_000
+        self._keys = Keys(prefix, expire_grace)
+        timeout = _micros(requests.seconds("socket_timeout", socket_timeout)) / 1_000_000
+        options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+        self._self_test_wanted = self_test
+        self._behind = "Redis"
         self._closed = False
         try:
-            self._client = redis.Redis.from_url(
-                url,
-                **{
-                    "socket_timeout": timeout,
-                    "socket_connect_timeout": timeout,
-                    # No silent re-sends: a script whose reply was lost may have run, and
-                    # running it again would misreport (a finish that worked says False).
-                    "retry": Retry(NoBackoff(), 0),
-                    **(client_kwargs or {}),
-                },
-            )
+            self._connect(url, {**options, **(client_kwargs or {})})
+        except (StoreError, StoreSettingsError):
+            raise
         except Exception as exc:
             raise StoreError(f"cannot use Redis URL {url!r}: {exc}") from exc
-        self._claim = self._client.register_script(_CLAIM)
-        self._heartbeat = self._client.register_script(_HEARTBEAT)
-        self._finish = self._client.register_script(_FINISH)
-        self._release = self._client.register_script(_RELEASE)
-        self._get = self._client.register_script(_GET)
-        self._purge = self._client.register_script(_PURGE)
-        if self_test:
+
+    def _connect(self, url: str, options: dict[str, Any]) -> None:
+        """Make the client (and, for the sync store, run the self-test)."""
+        raise NotImplementedError
+
+
+class RedisStore(_Options, SyncShell):
+    """The :class:`~toolwire.stores.AdminStore` Protocol on one Redis primary, thread-safe.
+
+    ``url`` is a ``redis://`` / ``rediss://`` / ``unix://`` URL; keys are ``prefix`` plus
+    the call key. Hashes are left for Redis to expire ``expire_grace`` seconds after their
+    expiry. ``socket_timeout`` bounds every network wait; ``client_kwargs`` go to
+    ``redis.Redis.from_url``. With ``self_test`` (the default) the constructor checks that
+    the server enforces the scripts' conditional writes and raises ``StoreError`` if not.
+
+    Safe only on a single primary without asynchronous fail-over (see the module notes).
+    """
+
+    def _connect(self, url: str, options: dict[str, Any]) -> None:
+        # No silent re-sends: a script whose reply was lost may have run, and running it
+        # again would misreport (a finish that worked would say False).
+        options.setdefault("retry", Retry(NoBackoff(), 0))
+        self._client = redis.Redis.from_url(url, **options)
+        self._scripts = {n: self._client.register_script(s) for n, s in SCRIPTS.items()}
+        if self._self_test_wanted:
             try:
-                self._self_test()
+                self._self_test(self._behind)
             except BaseException:
                 self.close()
                 raise
 
-    def _key(self, key: object) -> bytes:
+    def _step(self, step: Script | Command) -> Any:
+        if isinstance(step, Script):
+            return self._scripts[step.name](keys=step.keys, args=step.args)
+        return self._client.execute_command(*step.args)  # type: ignore[no-untyped-call]
+
+    def _perform(self, request: Request[T]) -> T:
         if self._closed:
             raise StoreError("the store is closed")
-        return self._prefix.encode("utf-8", "surrogatepass") + _utf8("key", key)
-
-    def _run(self, script: Any, keys: Sequence[bytes], args: Sequence[bytes | int]) -> object:
         try:
-            reply: object = script(keys=keys, args=args)
-        except Exception as exc:
-            raise _failed(exc) from exc
-        return reply
-
-    def _self_test(self) -> None:
-        checks.self_test(self.claim, self.release, "Redis")
-
-    def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner`` (see :meth:`toolwire.stores.Store.claim`)."""
-        name = self._key(key)
-        args = _claim_args(
-            args_hash, idempotency_key, owner, lease, retention, reclaim, self._grace_ms
-        )
-        return _claim_result(key, self._run(self._claim, [name], args))
-
-    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
-        name = self._key(key)
-        args: list[bytes | int] = [
-            _utf8("owner", owner),
-            checks.fence(fence),
-            _micros("lease", lease),
-        ]
-        return _flag(self._run(self._heartbeat, [name], args))
-
-    def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the outcome if ``owner``/``fence`` still hold the call; ``False`` if not."""
-        name = self._key(key)
-        args = _finish_args(owner, fence, status, result, error)
-        return _flag(self._run(self._finish, [name], args))
-
-    def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """Delete the claim if ``owner``/``fence`` still hold it."""
-        name = self._key(key)
-        return _flag(self._run(self._release, [name], [_utf8("owner", owner), checks.fence(fence)]))
-
-    def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` (also when past its retention)."""
-        reply = self._run(self._get, [self._key(key)], [])
-        return None if reply is None else _record(key, reply)
-
-    def purge(self) -> int:
-        """Delete every record past its retention that Redis has not expired yet; count them."""
-        if self._closed:
-            raise StoreError("the store is closed")
-        total = 0
-        batch: list[bytes] = []
-        try:
-            for name in self._client.scan_iter(
-                match=_scan_pattern(self._prefix), count=_SCAN_BATCH
-            ):
-                batch.append(name)
-                if len(batch) >= _SCAN_BATCH:
-                    total += _count(self._run(self._purge, batch, []))
-                    batch = []
-        except StoreError:
+            result: T = run_flow(flow(self._keys, request), self._step)
+        except (StoreError, StoreSettingsError):
             raise
         except Exception as exc:
             raise _failed(exc) from exc
-        if batch:
-            total += _count(self._run(self._purge, batch, []))
-        return total
+        return result
 
     def close(self) -> None:
         """Close the connection pool; later operations raise ``StoreError``."""
@@ -521,214 +537,40 @@ class RedisStore:
             with contextlib.suppress(Exception):  # closing is best effort
                 client.close()
 
-    def __enter__(self) -> RedisStore:
-        """Use the store as a context manager that closes it on exit."""
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
-        self.close()
-
-
-# ----------------------------------------------------------------------------- async
-
-
-class AsyncRedisStore:
-    """The :class:`~toolwire.stores.AsyncStore` Protocol on one Redis primary (asyncio).
+class AsyncRedisStore(_Options, AsyncShell):
+    """The :class:`~toolwire.stores.AsyncAdminStore` Protocol on one Redis primary (asyncio).
 
     Same options and semantics as :class:`RedisStore`. The self-test runs on first use (or
     by ``await store.open()`` / ``async with``); use one store per event loop.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        prefix: str = "toolwire:",
-        expire_grace: float = 60.0,
-        socket_timeout: float = 10.0,
-        self_test: bool = True,
-        client_kwargs: dict[str, Any] | None = None,
-    ) -> None:
-        if not isinstance(url, str):
-            raise StoreSettingsError(f"url must be a string, got {type(url).__name__}")
-        self._prefix = _prefix(prefix)
-        self._grace_ms = _micros("expire_grace", expire_grace) // 1000
-        timeout = _micros("socket_timeout", socket_timeout) / 1_000_000
-        self._closed = False
-        self._ready = not self_test
-        try:
-            self._client = aredis.Redis.from_url(
-                url,
-                **{
-                    "socket_timeout": timeout,
-                    "socket_connect_timeout": timeout,
-                    # No silent re-sends (see RedisStore).
-                    "retry": AsyncRetry(NoBackoff(), 0),
-                    **(client_kwargs or {}),
-                },
-            )
-        except Exception as exc:
-            raise StoreError(f"cannot use Redis URL {url!r}: {exc}") from exc
-        self._claim = self._client.register_script(_CLAIM)
-        self._heartbeat = self._client.register_script(_HEARTBEAT)
-        self._finish = self._client.register_script(_FINISH)
-        self._release = self._client.register_script(_RELEASE)
-        self._get = self._client.register_script(_GET)
-        self._purge = self._client.register_script(_PURGE)
+    def _connect(self, url: str, options: dict[str, Any]) -> None:
+        options.setdefault("retry", AsyncRetry(NoBackoff(), 0))  # no re-sends (see above)
+        self._client = aredis.Redis.from_url(url, **options)
+        self._scripts = {n: self._client.register_script(s) for n, s in SCRIPTS.items()}
 
-    async def open(self) -> None:
-        """Run the start-up self-test now instead of on first use."""
+    async def _setup(self) -> None:
+        """Nothing to prepare: the client connects on first use."""
+
+    async def _step(self, step: Script | Command) -> Any:
+        if isinstance(step, Script):
+            return await self._scripts[step.name](keys=step.keys, args=step.args)
+        return await self._client.execute_command(*step.args)  # type: ignore[no-untyped-call]
+
+    async def _execute(self, request: Request[T]) -> T:
         if self._closed:
             raise StoreError("the store is closed")
-        if self._ready:
-            return
-        await checks.aself_test(self._do_claim, self._release_unchecked, "Redis")
-        self._ready = True
-
-    async def _release_unchecked(self, key: str, *, owner: str, fence: int) -> bool:
-        """``release`` without the open check (the self-test runs before the store is open)."""
-        args: list[bytes | int] = [_utf8("owner", owner), checks.fence(fence)]
-        return _flag(await self._run(self._release, [self._key(key)], args))
-
-    async def _ensure_open(self) -> None:
-        if self._closed:
-            raise StoreError("the store is closed")
-        if not self._ready:
-            await self.open()
-
-    def _key(self, key: object) -> bytes:
-        if self._closed:
-            raise StoreError("the store is closed")
-        return self._prefix.encode("utf-8", "surrogatepass") + _utf8("key", key)
-
-    async def _run(self, script: Any, keys: Sequence[bytes], args: Sequence[bytes | int]) -> object:
         try:
-            reply: object = await script(keys=keys, args=args)
-        except Exception as exc:
-            raise _failed(exc) from exc
-        return reply
-
-    async def _do_claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        name = self._key(key)
-        args = _claim_args(
-            args_hash, idempotency_key, owner, lease, retention, reclaim, self._grace_ms
-        )
-        return _claim_result(key, await self._run(self._claim, [name], args))
-
-    async def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner`` (see :meth:`toolwire.stores.Store.claim`)."""
-        await self._ensure_open()
-        return await self._do_claim(
-            key,
-            args_hash=args_hash,
-            idempotency_key=idempotency_key,
-            owner=owner,
-            lease=lease,
-            retention=retention,
-            reclaim=reclaim,
-        )
-
-    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` if ``owner``/``fence`` still hold the call."""
-        await self._ensure_open()
-        name = self._key(key)
-        args: list[bytes | int] = [
-            _utf8("owner", owner),
-            checks.fence(fence),
-            _micros("lease", lease),
-        ]
-        return _flag(await self._run(self._heartbeat, [name], args))
-
-    async def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the outcome if ``owner``/``fence`` still hold the call; ``False`` if not."""
-        await self._ensure_open()
-        name = self._key(key)
-        args = _finish_args(owner, fence, status, result, error)
-        return _flag(await self._run(self._finish, [name], args))
-
-    async def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """Delete the claim if ``owner``/``fence`` still hold it."""
-        await self._ensure_open()
-        return await self._release_unchecked(key, owner=owner, fence=fence)
-
-    async def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` (also when past its retention)."""
-        await self._ensure_open()
-        reply = await self._run(self._get, [self._key(key)], [])
-        return None if reply is None else _record(key, reply)
-
-    async def purge(self) -> int:
-        """Delete every record past its retention that Redis has not expired yet; count them."""
-        await self._ensure_open()
-        total = 0
-        batch: list[bytes] = []
-        try:
-            async for name in self._client.scan_iter(
-                match=_scan_pattern(self._prefix), count=_SCAN_BATCH
-            ):
-                batch.append(name)
-                if len(batch) >= _SCAN_BATCH:
-                    total += _count(await self._run(self._purge, batch, []))
-                    batch = []
-        except StoreError:
+            result: T = await arun_flow(flow(self._keys, request), self._step)
+        except (StoreError, StoreSettingsError):
             raise
         except Exception as exc:
             raise _failed(exc) from exc
-        if batch:
-            total += _count(await self._run(self._purge, batch, []))
-        return total
+        return result
 
     async def aclose(self) -> None:
         """Close the connection pool; later operations raise ``StoreError``."""
         self._closed = True
         with contextlib.suppress(Exception):  # closing is best effort
             await self._client.aclose()
-
-    async def __aenter__(self) -> AsyncRedisStore:
-        """Run the self-test for ``async with``; the store is closed on exit."""
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
-        await self.aclose()

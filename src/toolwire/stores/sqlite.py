@@ -1,24 +1,39 @@
 """``SQLiteStore``: the single-machine store, safe across threads and processes.
 
-Strategy. One table, one row per call key. Every read-decide-write (claim) runs in a
-``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock before reading, so two
+Strategy. One table, one row per call key. Every operation that writes runs its flow
+(:mod:`toolwire.stores._local`, the same flows as :class:`~toolwire.MemoryStore`) inside
+one ``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock before reading, so two
 connections (threads or processes) can never both see "absent" and both insert: that is
-the whole of the at-most-once argument on one host. The decision is the same pure
-function the in-memory store uses (:func:`toolwire.stores.memory.claim_transition`).
-Every write after the claim is one fenced statement (``... WHERE key=? AND owner=? AND
-fence=? AND status='in_progress'``) whose row count says whether it was accepted.
+the whole of the at-most-once argument on one host. Fenced writes read the row, check
+owner and fence, and write it back in the same transaction.
+
+Time: the store keeps its clock in the file. A one-row table holds a mark (the store time
+at the last write, the clock domain and jump-free reading it was taken at) and every
+writing transaction advances it by the rules of :mod:`toolwire.stores._clock`: on Linux,
+store time follows ``CLOCK_BOOTTIME`` within a boot, shared by every process of the
+host, so setting the wall clock -- forward or back, while workers run or between them --
+moves nothing; the wall clock is consulted only at the first write after a reboot, and
+then only forward. Elsewhere the domain is one process, so store time follows the wall
+clock forward (never back) when writers alternate. Claims never treat a record as absent
+because of time, so a clock alone cannot run a call twice. The residual risk: a wall clock
+that is ahead at the first write after a reboot (or, off Linux, when another process
+writes) moves store time forward for good, so ``purge`` may delete records early and a
+retry of one of them would run again; leases then end early too, which only turns calls
+``unknown``. Run ``purge`` with a clock you trust.
 
 The database runs in WAL mode with ``synchronous=FULL`` by default (a claim is on disk
 before the tool runs, even across power loss) and a busy timeout. Connections live in a
 small pool: each operation checks one out, so no connection is ever used by two threads
 at once, and the pool never grows beyond the peak number of concurrent operations. At
-start-up the store creates its schema if missing and runs a self-test: it claims a probe
-key twice and requires exactly one acquisition, and requires a write with a stale fence
-to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
+start-up the store creates (or upgrades) its schema and runs the self-test (G10): it claims
+a probe key twice and requires exactly one acquisition, and requires a write with a stale
+fence to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
 
-Not guaranteed: safety on network file systems (SQLite's locking is unreliable there) or
-across machines. Each operation is O(log n) in the number of records; ``purge`` is
-O(expired log n) through an index on ``expires_at``.
+Statements per call (claim + finish): two transactions, each BEGIN, two reads (record and
+clock), two writes, COMMIT; in-process calls, one fsync per commit. Not guaranteed: safety
+on network file systems (SQLite's locking is unreliable there) or across machines. Each
+operation is O(log n) in the number of records; ``purge`` is O(expired log n) through an
+index on ``expires_at``; ``records`` O(n log n).
 """
 
 from __future__ import annotations
@@ -26,23 +41,21 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from .._errors import StoreError
-from . import _checks as checks
-from ._protocol import Claim, FinalStatus, Record
-from .memory import (
-    claim_transition,
-)
+from . import _local as local
+from ._clock import ClockMark, ClockReading, advance, reader
+from ._protocol import Record
+from ._requests import Request, T
+from ._shells import SyncShell, run_flow
 
 __all__ = ["SQLiteStore"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolwire_calls (
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS toolwire_calls (
     key TEXT PRIMARY KEY,
     args_hash TEXT NOT NULL,
     idempotency_key TEXT NOT NULL,
@@ -53,15 +66,21 @@ CREATE TABLE IF NOT EXISTS toolwire_calls (
     result TEXT,
     error TEXT,
     created_at REAL NOT NULL,
-    expires_at REAL NOT NULL
+    expires_at REAL NOT NULL,
+    retention REAL)""",
+    "CREATE INDEX IF NOT EXISTS toolwire_calls_expires ON toolwire_calls (expires_at)",
+    """CREATE TABLE IF NOT EXISTS toolwire_clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    now REAL NOT NULL,
+    domain TEXT NOT NULL,
+    elapsed REAL NOT NULL)""",
 )
-"""
-_INDEX = "CREATE INDEX IF NOT EXISTS toolwire_calls_expires ON toolwire_calls (expires_at)"
 _COLUMNS = (
     "key, args_hash, idempotency_key, status, owner, fence, lease_expires_at, result, "
-    "error, created_at, expires_at"
+    "error, created_at, expires_at, retention"
 )
-_HELD = "key = ? AND owner = ? AND fence = ? AND status = 'in_progress' AND expires_at > ?"
+_SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+_SELECT = f"SELECT {_COLUMNS} FROM toolwire_calls"
 
 
 def _text_in(value: str | None) -> str | bytes | None:
@@ -82,6 +101,10 @@ def _text_out(value: str | bytes | None) -> str | None:
     return value
 
 
+def _times(record: Record) -> tuple[float, float | None]:
+    return record.expires_at, record.retention
+
+
 def _record(row: tuple[Any, ...]) -> Record:
     return Record(
         key=row[0],
@@ -95,40 +118,92 @@ def _record(row: tuple[Any, ...]) -> Record:
         error=_text_out(row[8]),
         created_at=row[9],
         expires_at=row[10],
+        retention=row[11],
     )
 
 
-class SQLiteStore:
-    """A :class:`~toolwire.stores.Store` in one SQLite file, shared by threads and processes.
+class _Table:
+    """The steps of a flow on one SQLite connection (inside the operation's transaction)."""
+
+    def __init__(self, db: sqlite3.Connection, read: Callable[[], ClockReading]) -> None:
+        self._db = db
+        self._read = read
+
+    def step(self, action: Any) -> Any:
+        db = self._db
+        if action is local.NOW:
+            return self._now()
+        if isinstance(action, local.Load):
+            row = db.execute(f"{_SELECT} WHERE key = ?", (action.key,)).fetchone()
+            return None if row is None else _record(row)
+        if isinstance(action, local.Save):
+            r = action.record
+            row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
+            texts = (_text_in(r.result), _text_in(r.error))
+            db.execute(_SAVE, (*row, r.lease_expires_at, *texts, r.created_at, *_times(r)))
+            return None
+        if isinstance(action, local.Delete):
+            db.execute("DELETE FROM toolwire_calls WHERE key = ?", (action.key,))
+            return None
+        if isinstance(action, local.Select):
+            where = "" if action.status is None else "WHERE status = ? "
+            order = "DESC" if action.newest_first else "ASC"
+            sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
+            params = (action.limit,) if action.status is None else (action.status, action.limit)
+            return [_record(row) for row in db.execute(sql, params)]
+        assert isinstance(action, local.DeleteExpired)
+        sql = "DELETE FROM toolwire_calls WHERE expires_at <= ?"
+        return db.execute(sql, (action.now,)).rowcount
+
+    def _now(self) -> float:
+        """Advance the clock kept in the file and return the store time (write lock held)."""
+        row = self._db.execute("SELECT now, domain, elapsed FROM toolwire_clock").fetchone()
+        mark = advance(None if row is None else ClockMark(*row), self._read())
+        self._db.execute(
+            "INSERT OR REPLACE INTO toolwire_clock (id, now, domain, elapsed) VALUES (1, ?, ?, ?)",
+            (mark.now, mark.domain, mark.elapsed),
+        )
+        return mark.now
+
+
+class SQLiteStore(SyncShell):
+    """An :class:`~toolwire.stores.AdminStore` in one SQLite file, for threads and processes.
 
     ``path`` is the database file (created with its schema if missing); ``clock`` returns
-    seconds since the epoch and is injectable for tests; ``busy_timeout`` bounds how long
-    an operation waits for another writer. ``durable=False`` trades ``synchronous=FULL``
-    for ``NORMAL``: commits still survive a crash of any process, but the last ones may
-    be lost on power failure (a lost claim could let a call run twice after a reboot).
-    Raises :class:`~toolwire.StoreError` when the database cannot be opened or fails its
-    conditional-write self-test.
+    seconds (or a :class:`~toolwire.stores._clock.ClockReading`) and is for tests: by
+    default the store keeps the jump-free clock described in the module notes.
+    ``busy_timeout`` bounds how long an operation waits for another writer.
+    ``durable=False`` trades ``synchronous=FULL`` for ``NORMAL``: commits still survive a
+    crash of any process, but the last ones may be lost on power failure (a lost claim
+    could let a call run twice after a reboot). Raises :class:`~toolwire.StoreError` when
+    the database cannot be opened or fails its conditional-write self-test.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | Callable[[], ClockReading] | None = None,
         busy_timeout: float = 30.0,
         durable: bool = True,
     ) -> None:
         self._path = os.fspath(path)
         self._synchronous = "FULL" if durable else "NORMAL"
-        self._clock = clock
+        self._read = reader(clock)
         self._busy_timeout = busy_timeout
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        with self._transaction() as db:
-            db.execute(_SCHEMA)
-            db.execute(_INDEX)
-        self._self_test()
+        try:
+            with self._connection() as db, self._transaction(db):
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(toolwire_calls)")}
+                if "retention" not in columns:  # a file written by an earlier version
+                    db.execute("ALTER TABLE toolwire_calls ADD COLUMN retention REAL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot set up SQLite database {self._path!r}: {exc}") from exc
+        self._self_test(f"the SQLite file {self._path!r}")
 
     # ------------------------------------------------------------------ connections
 
@@ -179,169 +254,37 @@ class SQLiteStore:
                     db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as db:
-            try:
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise StoreError(f"SQLite store busy or unavailable: {exc}") from exc
-            try:
-                yield db
-            except BaseException:
-                with suppress(sqlite3.Error):  # the original error is the one worth reporting
-                    db.execute("ROLLBACK")
-                raise
-            try:
-                db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise StoreError(f"SQLite commit failed: {exc}") from exc
-
-    def _write(self, sql: str, params: tuple[Any, ...]) -> int:
+    def _transaction(self, db: sqlite3.Connection) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` (the write lock, before any read) ... ``COMMIT``."""
         try:
-            with self._transaction() as db:
-                return db.execute(sql, params).rowcount
-        except (sqlite3.Error, UnicodeEncodeError) as exc:
-            raise StoreError(f"SQLite write failed: {exc}") from exc
-
-    def _self_test(self) -> None:
-        """Fail closed unless claims are exclusive and stale fences are refused (G10)."""
-        probe = f"toolwire-self-test/{uuid.uuid4()}"
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store busy or unavailable: {exc}") from exc
         try:
-            first = self.claim(
-                probe,
-                args_hash="probe",
-                idempotency_key=probe,
-                owner="a",
-                lease=60.0,
-                retention=60.0,
-                reclaim=False,
-            )
-            second = self.claim(
-                probe,
-                args_hash="probe",
-                idempotency_key=probe,
-                owner="b",
-                lease=60.0,
-                retention=60.0,
-                reclaim=False,
-            )
-            fence = first.record.fence
-            stale = self.finish(
-                probe, owner="a", fence=fence + 1, status="completed", result="1", error=None
-            )
-            acquisitions = int(first.acquired) + int(second.acquired)
-        finally:
-            self._write("DELETE FROM toolwire_calls WHERE key = ?", (probe,))
-        if acquisitions != 1 or stale:
-            raise StoreError(
-                f"SQLite store at {self._path!r} does not enforce conditional writes "
-                f"({acquisitions} acquisitions of one probe key, stale write accepted: {stale})"
-            )
-
-    # ------------------------------------------------------------------ the Protocol
-
-    def claim(
-        self,
-        key: str,
-        *,
-        args_hash: str,
-        idempotency_key: str,
-        owner: str,
-        lease: float,
-        retention: float,
-        reclaim: bool,
-    ) -> Claim:
-        """Atomically claim ``key`` for ``owner`` (see :meth:`Store.claim`)."""
-        checks.claim_arguments(key, args_hash, idempotency_key, owner, lease, retention, reclaim)
+            yield
+        except BaseException:
+            with suppress(sqlite3.Error):  # the original error is the one worth reporting
+                db.execute("ROLLBACK")
+            raise
         try:
-            with self._transaction() as db:
-                row = db.execute(
-                    f"SELECT {_COLUMNS} FROM toolwire_calls WHERE key = ?", (key,)
-                ).fetchone()
-                claim, record = claim_transition(
-                    None if row is None else _record(row),
-                    key=key,
-                    args_hash=args_hash,
-                    idempotency_key=idempotency_key,
-                    owner=owner,
-                    lease=lease,
-                    retention=retention,
-                    reclaim=reclaim,
-                    now=self._clock(),
-                )
-                if record is not None:
-                    db.execute(
-                        f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            record.key,
-                            record.args_hash,
-                            record.idempotency_key,
-                            record.status,
-                            record.owner,
-                            record.fence,
-                            record.lease_expires_at,
-                            _text_in(record.result),
-                            _text_in(record.error),
-                            record.created_at,
-                            record.expires_at,
-                        ),
-                    )
-                return claim
-        except (sqlite3.Error, UnicodeEncodeError) as exc:
-            raise StoreError(f"SQLite claim failed: {exc}") from exc
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise StoreError(f"SQLite commit failed: {exc}") from exc
 
-    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        """Extend the lease to now + ``lease`` while ``owner``/``fence`` hold the call."""
-        checks.held_arguments(key, owner, fence)
-        checks.seconds("lease", lease)
-        now = self._clock()
-        sql = f"UPDATE toolwire_calls SET lease_expires_at = ? WHERE {_HELD}"
-        return self._write(sql, (now + lease, key, owner, fence, now)) == 1
-
-    def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        """Record the final outcome while ``owner``/``fence`` hold the call."""
-        checks.finish_arguments(key, owner, fence, status, result, error)
-        sql = (
-            "UPDATE toolwire_calls SET status = ?, result = ?, error = ?, "
-            f"lease_expires_at = NULL WHERE {_HELD}"
-        )
-        params = (status, _text_in(result), _text_in(error), key, owner, fence, self._clock())
-        return self._write(sql, params) == 1
-
-    def release(self, key: str, *, owner: str, fence: int) -> bool:
-        """Delete the claim while ``owner``/``fence`` hold it (the tool asked for a retry)."""
-        checks.held_arguments(key, owner, fence)
-        sql = f"DELETE FROM toolwire_calls WHERE {_HELD}"
-        return self._write(sql, (key, owner, fence, self._clock())) == 1
-
-    def get(self, key: str) -> Record | None:
-        """The record for ``key``, or ``None`` when absent or past retention."""
-        checks.identifier("key", key)
+    def _perform(self, request: Request[T]) -> T:
         try:
             with self._connection() as db:
-                row = db.execute(
-                    f"SELECT {_COLUMNS} FROM toolwire_calls WHERE key = ? AND expires_at > ?",
-                    (key, self._clock()),
-                ).fetchone()
+                table = _Table(db, self._read)
+                if isinstance(request, local.READS):
+                    result: T = run_flow(local.flow(request), table.step)
+                    return result
+                with self._transaction(db):
+                    result = run_flow(local.flow(request), table.step)
+                return result
         except (sqlite3.Error, UnicodeEncodeError) as exc:
-            raise StoreError(f"SQLite read failed: {exc}") from exc
-        return None if row is None else _record(row)
-
-    def purge(self) -> int:
-        """Delete every record past its retention; return how many were deleted."""
-        return self._write("DELETE FROM toolwire_calls WHERE expires_at <= ?", (self._clock(),))
+            raise StoreError(f"SQLite operation failed: {exc}") from exc
 
     def close(self) -> None:
         """Close the pooled connections (busy ones as they come back); later operations

@@ -9,8 +9,10 @@ for plays no part.
 
 One caveat, documented rather than hidden: JSON-array recordings made by llama-stack's
 recorder wrap every payload as ``{"__type__": ..., "__data__": {...}}``. Served byte-exact,
-those envelopes reach the client as they are; provider SDKs cannot read them (toolwire's
-``feed_bytes`` unwraps them). NDJSON recordings of payloads (one provider event per line,
+those envelopes reach the client as they are, and no client reads them: neither the
+provider SDKs nor toolwire's ``feed_bytes`` (which takes payloads as providers send them).
+To test a client with such a recording, serve the array of its ``__data__`` values, which
+is what the provider sent. NDJSON recordings of payloads (one provider event per line,
 no SSE framing) are likewise served as NDJSON, which an SSE-reading SDK sees as an empty
 stream. Loading is O(size of the file); the bytes are read once, at ``add_recording``.
 """

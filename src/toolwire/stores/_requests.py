@@ -1,0 +1,313 @@
+"""The checked requests every store serves, so that all backends accept and refuse exactly
+the same calls: one Protocol, one set of rules, enforced before any read or write.
+
+Each public operation of a store turns its arguments into one frozen request object here
+(:func:`claim`, :func:`heartbeat`, ...); the backends only ever see requests, never raw
+arguments. Every check raises :class:`~toolwire.StoreSettingsError` (a caller mistake, not
+an outage) naming the argument and what it got. Identifiers (keys, hashes, owners) are
+non-empty strings that encode as UTF-8 (no lone surrogates: a PostgreSQL column or Redis
+key could not hold them faithfully); results and errors are any text, stored byte for
+byte; durations are positive, finite and at most ``MAX_SECONDS``; fences are positive
+ints; a listing's limit is 1 to ``MAX_LIMIT``.
+
+The start-up self-test (G10) is here too, as a flow of requests (:func:`probe`) that the
+sync and async stores drive alike.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .._errors import StoreError, StoreSettingsError
+from ._protocol import Claim, FinalStatus, Record, ResolvedStatus, Status
+
+T = TypeVar("T")
+
+MAX_SECONDS = 1e9  # about 31 years: longer leases or retentions are mistakes
+MAX_LIMIT = 100_000  # records listed at once
+_FINAL = ("completed", "failed", "unknown")
+STATUSES = frozenset({"in_progress", "completed", "failed", "unknown"})
+
+
+class Request(Generic[T]):
+    """A checked request whose answer is a ``T``."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRequest(Request[Claim]):
+    """The checked arguments of ``claim``."""
+
+    key: str
+    args_hash: str
+    idempotency_key: str
+    owner: str
+    lease: float
+    retention: float
+    reclaim: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatRequest(Request[bool]):
+    """The checked arguments of ``heartbeat``."""
+
+    key: str
+    owner: str
+    fence: int
+    lease: float
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRequest(Request[bool]):
+    """The checked arguments of ``finish``."""
+
+    key: str
+    owner: str
+    fence: int
+    status: FinalStatus
+    result: str | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRequest(Request[bool]):
+    """The checked arguments of ``release``."""
+
+    key: str
+    owner: str
+    fence: int
+
+
+@dataclass(frozen=True, slots=True)
+class GetRequest(Request[Record | None]):
+    """The checked argument of ``get``."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsRequest(Request[list[Record]]):
+    """The checked arguments of ``records``."""
+
+    status: Status | None
+    newest_first: bool
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveRequest(Request[bool]):
+    """The checked arguments of ``resolve``."""
+
+    key: str
+    status: ResolvedStatus
+    result: str | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeRequest(Request[int]):
+    """``purge`` (no arguments)."""
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def identifier(name: str, value: object) -> str:
+    """``value`` if it is a non-empty string encodable as UTF-8."""
+    if not isinstance(value, str) or not value:
+        raise StoreSettingsError(f"{name} must be a non-empty string, got {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreSettingsError(f"{name} is not valid Unicode text: {value!r}") from exc
+    return value
+
+
+def seconds(name: str, value: object) -> float:
+    """``value`` as a positive finite number of seconds, at most ``MAX_SECONDS``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise StoreSettingsError(f"{name} must be a number of seconds, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0 or number > MAX_SECONDS:
+        raise StoreSettingsError(
+            f"{name} must be a positive finite number of seconds, got {value!r}"
+        )
+    return number
+
+
+def count(name: str, value: object, *, low: int, high: int) -> int:
+    """``value`` as an ``int`` (not a ``bool``) from ``low`` to ``high``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise StoreSettingsError(f"{name} must be an int from {low} to {high}, got {value!r}")
+    return value
+
+
+def fence(value: object) -> int:
+    """``value`` as a fence: a positive ``int`` (not a ``bool``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise StoreSettingsError(f"fence must be a positive int, got {value!r}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` if it is a ``bool``."""
+    if not isinstance(value, bool):
+        raise StoreSettingsError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+def text_or_none(name: str, value: object) -> str | None:
+    """A result or error: ``None`` or any string (kept exactly, surrogates included)."""
+    if value is not None and not isinstance(value, str):
+        raise StoreSettingsError(f"{name} must be a string or None, got {type(value).__name__}")
+    return value
+
+
+def final_status(value: object) -> FinalStatus:
+    """``value`` if it is one of the final statuses."""
+    for status in _FINAL:
+        if value == status:
+            return status  # type: ignore[return-value]  # one of the literals, checked
+    raise StoreSettingsError(f"status must be one of {list(_FINAL)}, got {value!r}")
+
+
+def status_or_none(value: object) -> Status | None:
+    """``value`` if it is ``None`` or one of the four statuses."""
+    if value is None:
+        return None
+    if value == "in_progress":
+        return "in_progress"
+    return final_status(value)
+
+
+def _options(
+    operation: str, options: Mapping[str, object], required: tuple[str, ...], optional: Any = ()
+) -> None:
+    """Refuse missing or unexpected keyword arguments, as a Python signature would."""
+    if not optional and len(options) == len(required) and all(n in options for n in required):
+        return  # the common case, on the path of every call
+    missing = [name for name in required if name not in options]
+    if missing:
+        raise StoreSettingsError(f"{operation}() is missing {', '.join(missing)}")
+    unknown = sorted(set(options) - set(required) - set(optional))
+    if unknown:
+        raise StoreSettingsError(f"{operation}() got unexpected arguments {', '.join(unknown)}")
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
+    """The checked request of ``claim(key, **options)``."""
+    _options(
+        "claim", options, ("args_hash", "idempotency_key", "owner", "lease", "retention", "reclaim")
+    )
+    return ClaimRequest(
+        key=identifier("key", key),
+        args_hash=identifier("args_hash", options["args_hash"]),
+        idempotency_key=identifier("idempotency_key", options["idempotency_key"]),
+        owner=identifier("owner", options["owner"]),
+        lease=seconds("lease", options["lease"]),
+        retention=seconds("retention", options["retention"]),
+        reclaim=flag("reclaim", options["reclaim"]),
+    )
+
+
+def heartbeat(key: object, options: Mapping[str, object]) -> HeartbeatRequest:
+    """The checked request of ``heartbeat(key, **options)``."""
+    _options("heartbeat", options, ("owner", "fence", "lease"))
+    return HeartbeatRequest(
+        key=identifier("key", key),
+        owner=identifier("owner", options["owner"]),
+        fence=fence(options["fence"]),
+        lease=seconds("lease", options["lease"]),
+    )
+
+
+def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
+    """The checked request of ``finish(key, **options)``."""
+    _options("finish", options, ("owner", "fence", "status", "result", "error"))
+    return FinishRequest(
+        key=identifier("key", key),
+        owner=identifier("owner", options["owner"]),
+        fence=fence(options["fence"]),
+        status=final_status(options["status"]),
+        result=text_or_none("result", options["result"]),
+        error=text_or_none("error", options["error"]),
+    )
+
+
+def release(key: object, options: Mapping[str, object]) -> ReleaseRequest:
+    """The checked request of ``release(key, **options)``."""
+    _options("release", options, ("owner", "fence"))
+    return ReleaseRequest(
+        key=identifier("key", key),
+        owner=identifier("owner", options["owner"]),
+        fence=fence(options["fence"]),
+    )
+
+
+def get(key: object) -> GetRequest:
+    """The checked request of ``get(key)``."""
+    return GetRequest(identifier("key", key))
+
+
+def records(options: Mapping[str, object]) -> RecordsRequest:
+    """The checked request of ``records(**options)``."""
+    _options("records", options, (), ("status", "newest_first", "limit"))
+    return RecordsRequest(
+        status=status_or_none(options.get("status")),
+        newest_first=flag("newest_first", options.get("newest_first", False)),
+        limit=count("limit", options.get("limit", 100), low=1, high=MAX_LIMIT),
+    )
+
+
+def resolve(key: object, options: Mapping[str, object]) -> ResolveRequest:
+    """The checked request of ``resolve(key, **options)``: ``completed`` needs a result
+    (JSON text, replayed to later runs), ``failed`` an error message."""
+    _options("resolve", options, ("status",), ("result", "error"))
+    status = options["status"]
+    result = text_or_none("result", options.get("result"))
+    error = text_or_none("error", options.get("error"))
+    if status == "completed":
+        if result is None:
+            raise StoreSettingsError("resolve(status='completed') needs the result's JSON text")
+        return ResolveRequest(identifier("key", key), "completed", result, error)
+    if status == "failed":
+        if error is None:
+            raise StoreSettingsError("resolve(status='failed') needs an error message")
+        return ResolveRequest(identifier("key", key), "failed", result, error)
+    raise StoreSettingsError(f"resolve status must be 'completed' or 'failed', got {status!r}")
+
+
+# -------------------------------------------------------------------------- self-test
+
+
+def probe(behind: str) -> Generator[Request[Any], Any, None]:
+    """The start-up self-test (G10) as a flow of requests: claim one fresh key as two
+    owners, expect exactly the first to win, expect a write with a stale fence to be
+    refused, release the claim; raise :class:`StoreError` otherwise (fail closed)."""
+    key = f"toolwire-self-test:{uuid.uuid4().hex}"
+    claims: list[Claim] = []
+    for owner in (f"{key}:a", f"{key}:b"):
+        claims.append((yield ClaimRequest(key, "probe", key, owner, 60.0, 60.0, False)))
+    first, second = claims
+    stale = False
+    if first.acquired:
+        owner, fence_ = f"{key}:a", first.record.fence
+        stale = yield FinishRequest(key, owner, fence_ + 1, "completed", "1", None)
+        yield ReleaseRequest(key, owner, fence_)
+    won_once = first.acquired and not second.acquired
+    if won_once and second.record.owner == first.record.owner and not stale:
+        return
+    raise StoreError(
+        "the store does not enforce conditional writes: claiming one probe key twice gave "
+        f"acquired={first.acquired} then acquired={second.acquired}, a stale-fence write "
+        f"was {'accepted' if stale else 'refused'}; refusing to run tools on it (check for "
+        f"a proxy or a replica in front of {behind})"
+    )

@@ -1,0 +1,217 @@
+"""The Protocol's methods, written once for every synchronous and once for every asyncio
+store; backends supply only how one checked request is performed.
+
+Strategy (the httpx ``Auth.auth_flow`` pattern). Each backend keeps its decisions in a
+sans-IO *flow*: a generator that yields the I/O steps it needs (a SQL statement, a Lua
+script call, a record to load) and receives each step's reply; it never touches a socket.
+A shell turns a public call into a checked request (:mod:`toolwire.stores._requests`) and
+hands it to the backend's ``_perform``, which drives the flow with :func:`run_flow` (sync)
+or :func:`arun_flow` (asyncio) over its connections. So the at-most-once logic of a
+backend exists once, whichever shell runs it; what a sync and an async store of one
+backend still write twice is only the connection handling their drivers differ in.
+
+The self-test (G10) is a flow of requests (:func:`~toolwire.stores._requests.probe`)
+driven the same way. Async stores open lazily: the first operation (or ``open()`` /
+``async with``) runs the backend's set-up and the self-test, in the event loop that uses
+the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Generator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._errors import StoreError
+from . import _requests as requests
+from ._protocol import Claim, Record
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, Unpack
+
+    from ._protocol import (
+        ClaimOptions,
+        FinishOptions,
+        HeartbeatOptions,
+        Held,
+        RecordsOptions,
+        ResolveOptions,
+    )
+
+T = TypeVar("T")
+Flow = Generator[Any, Any, T]
+
+
+def run_flow(flow: Flow[T], step: Callable[[Any], Any]) -> T:
+    """Drive ``flow`` to its end, performing each step it yields with ``step``."""
+    reply = None
+    while True:
+        try:
+            reply = step(flow.send(reply))
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+async def arun_flow(flow: Flow[T], step: Callable[[Any], Awaitable[Any]]) -> T:
+    """:func:`run_flow` with an asyncio ``step``."""
+    reply = None
+    while True:
+        try:
+            action = flow.send(reply)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        reply = await step(action)
+
+
+class SyncShell(ABC):
+    """The :class:`~toolwire.stores.Store` methods for every synchronous backend."""
+
+    @abstractmethod
+    def _perform(self, request: requests.Request[T]) -> T:
+        """Perform one checked request (the backend's part)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections; later operations raise :class:`~toolwire.StoreError`."""
+
+    def _self_test(self, behind: str) -> None:
+        """Fail closed unless the backend enforces conditional writes (G10)."""
+        run_flow(requests.probe(behind), self._perform)
+
+    def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+        """Atomically claim ``key`` (:meth:`toolwire.stores.Store.claim`)."""
+        return self._perform(requests.claim(key, options))
+
+    def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+        """Extend a held lease (:meth:`toolwire.stores.Store.heartbeat`)."""
+        return self._perform(requests.heartbeat(key, options))
+
+    def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+        """Record a held call's outcome (:meth:`toolwire.stores.Store.finish`)."""
+        return self._perform(requests.finish(key, options))
+
+    def release(self, key: str, **options: Unpack[Held]) -> bool:
+        """Delete a held claim (:meth:`toolwire.stores.Store.release`)."""
+        return self._perform(requests.release(key, options))
+
+    def get(self, key: str) -> Record | None:
+        """The record for ``key`` (:meth:`toolwire.stores.Store.get`)."""
+        return self._perform(requests.get(key))
+
+    def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+        """List records (:meth:`toolwire.stores.AdminStore.records`)."""
+        return self._perform(requests.records(options))
+
+    def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+        """Settle an ``unknown`` call by hand (:meth:`toolwire.stores.AdminStore.resolve`)."""
+        return self._perform(requests.resolve(key, options))
+
+    def purge(self) -> int:
+        """Delete the records past their expiry (:meth:`toolwire.stores.Store.purge`)."""
+        return self._perform(requests.PurgeRequest())
+
+    def __enter__(self) -> Self:
+        """Use the store as a context manager that closes it on exit."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the store."""
+        self.close()
+
+
+class AsyncShell(ABC):
+    """The :class:`~toolwire.stores.AsyncStore` methods for every asyncio backend."""
+
+    _self_test_wanted: bool = True
+    _behind: str = "the server"
+    _ready: bool = False
+    _closed: bool = False
+    _opening: asyncio.Lock | None = None
+
+    @abstractmethod
+    async def _setup(self) -> None:
+        """Prepare the backend (pool, schema) in the running event loop."""
+
+    @abstractmethod
+    async def _execute(self, request: requests.Request[T]) -> T:
+        """Perform one checked request on the prepared backend."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release connections; later operations raise :class:`~toolwire.StoreError`."""
+
+    async def open(self) -> None:
+        """Set up the store and run the self-test now instead of on first use."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        if self._ready:
+            return
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._ready:
+                return
+            await self._setup()
+            if self._self_test_wanted:
+                await arun_flow(requests.probe(self._behind), self._execute)
+            self._ready = True
+
+    async def _perform(self, request: requests.Request[T]) -> T:
+        if self._closed:
+            raise StoreError("the store is closed")
+        if not self._ready:
+            await self.open()
+        return await self._execute(request)
+
+    async def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+        """Atomically claim ``key`` (:meth:`toolwire.stores.Store.claim`)."""
+        return await self._perform(requests.claim(key, options))
+
+    async def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+        """Extend a held lease (:meth:`toolwire.stores.Store.heartbeat`)."""
+        return await self._perform(requests.heartbeat(key, options))
+
+    async def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+        """Record a held call's outcome (:meth:`toolwire.stores.Store.finish`)."""
+        return await self._perform(requests.finish(key, options))
+
+    async def release(self, key: str, **options: Unpack[Held]) -> bool:
+        """Delete a held claim (:meth:`toolwire.stores.Store.release`)."""
+        return await self._perform(requests.release(key, options))
+
+    async def get(self, key: str) -> Record | None:
+        """The record for ``key`` (:meth:`toolwire.stores.Store.get`)."""
+        return await self._perform(requests.get(key))
+
+    async def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+        """List records (:meth:`toolwire.stores.AdminStore.records`)."""
+        return await self._perform(requests.records(options))
+
+    async def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+        """Settle an ``unknown`` call by hand (:meth:`toolwire.stores.AdminStore.resolve`)."""
+        return await self._perform(requests.resolve(key, options))
+
+    async def purge(self) -> int:
+        """Delete the records past their expiry (:meth:`toolwire.stores.Store.purge`)."""
+        return await self._perform(requests.PurgeRequest())
+
+    async def __aenter__(self) -> Self:
+        """Open the store (set-up, self-test) for ``async with``; closed on exit."""
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the store."""
+        await self.aclose()
