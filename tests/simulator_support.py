@@ -1,5 +1,5 @@
 """Shared by the simulator tests: scenario strategies, the seven SDK clients pointed at a
-simulator, readers that turn what each client yields into a ``toolwire.Response``, and the
+simulator, readers that drive each client's stream through ``toolwire.stream``, and the
 check that a response says what its scenario said."""
 
 from __future__ import annotations
@@ -130,12 +130,6 @@ def raw_bytes(sim: Simulator, fmt: str) -> toolwire.Response:
     return asm.close()
 
 
-def gemini_payload(chunk: Any) -> dict[str, Any]:
-    """A google-genai chunk as the wire's camelCase dict."""
-    payload: dict[str, Any] = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return payload
-
-
 class Clients:
     """The seven SDK clients, pointed at one simulator, with no retries."""
 
@@ -182,75 +176,63 @@ class Clients:
         self.cohere._client_wrapper.httpx_client.httpx_client.close()
 
     def read(self, fmt: str) -> toolwire.Response:
-        """One streamed request through ``fmt``'s SDK, assembled by toolwire."""
+        """One streamed request through ``fmt``'s SDK, driven by ``toolwire.stream``."""
         return _READERS[fmt](self)
 
 
-def _openai_chat(c: Clients) -> toolwire.Response:
-    stream = c.openai.chat.completions.create(
-        model="m",
-        messages=[{"role": "user", "content": USER}],
-        stream=True,
-        stream_options={"include_usage": True},
-    )
-    with toolwire.stream(stream, total_timeout=30) as handle:
+def drive(source: Any) -> toolwire.Response:
+    """Run an SDK stream (or stream manager) through ``toolwire.stream`` to its response."""
+    with toolwire.stream(source, total_timeout=30) as handle:
         for _ in handle:
             pass
     return handle.response
+
+
+def _openai_chat(c: Clients) -> toolwire.Response:
+    messages = [{"role": "user", "content": USER}]
+    return drive(
+        c.openai.chat.completions.create(
+            model="m",
+            messages=messages,  # type: ignore[arg-type]
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
 
 
 def _openai_responses(c: Clients) -> toolwire.Response:
-    stream = c.openai.responses.create(model="m", input=USER, stream=True)
-    with toolwire.stream(stream, total_timeout=30) as handle:
-        for _ in handle:
-            pass
-    return handle.response
+    return drive(c.openai.responses.create(model="m", input=USER, stream=True))
 
 
 def _anthropic(c: Clients) -> toolwire.Response:
-    stream = c.anthropic.messages.create(
-        model="m", max_tokens=100, messages=[{"role": "user", "content": USER}], stream=True
+    messages = [{"role": "user", "content": USER}]
+    return drive(
+        c.anthropic.messages.create(
+            model="m",
+            max_tokens=100,
+            messages=messages,
+            stream=True,  # type: ignore[arg-type]
+        )
     )
-    with toolwire.stream(stream, total_timeout=30) as handle:
-        for _ in handle:
-            pass
-    return handle.response
 
 
 def _gemini(c: Clients) -> toolwire.Response:
-    asm = toolwire.StreamAssembler(format="gemini")
-    for chunk in c.gemini.models.generate_content_stream(model="gemini-2.5-flash", contents=USER):
-        asm.feed(gemini_payload(chunk))
-    return asm.close()
+    return drive(c.gemini.models.generate_content_stream(model="gemini-2.5-flash", contents=USER))
 
 
 def _bedrock(c: Clients) -> toolwire.Response:
-    answer = c.bedrock.converse_stream(
-        modelId="anthropic.claude-sonnet-4",
-        messages=[{"role": "user", "content": [{"text": USER}]}],
-    )
-    asm = toolwire.StreamAssembler(format="bedrock-converse")
-    for event in answer["stream"]:
-        asm.feed(event)
-    return asm.close()
+    messages = [{"role": "user", "content": [{"text": USER}]}]
+    return drive(c.bedrock.converse_stream(modelId="anthropic.claude-sonnet-4", messages=messages))
 
 
 def _ollama(c: Clients) -> toolwire.Response:
-    asm = toolwire.StreamAssembler(format="ollama")
-    for chunk in c.ollama.chat(
-        model="llama3.2", messages=[{"role": "user", "content": USER}], stream=True
-    ):
-        asm.feed(chunk)
-    return asm.close()
+    messages = [{"role": "user", "content": USER}]
+    return drive(c.ollama.chat(model="llama3.2", messages=messages, stream=True))
 
 
 def _cohere(c: Clients) -> toolwire.Response:
-    asm = toolwire.StreamAssembler(format="cohere")
-    for event in c.cohere.chat_stream(
-        model="command-a", messages=[{"role": "user", "content": USER}]
-    ):
-        asm.feed(event)
-    return asm.close()
+    messages = [{"role": "user", "content": USER}]
+    return drive(c.cohere.chat_stream(model="command-a", messages=messages))  # type: ignore[arg-type]
 
 
 _READERS: dict[str, Callable[[Clients], toolwire.Response]] = {

@@ -15,7 +15,7 @@ import pytest
 
 import toolwire
 from conftest import CORPUS_DIR, load_expected
-from simulator_support import Clients, gemini_payload, request_body
+from simulator_support import Clients, drive, request_body
 from test_corpus import check_expected, unwrap_recording
 from toolwire.testing import Simulator
 
@@ -117,39 +117,19 @@ def test_recording_through_the_real_client(sim: Simulator, clients: Clients, nam
     fmt = EXPECTED[name]["api_format"]
     user = [{"role": "user", "content": "x"}]
 
-    def drive(source: Any) -> toolwire.Response:
-        with toolwire.stream(source, total_timeout=30) as handle:
-            for _ in handle:
-                pass
-        return handle.response
-
     def run() -> toolwire.Response:
         if fmt == "openai-chat":
-            return drive(
-                clients.openai.chat.completions.create(model="m", messages=user, stream=True)
-            )  # type: ignore[arg-type]
+            chat = clients.openai.chat.completions
+            return drive(chat.create(model="m", messages=user, stream=True))  # type: ignore[arg-type]
         if fmt == "openai-responses":
             return drive(clients.openai.responses.create(model="m", input="x", stream=True))
         if fmt == "anthropic-messages":
-            return drive(
-                clients.anthropic.messages.create(
-                    model="m",
-                    max_tokens=9,
-                    messages=user,
-                    stream=True,  # type: ignore[arg-type]
-                )
-            )
-        asm = toolwire.StreamAssembler()
+            messages = clients.anthropic.messages
+            return drive(messages.create(model="m", max_tokens=9, messages=user, stream=True))  # type: ignore[arg-type]
         if fmt == "gemini":
-            for chunk in clients.gemini.models.generate_content_stream(model="g", contents="x"):
-                asm.feed(gemini_payload(chunk))
-        else:
-            answer = clients.bedrock.converse_stream(
-                modelId="m", messages=[{"role": "user", "content": [{"text": "x"}]}]
-            )
-            for event in answer["stream"]:
-                asm.feed(event)
-        return asm.close()
+            return drive(clients.gemini.models.generate_content_stream(model="g", contents="x"))
+        bedrock = [{"role": "user", "content": [{"text": "x"}]}]
+        return drive(clients.bedrock.converse_stream(modelId="m", messages=bedrock))
 
     check_expected(name, _outcome(run))
 
