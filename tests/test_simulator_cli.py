@@ -123,8 +123,10 @@ def test_serve_recordings_by_model_name(tmp_path: Path) -> None:
     (tmp_path / "hello.sse").write_bytes(data)
     with serve("--recordings", str(tmp_path)) as server:
         path, body = request_body("openai-chat")
-        body["model"] = "hello"
-        assert httpx.post(server.urls["anthropic"] + path, json=body, timeout=10).content == data
+        for model in ("hello", "hello.sse", "hello"):  # served again on every request
+            body["model"] = model
+            answer = httpx.post(server.urls["anthropic"] + path, json=body, timeout=10)
+            assert answer.content == data
         server.stop(signal.SIGINT)
         assert server.process.returncode == 0
 

@@ -281,15 +281,19 @@ class Script:
     _by_model: dict[str, list[Entry]] = field(default_factory=dict)
     _next: int = 0
     _next_by_model: dict[str, int] = field(default_factory=dict)
+    _repeat: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, entry: Entry, *, model: str | None = None) -> None:
-        """Queue ``entry``: in the ordered list, or for requests whose model matches."""
+    def add(self, entry: Entry, *, model: str | None = None, repeat: bool = False) -> None:
+        """Queue ``entry``: in the ordered list, or for requests whose model matches (with
+        ``repeat``, that model's list starts over whenever it runs out, loop or not)."""
         with self._lock:
             if model is None:
                 self._ordered.append(entry)
             else:
                 self._by_model.setdefault(model, []).append(entry)
+                if repeat:
+                    self._repeat.add(model)
 
     def take(self, model: str | None) -> Entry | None:
         """The next entry for a request for ``model``; ``None`` when none is left."""
@@ -298,7 +302,8 @@ class Script:
                 for pattern, entries in self._by_model.items():
                     if fnmatch.fnmatchcase(model, pattern):
                         position = self._next_by_model.get(pattern, 0)
-                        if position >= len(entries) and self.loop and entries:
+                        again = self.loop or pattern in self._repeat
+                        if position >= len(entries) and again and entries:
                             position = 0
                         if position < len(entries):
                             self._next_by_model[pattern] = position + 1

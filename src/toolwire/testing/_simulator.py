@@ -154,7 +154,8 @@ class Simulator:
 
     def add_recordings(self, directory: str | Path) -> list[str]:
         """Register every recording in ``directory`` for requests whose model is its file
-        name (or the name without its suffix); return the names registered."""
+        name (or the name without its suffix), served again on every such request; return
+        the names registered."""
         folder = Path(directory)
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a directory of recordings")
@@ -162,8 +163,8 @@ class Simulator:
         for path in sorted(folder.iterdir()):
             if path.is_file() and path.suffix in _RECORDING_SUFFIXES:
                 recording = load_recording(path)
-                self._script.add(recording, model=path.name)
-                self._script.add(recording, model=path.stem)
+                self._script.add(recording, model=path.name, repeat=True)
+                self._script.add(recording, model=path.stem, repeat=True)
                 names.append(path.name)
         return names
 
