@@ -25,7 +25,10 @@ as return values, no clock, no I/O):
   (``_TRANSITIONS``); a pair missing from it is a :class:`StreamFormatError`.
 * Each call owns a :class:`PartialJSONParser` fed only the new fragment; no buffer is
   ever re-parsed. A syntax error rejects the call at once (``ToolCallRejected``); its
-  later fragments are kept as raw text only, and the stream goes on.
+  later fragments are kept as raw text only, and the stream goes on. Each
+  ``ToolCallArguments`` repeats the call's announced id and name, and says whether the
+  fragment changed the preview, read off its JSON events (O(events), already built) or,
+  with ``json_events=False`` (preview-only parsers), off the parser's snapshot cache.
 * The output is also kept as ordered parts (text runs, reasoning runs, calls, provider
   items, with what the provider needs echoed), from which the next request's assistant
   turn is built (``Response.parts``); text is stored once, parts hold chunk offsets.
@@ -57,6 +60,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ._deltas import (
@@ -81,21 +85,24 @@ from ._errors import (
     StreamLimitExceeded,
     TokenLimitExceeded,
     ToolwireError,
+    UsageError,
 )
 from ._events import (
     Finished,
     JSONEvent,
     ReasoningDelta,
     StreamEvent,
+    StringAppended,
     TextDelta,
     ToolCallArguments,
     ToolCallEnded,
     ToolCallRejected,
     ToolCallStarted,
     UsageReported,
+    ValueStarted,
 )
 from ._framing import DONE, FrameDecoder
-from ._partial_json import PartialJSONParser
+from ._partial_json import PartialJSONParser, snapshot_outdated
 from ._providers import Provider, detect, provider
 from ._response import (
     ContentPart,
@@ -179,19 +186,47 @@ _set = object.__setattr__
 
 
 def _arguments_event(
-    key: int, delta: str, json_events: tuple[JSONEvent, ...], preview: Callable[[], Any]
+    call: _Call, delta: str, json_events: tuple[JSONEvent, ...]
 ) -> ToolCallArguments:
-    """``ToolCallArguments(...)`` without the frozen dataclass ``__init__``.
+    """``ToolCallArguments(...)`` for ``call`` without the frozen dataclass ``__init__``.
 
-    One event per fragment is the hot path of a big call; setting the four slots directly
+    One event per fragment is the hot path of a big call; setting the slots directly
     makes the same frozen instance in half the time (measured: 0.8 vs 1.6 µs).
     """
+    parser = call.parser
     ev = _new(ToolCallArguments)
-    _set(ev, "key", key)
+    _set(ev, "key", call.key)
     _set(ev, "delta", delta)
     _set(ev, "json_events", json_events)
-    _set(ev, "_preview", preview)
+    _set(ev, "_preview", parser.snapshot)
+    _set(ev, "id", call.shown_id)
+    _set(ev, "name", call.name or "")
+    _set(
+        ev,
+        "preview_changed",
+        _changes_preview(json_events) if parser.emits_events else snapshot_outdated(parser),
+    )
     return ev
+
+
+_SHOWN_AT_START = frozenset({"object", "array", "string"})
+_SHOWN_BEFORE_END = (str, dict, list)
+
+
+def _changes_preview(json_events: tuple[JSONEvent, ...]) -> bool:
+    """Whether a fragment's JSON events change the preview: a container or string that
+    opens, string text, or a number or literal that completes (strings and containers are
+    shown from their start, so their completion shows nothing new)."""
+    for ev in json_events:
+        kind = type(ev)
+        if kind is StringAppended:
+            return True
+        if kind is ValueStarted:
+            if ev.kind in _SHOWN_AT_START:  # type: ignore[union-attr]
+                return True
+        elif type(ev.value) not in _SHOWN_BEFORE_END:  # type: ignore[union-attr]
+            return True
+    return False
 
 
 class _Call:
@@ -213,19 +248,21 @@ class _Call:
         "pending",
         "reason",
         "ref",
+        "shown_id",
         "state",
         "synth",
     )
 
-    def __init__(self, key: int, hint: int | None) -> None:
+    def __init__(self, key: int, hint: int | None, json_events: bool = True) -> None:
         self.key = key
         self.hint = hint
         self.id: str | None = None
         self.ref: str | None = None
         self.name: str | None = None
         self.synth: str | None = None
+        self.shown_id = ""  # the id ToolCallStarted announced, repeated on each fragment
         self.state = CallState.PENDING
-        self.parser = PartialJSONParser()
+        self.parser = PartialJSONParser(events=json_events)
         self.parts: list[str] = []
         self.chars = 0
         self.pending: list[StreamEvent] | None = []  # None once the call was announced
@@ -270,6 +307,12 @@ class StreamAssembler:
     one identifier: a call id or correlation id, a tool name, the response id, the model
     name or the creation timestamp; ``max_usage_fields`` (default 256) distinct top-level
     members of the merged ``Usage.raw``.
+
+    ``json_events=False`` makes each call's parser preview-only
+    (``PartialJSONParser(events=False)``): ``ToolCallArguments.json_events`` is ``()``,
+    and the preview, the final arguments and every other event are unchanged. It saves
+    building a JSON event per value for consumers that only read previews or the final
+    response (about a third of the assembly time on argument-heavy streams).
     """
 
     __slots__ = (
@@ -287,6 +330,7 @@ class StreamAssembler:
         "_fast_start",
         "_finish",
         "_framer",
+        "_json_events",
         "_latest",
         "_max_args",
         "_max_calls",
@@ -315,7 +359,11 @@ class StreamAssembler:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_id_chars: int = DEFAULT_MAX_ID_CHARS,
         max_usage_fields: int = DEFAULT_MAX_USAGE_FIELDS,
+        json_events: bool = True,
     ) -> None:
+        if not isinstance(json_events, bool):
+            raise UsageError(f"json_events must be True or False, not {json_events!r}")
+        self._json_events = json_events
         self.format: str | None = None
         """The wire format's canonical name: as given (an alias resolved), or detected from
         the first payload (``None`` before)."""
@@ -445,7 +493,7 @@ class StreamAssembler:
             return out
         call.chars = n
         call.parts.append(text)
-        return [_arguments_event(call.key, text, events, call.parser.snapshot)]
+        return [_arguments_event(call, text, events)]
 
     def feed_bytes(self, data: bytes) -> list[StreamEvent]:
         """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
@@ -793,7 +841,7 @@ class StreamAssembler:
                 limit="max_tool_calls",
                 value=self._max_calls,
             )
-        call = _Call(len(self._calls), d.index)
+        call = _Call(len(self._calls), d.index, self._json_events)
         call.explicit = d.start is True
         self._parts.append(["call", call.key, None])
         if d.ref is not None:
@@ -812,13 +860,17 @@ class StreamAssembler:
     def _announce(self, call: _Call, out: list[StreamEvent]) -> None:
         pending = call.pending
         call.pending = None
+        call.shown_id = self._call_id(call)
         out.append(
-            ToolCallStarted(
-                key=call.key, id=self._call_id(call), name=call.name or "", index=call.key
-            )
+            ToolCallStarted(key=call.key, id=call.shown_id, name=call.name or "", index=call.key)
         )
         if pending:
-            out.extend(pending)
+            # fragments that arrived before the name was known carry it now
+            name = call.name or ""
+            out.extend(
+                replace(ev, id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
+                for ev in pending
+            )
 
     @staticmethod
     def _emit(call: _Call, event: StreamEvent, out: list[StreamEvent]) -> None:
@@ -842,7 +894,7 @@ class StreamAssembler:
         except JSONSyntaxError as exc:
             self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
             return
-        ev = _arguments_event(call.key, text, events, parser.snapshot)
+        ev = _arguments_event(call, text, events)
         if call.pending is None:
             out.append(ev)
         else:
@@ -1039,8 +1091,9 @@ class StreamAssembler:
 
     def partial(self) -> Partial:
         """What has arrived so far, at any time: text, reasoning, every call with its raw
-        arguments, usage, finish reason, ids. Evidence for accounting and display; its
-        calls are never instructions to execute (only :meth:`close` finalises)."""
+        arguments, the ordered parts, usage, finish reason, ids. Evidence for accounting
+        and display; its calls are never instructions to execute (only :meth:`close`
+        finalises)."""
         return Partial(
             text="".join(self._text),
             reasoning="".join(self._reasoning),
@@ -1052,6 +1105,7 @@ class StreamAssembler:
                     index=c.key,
                     ended=c.state is CallState.ENDED,
                     synthetic_id=not c.id,
+                    metadata=c.metadata,
                 )
                 for c in self._calls
             ],
@@ -1061,4 +1115,5 @@ class StreamAssembler:
             model=self._model,
             format=self.format,
             created=self._created,
+            parts=self._content_parts(),
         )

@@ -214,18 +214,33 @@ class ToolCallStarted:
 class ToolCallArguments:
     """A fragment of a call's JSON arguments arrived.
 
-    ``delta`` is the raw text fragment, ``json_events`` what the call's incremental parser
-    made of it. ``preview`` is the call's monotonic argument preview (see
+    ``key`` is the call's handle, ``id`` and ``name`` the call's id and tool name as its
+    ``ToolCallStarted`` announced them (so a consumer needs no ``key -> name`` table; the
+    fragments of a call whose name comes late are emitted after its ``ToolCallStarted``,
+    already carrying it). ``delta`` is the raw text fragment, ``json_events`` what the
+    call's incremental parser made of it (``()`` under ``StreamAssembler(json_events=
+    False)``). ``preview`` is the call's monotonic argument preview (see
     :class:`PartialJSONParser`); it is computed on first access and cached by the parser,
     so reading it costs nothing when nothing changed. Read it while handling the event:
     once later fragments of the same call were fed it shows that newer state (which only
     ever extends the older one).
+
+    ``preview_changed`` says whether this fragment can have changed the preview: ``False``
+    guarantees that ``preview`` equals the preview of the call's previous fragment, so a
+    UI may skip re-rendering (a fragment inside a key, the digits of a number still
+    growing, a closing quote or bracket). With JSON events it is exact but for one case:
+    a repeated key's later value counts as a change though the preview keeps the first.
+    Without JSON events it is ``True`` whenever the parser's cached snapshot was
+    invalidated since it was last read, which also counts closing quotes and brackets.
     """
 
     key: int
     delta: str
     json_events: tuple[JSONEvent, ...]
     _preview: Callable[[], Any] = field(repr=False, compare=False)
+    id: str = ""
+    name: str = ""
+    preview_changed: bool = True
 
     @property
     def preview(self) -> Any:

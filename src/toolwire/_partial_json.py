@@ -1245,6 +1245,19 @@ class PartialJSONParser:
         return child
 
 
+def snapshot_outdated(parser: PartialJSONParser) -> bool:
+    """Whether ``parser.snapshot()`` would build a new preview: input changed the document
+    since the snapshot was last built (or none was ever built). O(1), no work done.
+
+    The signal the snapshot cache keeps anyway: it is set where the structure changes or
+    the open string grows, which also happens when a string or container closes without
+    changing what the preview shows. ``StreamAssembler`` reads it for
+    ``ToolCallArguments.preview_changed`` when its parsers emit no JSON events.
+    """
+    snap = parser._snap
+    return snap is _STALE or snap is _GROWN
+
+
 def parse_partial(
     text: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_size: int = DEFAULT_MAX_SIZE
 ) -> Any:

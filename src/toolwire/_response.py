@@ -156,9 +156,10 @@ class Response:
 class PartialCall:
     """A call as far as it arrived in a stream that did not end properly.
 
-    Fields: ``id``, ``name``, ``raw_arguments``, ``index`` and ``synthetic_id`` as for
-    :class:`ToolCall` (``name`` is ``""`` when it never arrived); ``ended``, whether the
-    provider ended this call on its own (which still does not make it final).
+    Fields: ``id``, ``name``, ``raw_arguments``, ``index``, ``metadata`` and
+    ``synthetic_id`` as for :class:`ToolCall` (``name`` is ``""`` when it never arrived);
+    ``ended``, whether the provider ended this call on its own (which still does not make
+    it final).
     """
 
     id: str
@@ -167,16 +168,18 @@ class PartialCall:
     index: int
     ended: bool
     synthetic_id: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Partial:
     """What had arrived when a stream failed: the evidence a ``StreamError`` carries.
 
-    Fields: ``text``, ``reasoning``, ``usage``, ``response_id``, ``model``, ``format`` and
-    ``created`` as for :class:`Response`; ``calls``, every call so far as a
-    :class:`PartialCall` (never instructions to execute); ``raw_finish_reason``, the
-    provider's finish value if one arrived.
+    Fields: ``text``, ``reasoning``, ``usage``, ``response_id``, ``model``, ``format``,
+    ``created`` and ``parts`` as for :class:`Response` (``parts`` as far as they arrived:
+    what a turn stopped early repeats to the model, thinking signatures included);
+    ``calls``, every call so far as a :class:`PartialCall` (never instructions to
+    execute); ``raw_finish_reason``, the provider's finish value if one arrived.
     """
 
     text: str
@@ -188,3 +191,4 @@ class Partial:
     model: str | None
     format: str | None = None
     created: str | None = None
+    parts: list[ContentPart] = field(default_factory=list)
