@@ -82,6 +82,12 @@ _EXPORTS: dict[str, str] = {
     "Toolbox": "_toolbox",
     "arguments_hash": "_idempotency",
     "tool_results": "_results",
+    # §5 a whole turn
+    "EarlyAbort": "_early_abort",
+    "RetryPolicy": "_retrying",
+    "Turn": "_turn",
+    "arun_turn": "_turn",
+    "run_turn": "_turn",
 }
 
 # A literal list, so that type checkers see what is re-exported; a test keeps it equal to
@@ -93,6 +99,7 @@ __all__ = [
     "ContentFiltered",
     "DriverSettingsError",
     "DriverUsageError",
+    "EarlyAbort",
     "Executor",
     "ExecutorSettingsError",
     "Finished",
@@ -112,6 +119,7 @@ __all__ = [
     "ReasoningDelta",
     "RejectedCall",
     "Response",
+    "RetryPolicy",
     "RetryableError",
     "SQLiteStore",
     "StoreError",
@@ -137,6 +145,7 @@ __all__ = [
     "Toolbox",
     "ToolboxInputError",
     "ToolwireError",
+    "Turn",
     "UnknownFormat",
     "Usage",
     "UsageError",
@@ -145,8 +154,10 @@ __all__ = [
     "ValueCompleted",
     "ValueStarted",
     "arguments_hash",
+    "arun_turn",
     "astream",
     "parse_partial",
+    "run_turn",
     "stream",
     "tool_results",
 ]
@@ -169,6 +180,7 @@ if TYPE_CHECKING:
     from ._assembler import StreamAssembler
     from ._context import ToolContext
     from ._drivers import AsyncStreamHandle, StreamHandle, astream, stream
+    from ._early_abort import EarlyAbort
     from ._errors import (
         ArgumentsInvalid,
         ContentFiltered,
@@ -222,6 +234,8 @@ if TYPE_CHECKING:
         Usage,
     )
     from ._results import tool_results
+    from ._retrying import RetryPolicy
     from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
+    from ._turn import Turn, arun_turn, run_turn
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

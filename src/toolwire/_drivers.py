@@ -105,6 +105,7 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
+        json_events: bool = True,
     ) -> None:
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
@@ -113,7 +114,7 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(format=format)
+        assembler = StreamAssembler(format=format, json_events=json_events)
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -243,6 +244,15 @@ class _Handle:
         """The usage the provider reported so far, even when the stream failed."""
         return self.partial.usage
 
+    @property
+    def request(self) -> Any:
+        """The ``httpx.Request`` that produced the stream, once the source is open, where
+        the source exposes it (the ``openai`` and ``anthropic`` SDK streams and managers,
+        an ``httpx.Response``); ``None`` for other sources. ``run_turn`` digests its body
+        into the turn's identity."""
+        http = self._flow.http
+        return None if http is None else getattr(http, "request", None)
+
 
 # ------------------------------------------------------------------- the sync driver
 
@@ -263,7 +273,8 @@ class StreamHandle(_Handle):
     response, an ``httpx.Response`` opened with ``stream=True`` (or ``client.stream(...)``),
     or any iterable of payloads (dicts, SDK objects, JSON strings, ``"[DONE]"``) or of
     ``bytes``. ``format`` names the wire format (``"auto"``: decided from the first
-    payload).
+    payload); ``json_events=False`` makes the assembler preview-only (see
+    :class:`StreamAssembler`): argument events then carry no JSON events.
 
     Timeouts are seconds, or ``None`` for no limit; each raises :class:`StreamTimeout`
     with its ``kind``:

@@ -155,7 +155,7 @@ class StreamFlow:
     :meth:`partial` tell the outcome at any time.
     """
 
-    __slots__ = ("_limits", "_mode", "_source", "assembler", "error", "response")
+    __slots__ = ("_limits", "_mode", "_source", "assembler", "error", "http", "response")
 
     def __init__(
         self,
@@ -170,6 +170,7 @@ class StreamFlow:
         self.assembler = assembler
         self.response: Response | None = None
         self.error: StreamError | None = None
+        self.http: Any = None  # the httpx response under the source, once it is opened
 
     @property
     def ended(self) -> bool:
@@ -192,6 +193,7 @@ class StreamFlow:
                     exits.insert(0, found.obj)
                 found = recognise(inner, self._mode, entered=not found.awaitable)
             source = found
+            self.http = source.http
             try:
                 start = yield Open(source)
             except Exception as exc:

@@ -1,0 +1,434 @@
+"""``run_turn`` and ``arun_turn``: one model turn, from the provider's stream to the messages
+of the next request, in one call.
+
+Strategy. The parts exist; this module only composes them, in this order, and owns the
+decisions between them:
+
+1. **Request** (:mod:`toolwire._retrying`): ``source`` is what the caller holds (an SDK
+   stream or stream manager, an ``httpx.Response``, an iterable: everything ``stream()``
+   accepts) or a zero-argument callable that makes the request. A callable is called once
+   per attempt, and a failure before the first byte of the body (a retryable HTTP status,
+   a connection that could not be made) is retried under the :class:`RetryPolicy`,
+   honouring ``Retry-After``. SDK HTTP errors reach the caller as the SDK's own exceptions
+   (``openai.RateLimitError``, ``anthropic.InternalServerError``...); an ``httpx.Response``
+   with an error status raises ``httpx.HTTPStatusError`` (its body read, so
+   ``exc.response.text`` says why) instead of being read as a stream.
+2. **Stream** (``toolwire.stream`` / ``astream``): read under the drivers' deadlines
+   (600 s to the first content, 120 s idle, no total, unless given), assembled, the
+   source closed on every way out. Every event goes to ``on_event`` first.
+3. **Early abort** (:mod:`toolwire._early_abort`): with ``early_abort=True`` each event is
+   judged as it arrives; once a call can never be valid, reading stops, the source is
+   closed, and the turn ends with a continuation (the offending call answered with what
+   was wrong, nothing run) instead of waiting for, and paying for, the rest.
+4. **End**: a stream that did not end properly raises its ``StreamError`` (nothing ran;
+   ``.partial`` as the drivers give it). A finished response is validated and executed by
+   the executor, once per idempotency key, under the turn's identity
+   (:mod:`toolwire._turn_identity`).
+5. **Messages** (:mod:`toolwire._results`): the assistant turn and the tool results in the
+   provider's own format, built from the response and the outcomes by the provider units,
+   after checking that every result answers a call of the assistant turn and every call
+   has its result (rejected and skipped calls included), so the next request is accepted.
+
+JSON events are built only when something reads them: for early abort (it judges each
+completed value) or for ``on_event``; otherwise the assembler runs preview-only.
+
+Guaranteed: no tool runs unless the stream ended properly and nothing in it was invalid;
+each call runs at most once per key (the executor's promise); ``Turn.messages`` is always
+consistent; the source is closed on every way out; a caller's ``KeyboardInterrupt`` or
+``CancelledError`` is re-raised. Cost: the stream's and the executor's, plus O(1) per
+event (the judging of early abort aside, see its module).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
+from ._early_abort import AbortWatch, EarlyAbort, continuation
+from ._errors import DriverUsageError, ExecutorSettingsError, UsageError
+from ._events import StreamEvent
+from ._executor import AsyncExecutor, Executor
+from ._outcome import Outcome
+from ._response import Response, Usage
+from ._results import turn_messages
+from ._retrying import RetryPolicy
+from ._toolbox import Toolbox
+from ._turn_identity import needs_identity, turn_identity
+
+__all__ = ["Turn", "arun_turn", "run_turn"]
+
+logger = logging.getLogger("toolwire.turn")
+
+_STREAM_LIKE = ("__iter__", "__aiter__", "__next__", "__enter__", "__aenter__", "__await__")
+
+OnEvent = Callable[[StreamEvent], object]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One model turn, done: what ``run_turn`` / ``arun_turn`` return.
+
+    Fields:
+
+    - ``response``: the finished :class:`Response`; after an early abort, the response as
+      far as it was kept (what arrived, the offending call, the other complete calls;
+      ``raw_finish_reason`` is ``None``);
+    - ``outcomes``: one :class:`Outcome` per call of ``response``, in call order;
+    - ``messages``: the assistant turn and the tool results in the provider's own message
+      format, ready to append to the conversation (``messages += turn.messages``); every
+      tool result answers a call the assistant turn carries;
+    - ``usage``: the usage of the stream as the drivers report it (``None`` when none was
+      reported);
+    - ``done``: ``True`` when the model asked for no tool (no calls, no rejected calls):
+      the conversation's answer is ``response.text``;
+    - ``aborted``: why the turn stopped reading early (:class:`EarlyAbort`), or ``None``;
+    - ``identity``: the turn identity the calls were keyed with (``turn=`` of
+      ``executor.run``), or ``None`` when the response's own identity sufficed;
+    - ``attempts``: requests made (retries included).
+    """
+
+    response: Response
+    outcomes: list[Outcome]
+    messages: list[dict[str, Any]]
+    usage: Usage | None
+    done: bool
+    aborted: EarlyAbort | None = None
+    identity: str | None = None
+    attempts: int = 1
+
+
+def _is_factory(source: Any) -> bool:
+    """Whether ``source`` is a callable that makes the request, not a stream itself."""
+    return callable(source) and not any(hasattr(source, name) for name in _STREAM_LIKE)
+
+
+class _TurnRun:
+    """What the two drivers share: the settings, checked once, and every decision."""
+
+    def __init__(
+        self,
+        source: Any,
+        tools: Toolbox,
+        executor: Any,
+        executor_type: type[Any],
+        *,
+        format: str,
+        early_abort: bool,
+        on_event: OnEvent | None,
+        turn: str | None,
+        retry: RetryPolicy | None,
+    ) -> None:
+        mine, other = ("run_turn", "arun_turn")
+        if executor_type is AsyncExecutor:
+            mine, other = other, mine
+        if not isinstance(tools, Toolbox):
+            raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
+        if not isinstance(executor, executor_type):
+            hint = (
+                f"{mine}() takes a toolwire.{executor_type.__name__}; "
+                f"for a {type(executor).__name__} use {other}()"
+                if isinstance(executor, (Executor, AsyncExecutor))
+                else f"executor must be a toolwire.{executor_type.__name__}"
+            )
+            raise UsageError(f"{hint}, not {type(executor).__name__}")
+        if executor.toolbox is not tools:
+            raise UsageError(
+                "the executor runs the tools of another Toolbox: build it with the same "
+                "toolbox, Executor(tools, ...)"
+            )
+        if on_event is not None and not callable(on_event):
+            raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
+        if turn is not None and (not isinstance(turn, str) or not turn):
+            raise UsageError(f"turn must be a non-empty str or None, not {turn!r}")
+        if not isinstance(early_abort, bool):
+            raise UsageError(f"early_abort must be True or False, not {early_abort!r}")
+        self.factory = _is_factory(source)
+        if retry is not None:
+            if not isinstance(retry, RetryPolicy):
+                raise UsageError(f"retry must be a toolwire.RetryPolicy, not {retry!r}")
+            if not self.factory:
+                raise UsageError(
+                    "a retry makes the request again, so it needs a callable that makes it: "
+                    f"{mine}(lambda: client.chat.completions.create(..., stream=True), ...)"
+                )
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.source = source
+        self.tools = tools
+        self.executor = executor
+        self.format = format
+        self.on_event = on_event
+        self.turn = turn
+        # A response with a rejected call runs none of its calls unless the executor says
+        # otherwise; then the other calls could run, and the response is read to its end.
+        self.early_abort = early_abort and not executor.run_on_rejection
+        self.json_events = self.early_abort or on_event is not None
+        self.attempts = 0
+        self.watch: AbortWatch | None = None
+
+    def make(self) -> Any:
+        """The source of the next attempt (the callable's result, or the source itself)."""
+        self.attempts += 1
+        self.watch = AbortWatch(self.tools) if self.early_abort else None
+        return self.source() if self.factory else self.source
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """Seconds to wait before the next attempt after ``exc`` (raised before the first
+        byte), or ``None``: raise it."""
+        if not self.factory:
+            return None
+        wait = self.retry.delay(self.attempts, exc, now=time.time())
+        if wait is not None:
+            logger.warning(
+                "request failed before its first byte (%s: %s); attempt %d of %d in %.2f s",
+                type(exc).__name__, exc, self.attempts + 1, self.retry.attempts, wait,
+            )  # fmt: skip
+        return wait
+
+    def stop(self, event: StreamEvent) -> bool:
+        """Hand ``event`` to ``on_event``; whether the turn stops reading here."""
+        if self.on_event is not None:
+            self.on_event(event)
+        return self.watch is not None and self.watch.see(event) is not None
+
+    def stopped(self, handle: StreamHandle | AsyncStreamHandle) -> bool:
+        """At an abort verdict, before leaving: ``False`` when the stream had already
+        finished properly (its own end wins); raises a ``StreamError`` it ended with."""
+        if handle.error is not None:
+            raise handle.error
+        try:
+            finished = handle.response
+        except DriverUsageError:
+            return True  # not ended yet: stop here
+        return finished is None
+
+    def prepare(self, handle: StreamHandle | AsyncStreamHandle) -> tuple[Response, str | None]:
+        """The finished response and the turn identity to key its calls with."""
+        response = handle.response  # raises the stream's StreamError
+        identity = turn_identity(response, self.turn, handle.request)
+        if identity is None and needs_identity(response):
+            raise ExecutorSettingsError(
+                "this response has no response id, no timestamp and synthesised call ids, "
+                "and its source does not expose the request that produced it, so nothing "
+                "tells this turn from another (nothing was run). Pass run_turn(..., turn=...) "
+                "with a string naming the request: a turn counter of the conversation or a "
+                "digest of the messages sent; the same value when the same request is made "
+                "again"
+            )
+        return response, identity
+
+    def finish(
+        self,
+        handle: StreamHandle | AsyncStreamHandle,
+        response: Response,
+        outcomes: list[Outcome],
+        identity: str | None,
+    ) -> Turn:
+        """The turn of a response that ended properly."""
+        assert response.format is not None
+        return Turn(
+            response=response,
+            outcomes=outcomes,
+            messages=turn_messages(response, outcomes, response.format),
+            usage=handle.usage,
+            done=not response.tool_calls and not response.rejected,
+            identity=identity,
+            attempts=self.attempts,
+        )
+
+    def aborted(self, handle: StreamHandle | AsyncStreamHandle) -> Turn:
+        """The turn of a response stopped early: the continuation, nothing run."""
+        watch = self.watch
+        assert watch is not None and watch.verdict is not None
+        partial = handle.partial
+        abort = watch.verdict.with_partial(partial)
+        response, outcomes = continuation(partial, abort, self.tools)
+        assert partial.format is not None
+        logger.info(
+            "stopped reading the response early at call %s (%s): %s",
+            abort.call_id, abort.name, abort.kind,
+        )  # fmt: skip
+        return Turn(
+            response=response,
+            outcomes=outcomes,
+            messages=turn_messages(response, outcomes, partial.format),
+            usage=handle.usage,
+            done=False,
+            aborted=abort,
+            attempts=self.attempts,
+        )
+
+
+def _http_error(made: Any) -> Any:
+    """The ``httpx.Response`` ``made`` if it has an error status, else ``None``."""
+    status = getattr(made, "status_code", None)
+    if isinstance(status, int) and status >= 400 and hasattr(made, "raise_for_status"):
+        return made
+    return None
+
+
+def run_turn(
+    source: Any,
+    tools: Toolbox,
+    *,
+    executor: Executor,
+    format: str = "auto",
+    early_abort: bool = True,
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    on_event: OnEvent | None = None,
+    turn: str | None = None,
+    retry: RetryPolicy | None = None,
+) -> Turn:
+    """Run one model turn: stream, assemble, validate, execute, and build the messages of
+    the next request. Returns a :class:`Turn`.
+
+    ``source`` is what a streaming call returned (anything ``toolwire.stream`` accepts:
+    ``client.chat.completions.create(..., stream=True)``, ``client.messages.stream(...)``
+    entered or not, ``client.responses.create(..., stream=True)``, google-genai's
+    ``generate_content_stream(...)``, boto3's ``converse_stream(...)``, an
+    ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
+    (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
+    request again. ``tools`` is the toolbox and ``executor`` an :class:`Executor` built
+    on it.
+
+    - The stream is read under the drivers' deadlines (``first_event_timeout``,
+      ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
+      (``"auto"``: detected). ``on_event`` receives every event as it arrives.
+    - A stream that did not end properly raises its :class:`StreamError`
+      (``StreamAborted``, ``StreamTimeout``, ``TokenLimitExceeded``, ``ProviderError``...)
+      with ``.partial``; nothing ran. HTTP errors of the request itself (429, 500...) are
+      raised as the SDK's own exceptions (``openai.RateLimitError``...; an
+      ``httpx.Response`` with an error status as ``httpx.HTTPStatusError``), after
+      ``retry`` (a :class:`RetryPolicy`; by default 3 attempts with backoff and
+      ``Retry-After`` for a callable source, none for a stream) has given up. Errors
+      after the first byte are never retried here: the model generated, and billed,
+      part of an answer.
+    - ``early_abort`` (default ``True``): as soon as a call can never be valid (an unknown
+      tool, arguments that stop being JSON, a completed value that violates the schema)
+      reading stops, the source is closed and the turn ends with ``turn.aborted`` set and
+      messages that tell the model what was wrong; nothing runs. Off when the executor
+      has ``run_on_rejection=True`` (the other calls could run).
+    - Calls are keyed across turns by the response's identity; for a response without a
+      response id, by the request's (a digest of its body, where the source exposes it),
+      or by ``turn`` when given (see :mod:`toolwire._turn_identity`).
+
+    Bad arguments raise :class:`UsageError`.
+    """
+    plan = _TurnRun(
+        source, tools, executor, Executor, format=format, early_abort=early_abort,
+        on_event=on_event, turn=turn, retry=retry,
+    )  # fmt: skip
+    while True:
+        try:
+            made = plan.make()
+            failed = _http_error(made)
+            if failed is not None:
+                try:
+                    failed.read()
+                finally:
+                    failed.close()
+                failed.raise_for_status()
+            handle = StreamHandle(
+                made, format=format, first_event_timeout=first_event_timeout,
+                idle_timeout=idle_timeout, total_timeout=total_timeout,
+                json_events=plan.json_events,
+            )  # fmt: skip
+            handle.__enter__()  # makes the request of an SDK manager: may fail, retryable
+        except Exception as exc:
+            wait = plan.retry_after(exc)
+            if wait is None:
+                raise
+            time.sleep(wait)
+            continue
+        break
+    stop = False
+    try:
+        for event in handle:
+            if plan.stop(event):
+                stop = plan.stopped(handle)
+                if stop:
+                    break
+    except BaseException as exc:
+        handle.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    handle.__exit__(None, None, None)
+    if stop:
+        return plan.aborted(handle)
+    response, identity = plan.prepare(handle)
+    outcomes = executor.run(response, turn=identity)
+    return plan.finish(handle, response, outcomes, identity)
+
+
+async def arun_turn(
+    source: Any,
+    tools: Toolbox,
+    *,
+    executor: AsyncExecutor,
+    format: str = "auto",
+    early_abort: bool = True,
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    on_event: OnEvent | None = None,
+    turn: str | None = None,
+    retry: RetryPolicy | None = None,
+) -> Turn:
+    """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
+
+    ``source`` is what an async streaming call returned, awaited or not
+    (``client.chat.completions.create(..., stream=True)`` of an ``AsyncOpenAI``,
+    ``client.messages.stream(...)`` of an ``AsyncAnthropic``, an ``httpx.Response`` of an
+    ``AsyncClient``, an async iterable: anything ``toolwire.astream`` accepts), or a
+    zero-argument callable returning one; ``executor`` is an :class:`AsyncExecutor`. The
+    rest is :func:`run_turn`'s; a caller's ``CancelledError`` is re-raised after the
+    source was closed.
+    """
+    plan = _TurnRun(
+        source, tools, executor, AsyncExecutor, format=format, early_abort=early_abort,
+        on_event=on_event, turn=turn, retry=retry,
+    )  # fmt: skip
+    while True:
+        try:
+            made = plan.make()
+            failed = _http_error(made)
+            if failed is not None:
+                try:
+                    await failed.aread()
+                finally:
+                    await failed.aclose()
+                failed.raise_for_status()
+            handle = AsyncStreamHandle(
+                made, format=format, first_event_timeout=first_event_timeout,
+                idle_timeout=idle_timeout, total_timeout=total_timeout,
+                json_events=plan.json_events,
+            )  # fmt: skip
+            await handle.__aenter__()  # awaits the request: may fail, retryable
+        except Exception as exc:
+            wait = plan.retry_after(exc)
+            if wait is None:
+                raise
+            await asyncio.sleep(wait)
+            continue
+        break
+    stop = False
+    try:
+        async for event in handle:
+            if plan.stop(event):
+                stop = plan.stopped(handle)
+                if stop:
+                    break
+    except BaseException as exc:
+        await handle.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    await handle.__aexit__(None, None, None)
+    if stop:
+        return plan.aborted(handle)
+    response, identity = plan.prepare(handle)
+    outcomes = await executor.run(response, turn=identity)
+    return plan.finish(handle, response, outcomes, identity)
