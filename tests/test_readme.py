@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import pytest
+
+import toolwire
 from conftest import REPO
+from toolwire.testing import Simulator
 
 
 def _example() -> str:
@@ -32,3 +41,170 @@ def test_readme_example_runs_and_adds() -> None:
     assert any(line.startswith("ToolCallStarted") for line in printed)
     previews = [line for line in printed if line.startswith("ToolCallArguments")]
     assert previews == ["ToolCallArguments {}", "ToolCallArguments {'a': 2, 'b': 3}"]
+
+
+# ------------------------------------------------------------------ the agent loops
+
+
+def _loops() -> list[str]:
+    text = (REPO / "README.md").read_text("utf-8")
+    section = text[text.index("## An agent loop") : text.index("## Example")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "the agent-loop section has an OpenAI and an Anthropic block"
+    return blocks
+
+
+def test_readme_loops_are_ten_lines_of_glue_or_fewer() -> None:
+    """Each loop, from its `for` to its `break`, is at most ten lines."""
+    for block in _loops():
+        lines = [line for line in block.splitlines() if line.strip()]
+        start = next(i for i, line in enumerate(lines) if line.startswith("for _ in range"))
+        end = next(i for i, line in enumerate(lines) if line.strip() == "break")
+        assert end - start + 1 <= 10, lines[start : end + 1]
+
+
+@pytest.fixture
+def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Simulator]:
+    """The simulator, with the SDKs' environment pointing at it (as ``openai.OpenAI()``
+    and ``anthropic.Anthropic()`` read it) and a fresh working directory for agent.db."""
+    with Simulator(seed=21) as simulator:
+        monkeypatch.setenv("OPENAI_BASE_URL", simulator.base_url("openai-chat"))
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url("anthropic"))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.chdir(tmp_path)
+        yield simulator
+
+
+@pytest.fixture
+def executions(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many times each tool body ran, counted by the toolbox's decorator (the README
+    defines its tool itself; this counts its runs without changing its code)."""
+    runs: Counter[str] = Counter()
+    register = toolwire.Toolbox.tool
+
+    def counting(self: toolwire.Toolbox, fn: Any, /) -> Any:
+        @functools.wraps(fn)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            runs[f"{fn.__name__}{args}{sorted(kwargs.items())}"] += 1  # by arguments
+            return fn(*args, **kwargs)
+
+        return register(self, counted)
+
+    monkeypatch.setattr(toolwire.Toolbox, "tool", counting)
+    return runs
+
+
+@pytest.fixture
+def turns(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every Turn ``toolwire.run_turn`` returned to the README's code, and every error it
+    raised, in order."""
+    seen: list[Any] = []
+    run_turn = toolwire.run_turn
+
+    def recording(*args: Any, **kwargs: Any) -> toolwire.Turn:
+        try:
+            turn = run_turn(*args, **kwargs)
+        except Exception as exc:
+            seen.append(exc)
+            raise
+        seen.append(turn)
+        return turn
+
+    monkeypatch.setattr(toolwire, "run_turn", recording)
+    return seen
+
+
+def _run_readme_loops() -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for block in _loops():
+            exec(compile(block, "README.md", "exec"), namespace)
+    namespace["printed"] = out.getvalue().splitlines()
+    return namespace
+
+
+def _figures(sim: Simulator) -> dict[str, int]:
+    """What the simulator saw: requests, refusals (tool results that answer no call),
+    cuts, and the requests a client left early with the bytes it never had to read."""
+    assert sim.wait_for_connections_closed(10)
+    left = [r for r in sim.requests if r.client_closed and not r.completed and r.status == 200]
+    return {
+        "requests": len(sim.requests),
+        "refused": sum(1 for r in sim.requests if r.served == "refused"),
+        "http errors": sum(1 for r in sim.requests if r.status >= 400),
+        "left early": len(left),
+        "bytes saved": sum(r.body_bytes - r.bytes_sent for r in left),
+        "body bytes of those": sum(r.body_bytes for r in left),
+    }
+
+
+def _clean_script(sim: Simulator) -> None:
+    sim.add_response(
+        text="Checking both.",
+        tool_calls=[("get_weather", {"city": "Lyon"}), ("get_weather", {"city": "Paris"})],
+    )
+    sim.add_response(tool_calls=[("get_weather", {"city": "Nice"})])
+    sim.add_response(text="Sunny in Lyon, Paris and Nice.")
+
+
+def test_readme_loops_run_three_turns_with_parallel_calls(
+    sim: Simulator, executions: Counter[str], turns: list[Any]
+) -> None:
+    """Both README loops, through the real openai and anthropic clients, hold a three-turn
+    conversation with parallel calls: each call runs once, every request is accepted."""
+    for _ in range(2):
+        _clean_script(sim)
+    namespace = _run_readme_loops()
+    assert namespace["printed"] == ["Sunny in Lyon, Paris and Nice."] * 2
+    # three calls per loop, one run each: each city once per loop
+    assert sorted(executions.values()) == [2, 2, 2] and sum(executions.values()) == 6
+    figures = _figures(sim)
+    assert figures["requests"] == 6 and figures["refused"] == 0
+    assert [len(t.outcomes) for t in turns] == [2, 1, 0] * 2
+    assert [r.format for r in sim.requests] == ["openai-chat"] * 3 + ["anthropic"] * 3
+
+
+def _faulty_script(sim: Simulator) -> None:
+    both = [("get_weather", {"city": "Lyon"}), ("get_weather", {"city": "Paris"})]
+    sim.add_response(text="Checking both.", tool_calls=both, faults=["cut:0.5"])
+    sim.add_response(text="Checking both.", tool_calls=both, faults=["stall:0.5"])
+    sim.add_response(faults=["http:500"])
+    sim.add_response(
+        tool_calls=[("get_weather", {"city": 5}), ("get_weather", {"city": "Marseille, France"})],
+        faults=["drip:4000"],
+    )
+    sim.add_response(tool_calls=[("get_weather", {"city": "Nice"})])
+    sim.add_response(text="Sunny in Lyon, Paris and Nice.")
+
+
+def test_readme_loops_survive_a_cut_a_stall_a_500_and_an_invalid_call(
+    sim: Simulator, executions: Counter[str], turns: list[Any]
+) -> None:
+    """The same loops with faults injected: the cut stream runs nothing and is asked
+    again, the stall is waited out, the 500 retried, the invalid call stopped early and
+    answered; each call runs exactly once and no request is refused."""
+    for _ in range(2):
+        _faulty_script(sim)
+    namespace = _run_readme_loops()
+    assert namespace["printed"] == ["Sunny in Lyon, Paris and Nice."] * 2
+    # Lyon, Paris and Nice once per loop: the cut and the invalid turn ran nothing
+    assert sorted(executions.values()) == [2, 2, 2] and sum(executions.values()) == 6
+    figures = _figures(sim)
+    aborted = [t for t in turns if isinstance(t, toolwire.Turn) and t.aborted is not None]
+    failed = [t for t in turns if not isinstance(t, toolwire.Turn)]
+    print(
+        f"\nREADME loops with faults: {len(turns) - len(failed)} turns, {len(failed)} stream "
+        f"errors, {sum(executions.values())} executions, {len(aborted)} early aborts, {figures}"
+    )
+    assert [type(t).__name__ for t in turns] == ["StreamAborted"] + ["Turn"] * 4 + [
+        "StreamAborted"
+    ] + ["Turn"] * 4
+    assert [t.aborted.kind for t in aborted] == ["invalid_arguments"] * 2
+    assert figures["refused"] == 0  # no tool result without its call
+    assert figures["http errors"] == 2
+    cut = [r for r in sim.requests if any(n.startswith("cut after") for n in r.notes)]
+    assert len(cut) == 2
+    assert figures["left early"] == 2  # the two early aborts (the cuts were the server's)
+    assert figures["bytes saved"] > figures["body bytes of those"] / 2

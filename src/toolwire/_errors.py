@@ -32,6 +32,13 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
 
     RetryableError                            raised by a tool: nothing happened, may retry
 
+Not toolwire's: an HTTP error of the request itself (a 429, a 500, a refused connection)
+reaches the caller as the SDK's own exception (``openai.RateLimitError``,
+``anthropic.InternalServerError``, ``httpx.HTTPStatusError`` for an ``httpx.Response``
+source in ``run_turn``...), because it happens before any stream exists; ``run_turn``
+retries it first when its ``RetryPolicy`` says so. A ``StreamError`` is what follows once
+the body began.
+
 Three families, kept apart so that a handler never mistakes one for another: the peer's
 faults (``StreamError``: retry the request, or show the partial), outages (``StoreError``:
 fail closed, retry later) and the caller's mistakes (``UsageError``: a bug to fix, never
@@ -108,7 +115,9 @@ class StreamError(ToolwireError):
     """The stream did not end properly; ``partial`` holds what had arrived.
 
     A ``StreamError`` never comes with tool calls to execute: the calls in ``partial`` are
-    evidence, not instructions.
+    evidence, not instructions. HTTP errors before the body (429, 500...) are not
+    ``StreamError`` subclasses: they reach the caller as the SDK's own exceptions
+    (``openai.RateLimitError``...), after ``run_turn``'s retries.
     """
 
     def __init__(self, message: str, partial: Partial | None = None) -> None:

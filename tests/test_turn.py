@@ -1,0 +1,250 @@
+"""run_turn's contract: what it accepts, what a turn says, which errors reach the caller
+(a stream that did not end properly raises its StreamError and runs nothing), and the
+caller mistakes it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+import toolwire
+from toolwire import UsageError
+from toolwire._turn import _TurnRun
+from toolwire.testing import Simulator
+from turn_support import counted_tools
+
+MESSAGES = [{"role": "user", "content": "Weather in Lyon?"}]
+LYON = [("get_weather", {"city": "Lyon"})]
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    """A fresh simulator."""
+    with Simulator(seed=4) as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def client(sim: Simulator) -> Iterator[openai.OpenAI]:
+    """An OpenAI client on the simulator, without retries of its own."""
+    with openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="t", max_retries=0) as c:
+        yield c
+
+
+@pytest.fixture
+def runs() -> Counter[str]:
+    """Tool executions by idempotency key."""
+    return Counter()
+
+
+@pytest.fixture
+def tools(runs: Counter[str]) -> toolwire.Toolbox:
+    """The counted toolbox."""
+    return counted_tools(runs)
+
+
+@pytest.fixture
+def executor(tools: toolwire.Toolbox) -> toolwire.Executor:
+    """An executor over the counted toolbox."""
+    return toolwire.Executor(tools, scope="contract")
+
+
+def test_a_tool_turn_runs_its_calls_and_is_not_done(
+    sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """A response with calls: they run, the turn is not done, usage is the stream's."""
+    sim.add_response(tool_calls=LYON, usage=(50, 9))
+    turn = toolwire.run_turn(
+        client.chat.completions.create(
+            model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        ),
+        tools,
+        executor=executor,
+    )
+    assert not turn.done and turn.aborted is None and turn.attempts == 1
+    assert [o.value for o in turn.outcomes] == ["Sunny in Lyon"]
+    assert turn.usage is not None and (turn.usage.input_tokens, turn.usage.output_tokens) == (50, 9)
+    assert turn.usage is turn.response.usage
+    assert [m["role"] for m in turn.messages] == ["assistant", "tool"]
+
+
+def test_a_text_turn_is_done(
+    sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """No call and no rejected call: done, the assistant message is the only message."""
+    sim.add_response(text="Sunny.")
+    turn = toolwire.run_turn(
+        client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
+        tools,
+        executor=executor,
+    )
+    assert turn.done and turn.outcomes == []
+    assert turn.messages == [{"role": "assistant", "content": "Sunny."}]
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        ("cut:0.7", toolwire.StreamAborted),
+        ("length", toolwire.TokenLimitExceeded),
+        ("error-event", toolwire.ProviderError),
+        ("no-terminal", toolwire.StreamAborted),
+    ],
+)
+def test_a_stream_that_did_not_end_properly_raises_and_runs_nothing(
+    sim: Simulator,
+    client: openai.OpenAI,
+    tools: toolwire.Toolbox,
+    executor: toolwire.Executor,
+    runs: Counter[str],
+    fault: str,
+    error: type[toolwire.StreamError],
+) -> None:
+    """Cut, token limit, error event, no terminal event: the StreamError is raised with
+    what arrived in .partial, and no tool ran."""
+    sim.add_response(text="On it.", tool_calls=LYON, faults=[fault])
+    with pytest.raises(error) as caught:
+        toolwire.run_turn(
+            lambda: client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
+            tools,
+            executor=executor,
+        )
+    assert caught.value.partial is not None and caught.value.partial.format == "openai-chat"
+    assert runs == Counter()
+
+
+def test_a_stall_past_the_idle_deadline_raises_a_timeout(
+    sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """A stream that stalls longer than idle_timeout raises StreamTimeout; nothing ran."""
+    sim.add_response(text="Checking the weather now.", tool_calls=LYON, faults=["stall:5"])
+    with pytest.raises(toolwire.StreamTimeout) as caught:
+        toolwire.run_turn(
+            client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
+            tools,
+            executor=executor,
+            idle_timeout=0.3,
+        )
+    assert caught.value.kind == "idle"
+
+
+@pytest.mark.parametrize("kind", ["chat-manager", "responses-manager", "anthropic-create"])
+def test_the_sdks_streams_and_managers_are_accepted(
+    sim: Simulator, tools: toolwire.Toolbox, executor: toolwire.Executor, kind: str
+) -> None:
+    """The SDKs' .stream() managers (entered or not) and create(stream=True) all work."""
+    import anthropic
+
+    sim.add_response(tool_calls=LYON)
+    definitions = tools.definitions("openai-responses" if kind == "responses-manager" else "openai")
+    with (
+        openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="t") as oai,
+        anthropic.Anthropic(base_url=sim.base_url("anthropic"), api_key="t") as claude,
+    ):
+        source: Any
+        if kind == "chat-manager":
+            source = oai.chat.completions.stream(model="m", messages=MESSAGES, tools=definitions)  # type: ignore[arg-type]
+        elif kind == "responses-manager":
+            source = oai.responses.stream(model="m", input="Weather?", tools=definitions)  # type: ignore[arg-type]
+        else:
+            source = claude.messages.create(
+                model="m",
+                max_tokens=100,
+                messages=MESSAGES,
+                stream=True,  # type: ignore[arg-type]
+            )
+        turn = toolwire.run_turn(source, tools, executor=executor)
+    assert [o.status for o in turn.outcomes] == ["completed"]
+
+
+def test_httpx_responses_and_iterables_are_accepted(
+    sim: Simulator, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """An httpx.Response (or client.stream() manager) and a list of payloads both work."""
+    body = {"model": "m", "messages": MESSAGES, "stream": True}
+    sim.add_response(tool_calls=[("get_weather", {"city": "Paris"})])
+    with httpx.Client(base_url=sim.url) as http:
+        turn = toolwire.run_turn(
+            http.stream("POST", "/v1/chat/completions", json=body), tools, executor=executor
+        )
+    assert turn.outcomes[0].value == "Sunny in Paris"
+    payloads = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a",
+         "function": {"name": "get_weather", "arguments": '{"city": "Nice"}'}}]}}]},
+        {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+    turn = toolwire.run_turn(payloads, tools, executor=executor, format="openai")
+    assert turn.outcomes[0].value == "Sunny in Nice"
+
+
+def test_a_whole_response_is_refused_naming_the_streaming_call(
+    sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """A non-streamed ChatCompletion cannot be streamed: the error names the call that
+    works."""
+    sim.add_response(text="Sunny.")
+    whole = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+    with pytest.raises(toolwire.DriverSettingsError, match=r"stream=True"):
+        toolwire.run_turn(whole, tools, executor=executor)
+
+
+def test_http_errors_reach_the_caller_as_the_sdks_own_exceptions(
+    sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """A 429 the policy does not retry (one attempt) is openai.RateLimitError."""
+    sim.add_response(faults=["http:429"])
+    with pytest.raises(openai.RateLimitError):
+        toolwire.run_turn(
+            lambda: client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
+            tools,
+            executor=executor,
+            retry=toolwire.RetryPolicy(attempts=1),
+        )
+
+
+def test_caller_mistakes_are_usage_errors(
+    tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """A wrong executor kind names the other function; another toolbox's executor, a bad
+    on_event, turn or early_abort are refused before anything is read."""
+    source: list[Any] = []
+    with pytest.raises(UsageError, match="arun_turn"):
+        toolwire.run_turn(source, tools, executor=toolwire.AsyncExecutor(tools, scope="s"))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="run_turn"):
+        asyncio.run(toolwire.arun_turn(source, tools, executor=executor))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="another Toolbox"):
+        toolwire.run_turn(source, counted_tools(Counter()), executor=executor)
+    for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}, {"retry": 3}):
+        with pytest.raises(UsageError):
+            toolwire.run_turn(source, tools, executor=executor, **bad)  # type: ignore[arg-type]
+
+
+def test_json_events_are_built_only_when_read(
+    tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """Early abort or an on_event reader turn JSON events on; otherwise the assembler runs
+    preview-only."""
+
+    def plan(**options: Any) -> _TurnRun:
+        settings = {"early_abort": True, "on_event": None, "turn": None, "retry": None}
+        return _TurnRun([], tools, executor, toolwire.Executor, format="auto",
+                        **{**settings, **options})  # fmt: skip
+
+    assert plan().json_events
+    assert plan(early_abort=False, on_event=print).json_events
+    assert not plan(early_abort=False).json_events
+    seen: list[Any] = []
+    payloads = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a",
+         "function": {"name": "get_weather", "arguments": '{"city": "Nice"}'}}]}}]},
+        {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+    toolwire.run_turn(payloads, tools, executor=executor, early_abort=False, on_event=seen.append)
+    args = [e for e in seen if isinstance(e, toolwire.ToolCallArguments)]
+    assert args and args[0].json_events
