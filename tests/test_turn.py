@@ -248,3 +248,33 @@ def test_json_events_are_built_only_when_read(
     toolwire.run_turn(payloads, tools, executor=executor, early_abort=False, on_event=seen.append)
     args = [e for e in seen if isinstance(e, toolwire.ToolCallArguments)]
     assert args and args[0].json_events
+
+
+def test_a_cancelled_async_turn_closes_its_stream_and_reraises(
+    sim: Simulator, tools: toolwire.Toolbox, runs: Counter[str]
+) -> None:
+    """Cancelling arun_turn while the stream stalls re-raises CancelledError, after the
+    connection was closed; nothing ran."""
+    sim.add_response(text="Checking.", tool_calls=LYON, faults=["stall:10"])
+
+    async def run() -> None:
+        executor = toolwire.AsyncExecutor(tools, scope="cancelled")
+        async with openai.AsyncOpenAI(
+            base_url=sim.base_url("openai-chat"), api_key="t", max_retries=0
+        ) as client:
+            task = asyncio.ensure_future(
+                toolwire.arun_turn(
+                    client.chat.completions.create(model="m", messages=MESSAGES, stream=True),  # type: ignore[arg-type]
+                    tools,
+                    executor=executor,
+                )
+            )
+            await asyncio.sleep(0.5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(run())
+    record = sim.requests[0]
+    assert record.finished.wait(5) and record.client_closed and not record.completed
+    assert runs == Counter()

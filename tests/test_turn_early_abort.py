@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 import toolwire
@@ -88,11 +89,40 @@ def test_an_invalid_value_stops_the_stream_and_the_continuation_is_accepted(
         or "were dropped" in rejected.error
     )
     record = _closed_early(sim)
+    print(f"\n{fmt}: {record.bytes_sent} of {record.body_bytes} body bytes read")
     if fmt in TEXT_ARGUMENTS:  # the content never streamed
         assert record.bytes_sent < record.body_bytes / 4
     conversation.messages += turn.messages
     after = toolwire.run_turn(conversation.request(), tools, executor=executor)
     assert refused(sim) == [] and after.done
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path", "body"),
+    [
+        ("gemini", "/v1beta/models/m:streamGenerateContent?alt=sse",
+         {"contents": [{"role": "user", "parts": [{"text": "Write a.py"}]}]}),
+        ("ollama", "/api/chat",
+         {"model": "m", "messages": [{"role": "user", "content": "Write a.py"}], "stream": True}),
+    ],
+)  # fmt: skip
+def test_over_httpx_the_generator_formats_stop_at_once(
+    sim: Simulator, fmt: str, path: str, body: dict[str, Any]
+) -> None:
+    """google-genai's and ollama's clients read through generators that hide their socket,
+    so their connection closes only when the read in progress returns; an httpx response
+    of the same request is closed at once, most of the body unsent."""
+    tools = counted_tools(Counter())
+    executor = toolwire.Executor(tools, scope=f"httpx-{fmt}")
+    sim.add_response(text="Writing it.", tool_calls=_bad_write(fmt), faults=DRIP)
+    with httpx.Client(base_url=sim.url) as http:
+        turn = toolwire.run_turn(
+            lambda: http.stream("POST", path, json=body), tools, executor=executor
+        )
+    assert turn.aborted is not None and turn.aborted.path == ("path",)
+    record = _closed_early(sim)
+    print(f"\n{fmt} over httpx: {record.bytes_sent} of {record.body_bytes} body bytes read")
+    assert record.bytes_sent < record.body_bytes / 4
 
 
 def test_an_unknown_tool_stops_at_its_name(sim: Simulator, clients: Clients) -> None:

@@ -41,7 +41,13 @@ followed by :data:`STOPPED_EARLY`; every tool result answers a call of the assis
 turn, so the provider accepts the next request.
 
 Not done: a response whose other calls could have run (``run_on_rejection=True``) is read
-to its end; values are not judged deeper than :data:`MAX_DEPTH_JUDGED`.
+to its end; values are not judged deeper than :data:`MAX_DEPTH_JUDGED`. Closing is the
+drivers': where they reach the socket (the ``openai``, ``anthropic`` and ``httpx``
+sources, boto3's small events) the connection closes at once; google-genai's and the
+``ollama`` client's generators hide theirs, so it closes when the read in progress returns
+(one more event; Gemini may put all remaining calls in it): pass an ``httpx`` response of
+the same request to stop at once. Closing stops reading; whether the provider stops
+generating (and billing) when the connection closes is the provider's.
 
 Cost: O(1) per event besides the judging; a value is judged once when it completes
 (linear in its size), so the arguments cost O(size x judged depth) at most, plus one
