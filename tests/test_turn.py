@@ -194,6 +194,22 @@ def test_a_whole_response_is_refused_naming_the_streaming_call(
         toolwire.run_turn(whole, tools, executor=executor)
 
 
+def test_a_source_of_the_other_kind_names_the_other_turn_function(
+    sim: Simulator, tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """An AsyncOpenAI stream given to run_turn is refused, pointing at arun_turn."""
+
+    async def make() -> Any:
+        async with openai.AsyncOpenAI(base_url=sim.base_url("openai-chat"), api_key="t") as c:
+            stream = c.chat.completions.create(model="m", messages=MESSAGES, stream=True)  # type: ignore[arg-type]
+            with pytest.raises(toolwire.DriverSettingsError, match=r"toolwire\.arun_turn\(\)"):
+                toolwire.run_turn(stream, tools, executor=executor)
+            stream.close()  # the coroutine was never awaited: no request was made
+
+    asyncio.run(make())
+    assert sim.requests == []
+
+
 def test_http_errors_reach_the_caller_as_the_sdks_own_exceptions(
     sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:

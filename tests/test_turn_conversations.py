@@ -6,6 +6,7 @@ with an invalid call runs nothing and is answered in full."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -41,10 +42,14 @@ def _invalid(fmt: str) -> Any:
 
 def _script(sim: Simulator, fmt: str) -> None:
     sim.add_response(
+        reasoning="Two cities: two calls.",
         text="Checking both.",
         tool_calls=[("get_weather", {"city": "Lyon"}), ("get_weather", {"city": "Paris"})],
     )
-    sim.add_response(tool_calls=[("get_weather", {"city": "Nice"}), ("get_weather", _invalid(fmt))])
+    sim.add_response(
+        reasoning="Nice as well.",
+        tool_calls=[("get_weather", {"city": "Nice"}), ("get_weather", _invalid(fmt))],
+    )
     sim.add_response(text="Sunny in Lyon and in Paris.")
 
 
@@ -93,6 +98,10 @@ def test_three_turns_through_the_real_client_are_accepted(
     second = turns[1]
     assert [o.status for o in second.outcomes] == ["skipped", "rejected"]
     assert (second.aborted is not None) is early_abort
+    if fmt != "openai-chat":  # the others take reasoning back (signed where they sign it)
+        echoed = json.dumps(second.messages)
+        assert "Nice as well." in echoed
+        assert ("signature" in echoed) is (fmt in ("anthropic", "bedrock-converse"))
     assert turns[2].response.text == "Sunny in Lyon and in Paris."
     assert tool_results_in(fmt, sim.requests[-1].body) == 4
 

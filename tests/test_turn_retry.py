@@ -219,18 +219,24 @@ def test_a_manager_failing_as_it_is_entered_is_retried(sim: Simulator) -> None:
     client.close()
 
 
-def test_an_httpx_response_with_an_error_status_is_retried_then_raised(sim: Simulator) -> None:
-    """An httpx.Response with an error status is not read as a stream: retried, then
-    raised as httpx.HTTPStatusError with its body read."""
+@pytest.mark.parametrize("opened", ["send", "stream-manager"])
+def test_an_httpx_response_with_an_error_status_is_retried_then_raised(
+    sim: Simulator, opened: str
+) -> None:
+    """An httpx response with an error status (client.send(..., stream=True) or
+    client.stream(...)) is not read as a stream: retried, then raised as
+    httpx.HTTPStatusError with its body read."""
     tools, executor, _ = _tools()
     body = {"model": "m", "messages": MESSAGES, "stream": True}
     for _ in range(2):
         sim.add_response(faults=["http:503"])
     with httpx.Client(base_url=sim.url) as http:
 
-        def request() -> httpx.Response:
-            return http.send(http.build_request("POST", "/v1/chat/completions", json=body),
-                             stream=True)  # fmt: skip
+        def request() -> Any:
+            if opened == "send":
+                built = http.build_request("POST", "/v1/chat/completions", json=body)
+                return http.send(built, stream=True)
+            return http.stream("POST", "/v1/chat/completions", json=body)
 
         with pytest.raises(httpx.HTTPStatusError) as caught:
             toolwire.run_turn(
@@ -241,6 +247,7 @@ def test_an_httpx_response_with_an_error_status_is_retried_then_raised(sim: Simu
         sim.add_response(text="Sunny.")
         assert toolwire.run_turn(request, tools, executor=executor, retry=FAST).done
     assert [r.status for r in sim.requests] == [503, 503, 503, 200]
+    assert sim.wait_for_connections_closed(5)
 
 
 def test_a_refused_connection_is_retried_then_raised() -> None:

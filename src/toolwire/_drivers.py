@@ -245,13 +245,13 @@ class _Handle:
         return self.partial.usage
 
     @property
-    def request(self) -> Any:
-        """The ``httpx.Request`` that produced the stream, once the source is open, where
+    def http_response(self) -> Any:
+        """The ``httpx.Response`` the stream is read from, once the source is open, where
         the source exposes it (the ``openai`` and ``anthropic`` SDK streams and managers,
-        an ``httpx.Response``); ``None`` for other sources. ``run_turn`` digests its body
-        into the turn's identity."""
-        http = self._flow.http
-        return None if http is None else getattr(http, "request", None)
+        an ``httpx.Response`` or ``client.stream(...)``); ``None`` for other sources.
+        ``run_turn`` reads its status and digests its request's body into the turn's
+        identity."""
+        return self._flow.http
 
 
 # ------------------------------------------------------------------- the sync driver

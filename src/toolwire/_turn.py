@@ -42,6 +42,7 @@ event (the judging of early abort aside, see its module).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -50,7 +51,7 @@ from typing import Any
 
 from ._drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
 from ._early_abort import AbortWatch, EarlyAbort, continuation
-from ._errors import DriverUsageError, ExecutorSettingsError, UsageError
+from ._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
 from ._events import StreamEvent
 from ._executor import AsyncExecutor, Executor
 from ._outcome import Outcome
@@ -209,7 +210,8 @@ class _TurnRun:
     def prepare(self, handle: StreamHandle | AsyncStreamHandle) -> tuple[Response, str | None]:
         """The finished response and the turn identity to key its calls with."""
         response = handle.response  # raises the stream's StreamError
-        identity = turn_identity(response, self.turn, handle.request)
+        http = handle.http_response
+        identity = turn_identity(response, self.turn, getattr(http, "request", None))
         if identity is None and needs_identity(response):
             raise ExecutorSettingsError(
                 "this response has no response id, no timestamp and synthesised call ids, "
@@ -263,11 +265,20 @@ class _TurnRun:
         )
 
 
-def _http_error(made: Any) -> Any:
-    """The ``httpx.Response`` ``made`` if it has an error status, else ``None``."""
-    status = getattr(made, "status_code", None)
-    if isinstance(status, int) and status >= 400 and hasattr(made, "raise_for_status"):
-        return made
+def _turn_words(exc: DriverSettingsError) -> DriverSettingsError:
+    """The driver's refusal of a source of the wrong kind, naming the turn functions."""
+    text = str(exc)
+    renamed = text.replace("toolwire.astream()", "toolwire.arun_turn()").replace(
+        "toolwire.stream()", "toolwire.run_turn()"
+    )
+    return exc if renamed == text else DriverSettingsError(renamed)
+
+
+def _http_error(http: Any) -> Any:
+    """The httpx response under a stream if it has an error status, else ``None``."""
+    status = getattr(http, "status_code", None)
+    if isinstance(status, int) and status >= 400 and hasattr(http, "raise_for_status"):
+        return http
     return None
 
 
@@ -327,19 +338,21 @@ def run_turn(
     while True:
         try:
             made = plan.make()
-            failed = _http_error(made)
-            if failed is not None:
-                try:
-                    failed.read()
-                finally:
-                    failed.close()
-                failed.raise_for_status()
-            handle = StreamHandle(
-                made, format=format, first_event_timeout=first_event_timeout,
-                idle_timeout=idle_timeout, total_timeout=total_timeout,
-                json_events=plan.json_events,
-            )  # fmt: skip
+            try:
+                handle = StreamHandle(
+                    made, format=format, first_event_timeout=first_event_timeout,
+                    idle_timeout=idle_timeout, total_timeout=total_timeout,
+                    json_events=plan.json_events,
+                )  # fmt: skip
+            except DriverSettingsError as exc:
+                raise _turn_words(exc) from None
             handle.__enter__()  # makes the request of an SDK manager: may fail, retryable
+            failed = _http_error(handle.http_response)
+            if failed is not None:  # an httpx response: its error body is not a stream
+                with contextlib.suppress(Exception):
+                    failed.read()
+                handle.__exit__(None, None, None)
+                failed.raise_for_status()
         except Exception as exc:
             wait = plan.retry_after(exc)
             if wait is None:
@@ -396,19 +409,21 @@ async def arun_turn(
     while True:
         try:
             made = plan.make()
-            failed = _http_error(made)
-            if failed is not None:
-                try:
-                    await failed.aread()
-                finally:
-                    await failed.aclose()
-                failed.raise_for_status()
-            handle = AsyncStreamHandle(
-                made, format=format, first_event_timeout=first_event_timeout,
-                idle_timeout=idle_timeout, total_timeout=total_timeout,
-                json_events=plan.json_events,
-            )  # fmt: skip
+            try:
+                handle = AsyncStreamHandle(
+                    made, format=format, first_event_timeout=first_event_timeout,
+                    idle_timeout=idle_timeout, total_timeout=total_timeout,
+                    json_events=plan.json_events,
+                )  # fmt: skip
+            except DriverSettingsError as exc:
+                raise _turn_words(exc) from None
             await handle.__aenter__()  # awaits the request: may fail, retryable
+            failed = _http_error(handle.http_response)
+            if failed is not None:  # an httpx response: its error body is not a stream
+                with contextlib.suppress(Exception):
+                    await failed.aread()
+                await handle.__aexit__(None, None, None)
+                failed.raise_for_status()
         except Exception as exc:
             wait = plan.retry_after(exc)
             if wait is None:
