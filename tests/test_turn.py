@@ -294,3 +294,20 @@ def test_a_cancelled_async_turn_closes_its_stream_and_reraises(
     record = sim.requests[0]
     assert record.finished.wait(5) and record.client_closed and not record.completed
     assert runs == Counter()
+
+
+def test_stream_handles_expose_their_http_response_and_take_json_events(
+    sim: Simulator, client: openai.OpenAI
+) -> None:
+    """stream() keeps the httpx response under an SDK stream (None for an iterable), and
+    json_events=False hands out argument events without JSON events."""
+    sim.add_response(tool_calls=LYON)
+    source = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    with toolwire.stream(source, json_events=False) as handle:
+        events = list(handle)
+    assert handle.http_response is not None
+    assert b'"Weather in Lyon?"' in handle.http_response.request.content
+    args = [e for e in events if isinstance(e, toolwire.ToolCallArguments)]
+    assert args and all(e.json_events == () for e in args)
+    with toolwire.stream([]) as empty:
+        assert empty.http_response is None

@@ -61,7 +61,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from ._deltas import (
     Adapter,
@@ -182,7 +182,15 @@ def _slices(data: bytes) -> list[bytes]:
 
 
 _new = object.__new__
-_set = object.__setattr__
+
+
+# The slot descriptors' own setters: a frozen dataclass refuses setattr, and calling the
+# descriptor directly costs about 60 % of object.__setattr__ (no lookup by name).
+_Setter = Callable[[object, Any], None]
+_set_key, _set_delta, _set_json_events, _set_preview, _set_id, _set_name, _set_changed = (
+    cast(_Setter, ToolCallArguments.__dict__[name].__set__)
+    for name in ("key", "delta", "json_events", "_preview", "id", "name", "preview_changed")
+)
 
 
 def _arguments_event(
@@ -190,22 +198,25 @@ def _arguments_event(
 ) -> ToolCallArguments:
     """``ToolCallArguments(...)`` for ``call`` without the frozen dataclass ``__init__``.
 
-    One event per fragment is the hot path of a big call; setting the slots directly
-    makes the same frozen instance in half the time (measured: 0.8 vs 1.6 µs).
+    One event per fragment is the hot path of a big call; setting the slots through their
+    descriptors makes the same frozen instance in a third of the ``__init__``'s time.
+    The common fragment of a long string is one ``StringAppended``: a change, decided
+    first.
     """
-    parser = call.parser
+    if not call.events:
+        changed = snapshot_outdated(call.parser)
+    elif len(json_events) == 1 and type(json_events[0]) is StringAppended:
+        changed = True
+    else:
+        changed = _changes_preview(json_events)
     ev = _new(ToolCallArguments)
-    _set(ev, "key", call.key)
-    _set(ev, "delta", delta)
-    _set(ev, "json_events", json_events)
-    _set(ev, "_preview", parser.snapshot)
-    _set(ev, "id", call.shown_id)
-    _set(ev, "name", call.name or "")
-    _set(
-        ev,
-        "preview_changed",
-        _changes_preview(json_events) if parser.emits_events else snapshot_outdated(parser),
-    )
+    _set_key(ev, call.key)
+    _set_delta(ev, delta)
+    _set_json_events(ev, json_events)
+    _set_preview(ev, call.parser.snapshot)
+    _set_id(ev, call.shown_id)
+    _set_name(ev, call.name or "")
+    _set_changed(ev, changed)
     return ev
 
 
@@ -235,6 +246,7 @@ class _Call:
     __slots__ = (
         "chars",
         "ended_sent",
+        "events",
         "explicit",
         "got_end",
         "hint",
@@ -263,6 +275,7 @@ class _Call:
         self.shown_id = ""  # the id ToolCallStarted announced, repeated on each fragment
         self.state = CallState.PENDING
         self.parser = PartialJSONParser(events=json_events)
+        self.events = json_events
         self.parts: list[str] = []
         self.chars = 0
         self.pending: list[StreamEvent] | None = []  # None once the call was announced
