@@ -231,8 +231,8 @@ def test_a_name_or_alias_registers_once(toy: Provider) -> None:
 
 
 def test_every_provider_module_is_one_registered_unit() -> None:
-    """Each public module of toolwire._providers defines the PROVIDER of its format, and
-    the registry knows exactly those seven, in detection order."""
+    """Each public subpackage of toolwire._providers defines the PROVIDER of its format,
+    and the registry knows exactly those seven, in detection order."""
     package = importlib.import_module("toolwire._providers")
     modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
     found = {importlib.import_module(f"toolwire._providers.{m}").PROVIDER.name: m for m in modules}

@@ -5,7 +5,7 @@ Strategy: a tool's ``parameters`` schema is the source of truth and is never mod
 each format gets a fresh deep copy, rewritten for what that provider accepts. Validation
 (``Toolbox.check``) always uses the original schema, so a constraint that a provider's
 dialect cannot carry is still enforced on the model's arguments. Each definition's shape
-belongs to its provider (``toolwire._providers``, one module per format, which documents
+belongs to its provider (``toolwire._providers``, one package per format, which documents
 it); this module dispatches to the provider and holds what several of them share:
 :func:`function_definition` (OpenAI's ``{"type": "function", "function": {...}}``, also
 used by Ollama and Cohere), :func:`parameters_for` (strict or plain), and the two schema

@@ -1,7 +1,8 @@
 """The provider registry: every wire format toolwire speaks, each one unit, registered once.
 
-A provider is one module of this package. Its ``PROVIDER`` (a :class:`Provider`) holds
-everything toolwire knows about the format:
+A provider is one subpackage of this package (``openai_chat/``, ``gemini/``...). The
+``PROVIDER`` (a :class:`Provider`) of its ``__init__`` holds everything toolwire knows
+about the format:
 
 - ``detect``: how to recognise the format's first payload (and ``detect_fallback``, a
   weaker hint asked only when no provider recognised the payload);
@@ -15,10 +16,10 @@ everything toolwire knows about the format:
 - ``encoder``: the slot for the simulator's encoder (a scenario to the format's wire
   bytes), which ``toolwire.testing`` fills in a later release; ``None`` until then.
 
-Registration: the built-in providers are the public modules of this package (names
+Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
-so adding a provider means adding one module (and its tests), nothing else. Tests register
-toy providers with :func:`register` and remove them with :func:`unregister`.
+so adding a provider means adding one subpackage (and its tests), nothing else. Tests
+register toy providers with :func:`register` and remove them with :func:`unregister`.
 
 Names: each provider has one canonical name (``Response.format`` uses it) and may have
 aliases (``"openai"`` is an alias of ``"openai-chat"``, the name everyone tries first).
@@ -30,10 +31,10 @@ if none does, their ``detect_fallback`` hooks are asked in the same order. Each 
 looks only at structural markers its format always has on its first event, so it is
 O(number of keys). A payload no provider claims raises :class:`StreamFormatError`.
 
-Adding a provider: one module here with its adapter, its ``detect``, its definition and
-message functions and ``PROVIDER = Provider(...)``; the shared pieces are
-``_definitions`` (strict and Gemini schema rewrites, OpenAI's function shape),
-``_results`` (result texts, the answer check, how rejected calls are carried),
+Adding a provider: one subpackage here whose ``__init__`` holds its adapter, its
+``detect``, its definition and message functions and ``PROVIDER = Provider(...)``; the
+shared pieces are ``_definitions`` (strict and Gemini schema rewrites, OpenAI's function
+shape), ``_results`` (result texts, the answer check, how rejected calls are carried),
 ``_payload`` (typed reads) and ``_openai_shapes``. If the format opens calls explicitly
 (``CallDelta(start=True)``), it must also end them (``end=True``): the assembler finalises
 no such call without its end. What ends a call, per format: Anthropic
@@ -108,7 +109,7 @@ _loaded = False
 
 
 def _load_builtins() -> None:
-    """Import and register every public module of this package, once."""
+    """Import and register every public subpackage of this package, once."""
     global _loaded
     with _lock:
         if _loaded:

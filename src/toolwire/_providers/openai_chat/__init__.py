@@ -45,13 +45,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import _deltas as d
-from .._definitions import function_definition
-from .._errors import StreamFormatError
-from .._response import Response
-from .._results import turn_parts
-from . import Provider
-from ._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
+from ... import _deltas as d
+from ..._definitions import function_definition
+from ..._errors import StreamFormatError
+from ..._response import Response
+from ..._results import turn_parts
+from .. import Provider
+from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 __all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 

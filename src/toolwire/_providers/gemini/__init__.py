@@ -74,16 +74,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _deltas as d
-from .._definitions import gemini_schema
-from .._errors import InvalidOutcome, ToolDefinitionError
-from .._response import Response
-from .._results import ResultText, object_arguments, turn_parts, wire_name
-from . import Provider
-from . import _payload as read
+from ... import _deltas as d
+from ..._definitions import gemini_schema
+from ..._errors import InvalidOutcome, ToolDefinitionError
+from ..._response import Response
+from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from .. import Provider
+from .. import _payload as read
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "GeminiAdapter"]
 
