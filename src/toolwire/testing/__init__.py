@@ -56,11 +56,13 @@ object arguments without ids (7), Anthropic's empty first ``input_json_delta`` (
 
 from __future__ import annotations
 
-from ._encoding import FORMATS, EncodeOptions, Encoder, ErrorReply, Frame, encoder_for, serialise
-from ._faults import FAULT_KINDS, Fault, parse_fault, parse_faults
-from ._profiles import PROFILES, Profile
+from .._scenario_types import Fault, Profile, ScenarioCall, ScenarioResponse, ScenarioUsage
+from .._wire_writing import EncodeOptions, Encoder, ErrorReply, Frame, serialise
+from ._faults import FAULT_KINDS, parse_fault, parse_faults
+from ._formats import FORMATS, encoder_for
+from ._profiles import PROFILES
 from ._recordings import Recording, load_recording
-from ._scenario import ScenarioCall, ScenarioResponse, ScenarioUsage, load_scenario
+from ._scenario import load_scenario
 from ._server import ConnectionRecord, RecordedRequest
 from ._simulator import Simulator
 

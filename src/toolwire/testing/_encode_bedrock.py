@@ -26,7 +26,8 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from .._scenario_types import ScenarioResponse
+from .._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
@@ -35,7 +36,6 @@ from ._encoding import (
     mint,
     pieces,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["BedrockEncoder", "bedrock_error_code"]
 

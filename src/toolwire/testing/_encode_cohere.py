@@ -22,7 +22,8 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from .._scenario_types import ScenarioResponse
+from .._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
@@ -30,7 +31,6 @@ from ._encoding import (
     mint,
     pieces,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["CohereEncoder"]
 

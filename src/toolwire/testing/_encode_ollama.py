@@ -19,7 +19,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ._encoding import (
+from .._scenario_types import ScenarioResponse
+from .._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
@@ -27,7 +28,6 @@ from ._encoding import (
     check_profiles,
     pieces,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["OllamaEncoder"]
 

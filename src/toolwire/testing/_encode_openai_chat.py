@@ -27,9 +27,9 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, check_profiles, mint, pieces
-from ._encoding import truncate_arguments as _truncate
-from ._scenario import ScenarioResponse
+from .._scenario_types import ScenarioResponse
+from .._wire_writing import EncodeOptions, ErrorReply, Frame, check_profiles, mint, pieces
+from .._wire_writing import truncate_arguments as _truncate
 
 __all__ = ["OpenAIChatEncoder", "openai_error"]
 

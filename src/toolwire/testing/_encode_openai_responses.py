@@ -24,8 +24,8 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ._encode_openai_chat import openai_error
-from ._encoding import (
+from .._scenario_types import ScenarioResponse
+from .._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
@@ -33,7 +33,7 @@ from ._encoding import (
     mint,
     pieces,
 )
-from ._scenario import ScenarioResponse
+from ._encode_openai_chat import openai_error
 
 __all__ = ["OpenAIResponsesEncoder"]
 

@@ -15,26 +15,11 @@ says so. Lookup is O(1).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from .._errors import UsageError
+from .._scenario_types import Profile
 
 __all__ = ["PROFILES", "Profile", "parse_profiles"]
-
-
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """One quirk: its ``name``, the ``formats`` it shapes, the ``quirks`` numbers it
-    reproduces, ``servers`` seen doing it, and whether it is a ``truncation`` (a stream that
-    must be refused, not assembled)."""
-
-    name: str
-    formats: tuple[str, ...]
-    quirks: tuple[int, ...]
-    servers: str
-    description: str
-    truncation: bool = False
-    sequential: bool = False  # calls are streamed one after another, never interleaved
 
 
 _CHAT = ("openai-chat",)

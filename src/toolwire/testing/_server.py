@@ -45,21 +45,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from ._checks import check_request
-from ._encoding import (
+from .._scenario_types import Fault, ScenarioResponse
+from .._wire_writing import (
     CONTENT_TYPES,
     EncodeOptions,
     Encoder,
     ErrorReply,
     Framing,
     Unencodable,
-    encoder_for,
     serialise,
     truncate_arguments,
 )
-from ._faults import BytePlan, Fault, apply_event_faults, byte_plan, has, http_status
+from ._checks import check_request
+from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
+from ._formats import encoder_for
 from ._recordings import Recording
-from ._scenario import ScenarioResponse, Script
+from ._scenario import Script
 
 __all__ = ["ConnectionRecord", "RecordedRequest", "SimulatorApp", "Tracker", "counting_protocol"]
 

@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import UnknownFormat, UsageError
-from ._encoding import FORMATS
-from ._faults import Fault, parse_faults
+from .._scenario_types import Fault, ScenarioResponse
+from ._faults import parse_faults
+from ._formats import FORMATS
 from ._recordings import load_recording
-from ._scenario import ScenarioResponse, Script, load_scenario, make_response
+from ._scenario import Script, load_scenario, make_response
 from ._server import (
     ConnectionRecord,
     RecordedRequest,

@@ -1,8 +1,12 @@
-"""The encoder interface (one implementation per provider) and what the encoders share.
+"""Writing wire formats: the encoder interface and the sans-IO pieces every encoder shares.
 
 An encoder is the inverse of one of toolwire's adapters: it turns a
-:class:`~toolwire.testing.ScenarioResponse` into that provider's wire shapes. The interface
-is small on purpose, so that each encoder can move into its provider's module unchanged:
+:class:`~toolwire.testing.ScenarioResponse` (``_scenario_types``) into one provider's wire
+shapes. Each provider package holds its own (``_providers/<name>/encoder.py``), registered
+through its ``Provider.encoder`` slot; the simulator (``toolwire.testing``) serves them.
+This module is part of the core, so that a provider package depends only on the core and
+never on ``toolwire.testing``; it imports nothing beyond the standard library and does no
+I/O. The interface:
 
 .. code-block:: python
 
@@ -19,10 +23,10 @@ is small on purpose, so that each encoder can move into its provider's module un
 
 ``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
 one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
-(SSE with ``event:`` names where the provider sends them, NDJSON lines, AWS event-stream
-binary messages with their CRCs). Every choice an encoder makes (fragment sizes, the
-interleaving of parallel calls, minted ids) comes from the ``rng`` it is handed, so a seed
-gives the same bytes on every run. Encoders are pure: no I/O, no clock.
+(SSE with ``event:`` names where the provider sends them, NDJSON lines, a JSON array, AWS
+event-stream binary messages with their CRCs). Every choice an encoder makes (fragment
+sizes, the interleaving of parallel calls, minted ids) comes from the ``rng`` it is
+handed, so a seed gives the same bytes on every run. Encoders are pure: no I/O, no clock.
 
 Fragment sizes are drawn per provider from what their streams show: OpenAI-style token
 deltas of 1 to 8 characters, Anthropic's buffered ``input_json_delta`` pieces of 5 to 40,
@@ -41,11 +45,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .._errors import UnknownFormat
-
 if TYPE_CHECKING:
-    from ._profiles import Profile
-    from ._scenario import ScenarioResponse
+    from ._scenario_types import Profile, ScenarioResponse
 
 __all__ = [
     "EncodeOptions",
@@ -55,7 +56,6 @@ __all__ = [
     "Framing",
     "Unencodable",
     "check_profiles",
-    "encoder_for",
     "eventstream_message",
     "mint",
     "pieces",
@@ -148,30 +148,6 @@ class Encoder(Protocol):
     def error_body(self, status: int, message: str) -> ErrorReply:
         """The provider's HTTP error reply for ``status``."""
         ...
-
-
-_ENCODERS: dict[str, tuple[str, str]] = {
-    "openai-chat": ("_encode_openai_chat", "OpenAIChatEncoder"),
-    "openai-responses": ("_encode_openai_responses", "OpenAIResponsesEncoder"),
-    "anthropic": ("_encode_anthropic", "AnthropicEncoder"),
-    "gemini": ("_encode_gemini", "GeminiEncoder"),
-    "bedrock-converse": ("_encode_bedrock", "BedrockEncoder"),
-    "ollama": ("_encode_ollama", "OllamaEncoder"),
-    "cohere": ("_encode_cohere", "CohereEncoder"),
-}
-FORMATS: tuple[str, ...] = tuple(_ENCODERS)
-
-
-def encoder_for(format: str) -> Encoder:
-    """The encoder of ``format``; :class:`~toolwire.UnknownFormat` for other names."""
-    entry = _ENCODERS.get(format)
-    if entry is None:
-        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {FORMATS}")
-    import importlib
-
-    module = importlib.import_module(f"{__package__}.{entry[0]}")
-    encoder: Encoder = getattr(module, entry[1])()
-    return encoder
 
 
 # ------------------------------------------------------------------------ helpers
