@@ -8,6 +8,8 @@ import importlib
 import itertools
 import json
 import pkgutil
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -248,8 +250,25 @@ def test_every_provider_module_is_one_registered_unit() -> None:
     )
     for name in names():
         entry = provider(name)
-        assert entry.encoder is None  # the simulator's slot, filled next round
         assert entry.adapter(0).format == name
+        assert entry.encoder is not None and entry.encoder().format == name
+
+
+def test_reading_imports_no_encoder_and_import_toolwire_no_provider() -> None:
+    """``import toolwire`` loads no provider; loading every provider (what assembling does)
+    loads no encoder, nor the writing primitives (they are the simulator's, loaded when it
+    asks)."""
+    code = (
+        "import json, sys, toolwire; "
+        "before = [m for m in sys.modules if m.startswith('toolwire._providers.')]; "
+        "from toolwire._providers import names; names(); "
+        "print(json.dumps([before, sorted(m for m in sys.modules if m.startswith('toolwire'))]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = json.loads(out.stdout)
+    assert before == []
+    assert {f"toolwire._providers.{n.replace('-', '_')}" for n in names()} <= set(after)
+    assert [m for m in after if m.endswith(".encoder") or "testing" in m or "writ" in m] == []
 
 
 def test_openai_is_an_alias_of_openai_chat() -> None:

@@ -13,8 +13,10 @@ about the format:
 - ``tool_results`` and ``assistant_turn``: the messages the provider expects next, the
   tool results and the assistant turn that they answer (``_results`` checks that the two
   agree before either is built);
-- ``encoder``: the slot for the simulator's encoder (a scenario to the format's wire
-  bytes), which ``toolwire.testing`` fills in a later release; ``None`` until then.
+- ``encoder``: a factory of the simulator's encoder (a scenario to the format's wire
+  shapes, ``_wire_writing.Encoder``), which lives in the package's ``encoder`` module and
+  is imported only when the factory is called: reading a stream never imports it, and
+  ``import toolwire`` imports no provider at all.
 
 Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from .._response import Response
     from .._results import ResultText
     from .._toolbox import Tool
+    from .._wire_writing import Encoder
 
 __all__ = ["Provider", "detect", "names", "provider", "register", "unregister"]
 
@@ -87,7 +90,8 @@ class Provider:
     - ``assistant_turn(response)``: the assistant turn that those results answer, in the
       provider's request format, with every call of ``response`` (rejected ones
       included) and what the provider needs echoed;
-    - ``encoder``: reserved for the simulator (scenario -> wire bytes); ``None`` for now.
+    - ``encoder()``: a fresh encoder for the simulator (scenario -> wire shapes), its
+      module imported on the first call; ``None`` for a format the simulator cannot serve.
     """
 
     name: str
@@ -99,7 +103,7 @@ class Provider:
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
-    encoder: Callable[..., bytes] | None = None
+    encoder: Callable[[], Encoder] | None = None
 
 
 _lock = threading.RLock()

@@ -1,35 +1,37 @@
-"""The formats the simulator serves, and the encoder that writes each one.
+"""The formats the simulator serves, read from the provider registry.
 
-The encoders are imported on first use (``encoder_for``), so building scenarios needs
-none of them. Lookup is O(1).
+A format is served when its provider declares an encoder (``Provider.encoder``); the
+encoder lives in the provider's package and is imported on its first use, so building
+scenarios imports none. A provider registered at run time (``_providers.register``) is
+served like a built-in one. Lookups are O(1) after the registry's first load.
 """
 
 from __future__ import annotations
 
-import importlib
-
 from .._errors import UnknownFormat
+from .._providers import names, provider
 from .._wire_writing import Encoder
 
-__all__ = ["FORMATS", "encoder_for"]
+__all__ = ["FORMATS", "encoder_for", "served_formats"]
 
-_ENCODERS: dict[str, tuple[str, str]] = {
-    "openai-chat": ("_encode_openai_chat", "OpenAIChatEncoder"),
-    "openai-responses": ("_encode_openai_responses", "OpenAIResponsesEncoder"),
-    "anthropic": ("_encode_anthropic", "AnthropicEncoder"),
-    "gemini": ("_encode_gemini", "GeminiEncoder"),
-    "bedrock-converse": ("_encode_bedrock", "BedrockEncoder"),
-    "ollama": ("_encode_ollama", "OllamaEncoder"),
-    "cohere": ("_encode_cohere", "CohereEncoder"),
-}
-FORMATS: tuple[str, ...] = tuple(_ENCODERS)
+
+def served_formats() -> tuple[str, ...]:
+    """The canonical names of every registered format that has an encoder, now."""
+    return tuple(name for name in names() if provider(name).encoder is not None)
+
+
+FORMATS: tuple[str, ...] = served_formats()
+"""The built-in formats the simulator writes (:func:`served_formats` is the live list)."""
 
 
 def encoder_for(format: str) -> Encoder:
-    """The encoder of ``format``; :class:`~toolwire.UnknownFormat` for other names."""
-    entry = _ENCODERS.get(format)
-    if entry is None:
-        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {FORMATS}")
-    module = importlib.import_module(f"{__package__}.{entry[0]}")
-    encoder: Encoder = getattr(module, entry[1])()
-    return encoder
+    """A fresh encoder of ``format`` (a name or an alias); :class:`~toolwire.UnknownFormat`
+    for a name no provider has or a provider without an encoder."""
+    try:
+        entry = provider(format)
+    except UnknownFormat:
+        entry = None
+    if entry is None or entry.encoder is None:
+        known = ", ".join(served_formats())
+        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {known}")
+    return entry.encoder()

@@ -79,6 +79,7 @@ from .. import _payload as read
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "AnthropicAdapter"]
 
@@ -418,6 +419,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": content}] if content else []
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import AnthropicEncoder
+
+    return AnthropicEncoder()
+
+
 PROVIDER = Provider(
     name="anthropic",
     detect_rank=20,
@@ -426,4 +434,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

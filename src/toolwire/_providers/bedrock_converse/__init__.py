@@ -63,6 +63,7 @@ from .. import _payload as read
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "BedrockConverseAdapter"]
 
@@ -310,6 +311,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": content}] if content else []
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import BedrockEncoder
+
+    return BedrockEncoder()
+
+
 PROVIDER = Provider(
     name="bedrock-converse",
     detect_rank=70,
@@ -318,4 +326,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

@@ -61,6 +61,7 @@ from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "CohereAdapter"]
 
@@ -295,6 +296,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import CohereEncoder
+
+    return CohereEncoder()
+
+
 PROVIDER = Provider(
     name="cohere",
     detect_rank=30,
@@ -303,4 +311,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

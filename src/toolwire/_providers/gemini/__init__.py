@@ -84,6 +84,7 @@ from .. import _payload as read
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "GeminiAdapter"]
 
@@ -599,6 +600,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "model", "parts": parts}] if parts else []
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import GeminiEncoder
+
+    return GeminiEncoder()
+
+
 PROVIDER = Provider(
     name="gemini",
     detect_rank=50,
@@ -607,4 +615,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

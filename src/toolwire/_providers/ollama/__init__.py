@@ -55,6 +55,7 @@ from .. import _payload as read
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "OllamaAdapter"]
 
@@ -199,6 +200,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import OllamaEncoder
+
+    return OllamaEncoder()
+
+
 PROVIDER = Provider(
     name="ollama",
     detect_rank=60,
@@ -207,4 +215,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

@@ -43,7 +43,7 @@ Complexity: O(size of the chunk) per chunk; state is two flags.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import _deltas as d
 from ..._definitions import function_definition
@@ -52,6 +52,9 @@ from ..._response import Response
 from ..._results import turn_parts
 from .. import Provider
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
+
+if TYPE_CHECKING:
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 
@@ -326,6 +329,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import OpenAIChatEncoder
+
+    return OpenAIChatEncoder()
+
+
 PROVIDER = Provider(
     name="openai-chat",
     aliases=("openai",),
@@ -336,4 +346,5 @@ PROVIDER = Provider(
     definition=function_definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

@@ -53,6 +53,7 @@ from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
+    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
@@ -408,6 +409,13 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
+def _encoder() -> Encoder:
+    """The simulator's encoder of this format, imported on first use (reading never is)."""
+    from .encoder import OpenAIResponsesEncoder
+
+    return OpenAIResponsesEncoder()
+
+
 PROVIDER = Provider(
     name="openai-responses",
     detect_rank=10,
@@ -417,4 +425,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=_encoder,
 )

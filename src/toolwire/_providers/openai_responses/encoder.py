@@ -1,6 +1,6 @@
 """Scenario -> OpenAI Responses API events (``/v1/responses``).
 
-The inverse of ``_adapters/openai_responses.py``. Every event is an SSE event whose name
+The inverse of this package's adapter. Every event is an SSE event whose name
 equals its ``type`` and whose ``sequence_number`` counts from 0 (no ``[DONE]``):
 ``response.created``, ``response.in_progress``; a reasoning item (``output_item.added``,
 ``reasoning_summary_part.added``, ``reasoning_summary_text.delta``/``.done``,
@@ -24,16 +24,17 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     check_profiles,
     mint,
     pieces,
 )
-from ._encode_openai_chat import openai_error
+from ..openai_chat.encoder import openai_error
 
 __all__ = ["OpenAIResponsesEncoder"]
 
@@ -44,7 +45,7 @@ class OpenAIResponsesEncoder:
     """Writes Responses API streams and bodies (``format = "openai-responses"``)."""
 
     format = "openai-responses"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

@@ -1,6 +1,6 @@
 """Scenario -> Anthropic Messages stream events (``/v1/messages``).
 
-The inverse of ``_adapters/anthropic.py``. SSE events named after their ``type``:
+The inverse of this package's adapter. SSE events named after their ``type``:
 ``message_start`` (the message with empty content and the input usage, as the API reports
 it up front), a ``ping``, then the content blocks one at a time (Anthropic never interleaves
 blocks): a ``thinking`` block (``thinking_delta`` pieces, then a ``signature_delta``), a
@@ -21,11 +21,12 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     Unencodable,
     check_profiles,
     mint,
@@ -59,7 +60,7 @@ class AnthropicEncoder:
     """Writes Anthropic Messages streams and bodies (``format = "anthropic"``)."""
 
     format = "anthropic"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

@@ -1,6 +1,6 @@
 """Scenario -> Gemini ``GenerateContentResponse`` chunks (``:streamGenerateContent``).
 
-The inverse of ``_adapters/gemini.py``. Every chunk is a whole ``GenerateContentResponse``
+The inverse of this package's adapter. Every chunk is a whole ``GenerateContentResponse``
 with one candidate (``index: 0``, ``content.role: "model"``), ``modelVersion``,
 ``responseId`` and a ``usageMetadata`` carrying the prompt count (as the API repeats it):
 reasoning as ``{"text", "thought": true}`` parts, text in sentence-sized parts of 5 to 40
@@ -22,11 +22,12 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     Unencodable,
     check_profiles,
     mint,
@@ -70,7 +71,7 @@ class GeminiEncoder:
     """Writes Gemini streams and bodies (``format = "gemini"``)."""
 
     format = "gemini"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = False
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

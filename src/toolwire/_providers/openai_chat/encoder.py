@@ -1,6 +1,6 @@
 """Scenario -> OpenAI Chat Completions chunks (``/v1/chat/completions``), quirks included.
 
-The inverse of ``_adapters/openai_chat.py``. A streamed response is SSE ``data:`` events
+The inverse of this package's adapter. A streamed response is SSE ``data:`` events
 without event names, ended by ``data: [DONE]``:
 
 * a first chunk with ``delta.role = "assistant"`` (and ``content: ""``, or ``null`` when the
@@ -27,9 +27,17 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import EncodeOptions, ErrorReply, Frame, check_profiles, mint, pieces
-from .._wire_writing import truncate_arguments as _truncate
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Framing,
+    check_profiles,
+    mint,
+    pieces,
+)
+from ..._wire_writing import truncate_arguments as _truncate
 
 __all__ = ["OpenAIChatEncoder", "openai_error"]
 
@@ -83,7 +91,7 @@ class OpenAIChatEncoder:
     """Writes OpenAI Chat Completions streams and bodies (``format = "openai-chat"``)."""
 
     format = "openai-chat"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

@@ -1,6 +1,6 @@
 """Scenario -> Ollama native ``/api/chat`` NDJSON lines.
 
-The inverse of ``_adapters/ollama.py``, following Ollama's API reference and Go types:
+The inverse of this package's adapter, following Ollama's API reference and Go types:
 every line is a ``ChatResponse`` (``model``, ``created_at``, ``message``, ``done``).
 Reasoning comes as ``message.thinking`` pieces, text as ``message.content`` pieces of 1 to
 8 characters, and each tool call whole in a line of its own (``function.index``, ``name``,
@@ -19,11 +19,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     Unencodable,
     check_profiles,
     pieces,
@@ -46,7 +47,7 @@ class OllamaEncoder:
     """Writes Ollama ``/api/chat`` streams and bodies (``format = "ollama"``)."""
 
     format = "ollama"
-    framing = "ndjson"
+    framing: Framing = "ndjson"
     text_arguments = False
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

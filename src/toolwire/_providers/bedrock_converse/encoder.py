@@ -1,6 +1,6 @@
 """Scenario -> Bedrock ``ConverseStream`` events in AWS event-stream framing.
 
-The inverse of ``_adapters/bedrock.py`` and ``_eventstream.py``. Each event is one binary
+The inverse of this package's adapter and of ``_eventstream.py``. Each event is one binary
 message (prelude with its CRC-32, the string headers ``:event-type``, ``:content-type:
 application/json`` and ``:message-type: event``, the JSON payload, the message CRC-32),
 in the order the service sends them: ``messageStart``; reasoning as
@@ -26,11 +26,12 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     Unencodable,
     check_profiles,
     mint,
@@ -70,7 +71,7 @@ class BedrockEncoder:
     """Writes Bedrock ConverseStream event streams and Converse bodies."""
 
     format = "bedrock-converse"
-    framing = "aws-eventstream"
+    framing: Framing = "aws-eventstream"
     text_arguments = True
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:

@@ -1,6 +1,6 @@
 """Scenario -> Cohere v2 chat stream events (``/v2/chat``).
 
-The inverse of ``_adapters/cohere.py``. SSE events named after their ``type``:
+The inverse of this package's adapter. SSE events named after their ``type``:
 ``message-start`` (the response id and an empty assistant message); reasoning as a
 ``tool-plan-delta`` stream when the turn calls tools (Cohere's plan) and as ``thinking``
 content otherwise; text as ``content-start`` / ``content-delta`` (1 to 8 characters) /
@@ -22,11 +22,12 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
-from .._wire_writing import (
+from ..._scenario_types import ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     check_profiles,
     mint,
     pieces,
@@ -60,7 +61,7 @@ class CohereEncoder:
     """Writes Cohere v2 chat streams and bodies (``format = "cohere"``)."""
 
     format = "cohere"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
