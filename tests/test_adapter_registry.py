@@ -256,8 +256,8 @@ def test_every_provider_module_is_one_registered_unit() -> None:
 
 def test_reading_imports_no_encoder_and_import_toolwire_no_provider() -> None:
     """``import toolwire`` loads no provider; loading every provider (what assembling does)
-    loads no encoder, nor the writing primitives (they are the simulator's, loaded when it
-    asks)."""
+    loads no encoder, request check or writing primitive (they are the simulator's, loaded
+    when it asks)."""
     code = (
         "import json, sys, toolwire; "
         "before = [m for m in sys.modules if m.startswith('toolwire._providers.')]; "
@@ -268,7 +268,8 @@ def test_reading_imports_no_encoder_and_import_toolwire_no_provider() -> None:
     before, after = json.loads(out.stdout)
     assert before == []
     assert {f"toolwire._providers.{n.replace('-', '_')}" for n in names()} <= set(after)
-    assert [m for m in after if m.endswith(".encoder") or "testing" in m or "writ" in m] == []
+    simulator_side = (".encoder", ".request_checks", "._wire_writing", "._scenario_types")
+    assert [m for m in after if m.endswith(simulator_side) or ".testing" in m] == []
 
 
 def test_openai_is_an_alias_of_openai_chat() -> None:

@@ -16,7 +16,10 @@ about the format:
 - ``encoder``: a factory of the simulator's encoder (a scenario to the format's wire
   shapes, ``_wire_writing.Encoder``), which lives in the package's ``encoder`` module and
   is imported only when the factory is called: reading a stream never imports it, and
-  ``import toolwire`` imports no provider at all.
+  ``import toolwire`` imports no provider at all;
+- ``check_request``: what the provider refuses in a next request (tool results that answer
+  no call, calls left unanswered...), which the simulator answers with the provider's 400;
+  it lives in the package's ``request_checks`` module, imported on first use too.
 
 Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
     from .._results import ResultText
     from .._toolbox import Tool
     from .._wire_writing import Encoder
+    from ._request_reading import RequestCheck
 
 __all__ = ["Provider", "detect", "names", "provider", "register", "unregister"]
 
@@ -91,7 +95,10 @@ class Provider:
       provider's request format, with every call of ``response`` (rejected ones
       included) and what the provider needs echoed;
     - ``encoder()``: a fresh encoder for the simulator (scenario -> wire shapes), its
-      module imported on the first call; ``None`` for a format the simulator cannot serve.
+      module imported on the first call; ``None`` for a format the simulator cannot serve;
+    - ``check_request(body, served)``: the provider's refusal message for a parsed request
+      body, or ``None`` to accept it (``served`` gives the call ids of a response the
+      simulator served, by id); ``None``: every request is accepted.
     """
 
     name: str
@@ -104,6 +111,7 @@ class Provider:
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
     encoder: Callable[[], Encoder] | None = None
+    check_request: RequestCheck | None = None
 
 
 _lock = threading.RLock()

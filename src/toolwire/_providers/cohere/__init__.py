@@ -60,8 +60,11 @@ from .. import _payload as read
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..._toolbox import Tool
     from ..._wire_writing import Encoder
+    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "CohereAdapter"]
 
@@ -303,6 +306,13 @@ def _encoder() -> Encoder:
     return CohereEncoder()
 
 
+def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+    """The simulator's check of a request to this format, imported on first use."""
+    from .request_checks import check_request
+
+    return check_request(body, served)
+
+
 PROVIDER = Provider(
     name="cohere",
     detect_rank=30,
@@ -312,4 +322,5 @@ PROVIDER = Provider(
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
     encoder=_encoder,
+    check_request=_check_request,
 )

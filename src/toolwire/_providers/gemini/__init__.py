@@ -83,8 +83,11 @@ from .. import Provider
 from .. import _payload as read
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..._toolbox import Tool
     from ..._wire_writing import Encoder
+    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "GeminiAdapter"]
 
@@ -607,6 +610,13 @@ def _encoder() -> Encoder:
     return GeminiEncoder()
 
 
+def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+    """The simulator's check of a request to this format, imported on first use."""
+    from .request_checks import check_request
+
+    return check_request(body, served)
+
+
 PROVIDER = Provider(
     name="gemini",
     detect_rank=50,
@@ -616,4 +626,5 @@ PROVIDER = Provider(
     tool_results=tool_results,
     assistant_turn=assistant_turn,
     encoder=_encoder,
+    check_request=_check_request,
 )

@@ -216,4 +216,5 @@ PROVIDER = Provider(
     tool_results=tool_results,
     assistant_turn=assistant_turn,
     encoder=_encoder,
+    check_request=None,  # Ollama matches results to calls by name and order, refusing none
 )

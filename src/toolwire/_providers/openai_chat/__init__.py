@@ -54,7 +54,10 @@ from .. import Provider
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..._wire_writing import Encoder
+    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 
@@ -336,6 +339,13 @@ def _encoder() -> Encoder:
     return OpenAIChatEncoder()
 
 
+def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+    """The simulator's check of a request to this format, imported on first use."""
+    from .request_checks import check_request
+
+    return check_request(body, served)
+
+
 PROVIDER = Provider(
     name="openai-chat",
     aliases=("openai",),
@@ -347,4 +357,5 @@ PROVIDER = Provider(
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
     encoder=_encoder,
+    check_request=_check_request,
 )

@@ -52,8 +52,11 @@ from .. import Provider
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..._toolbox import Tool
     from ..._wire_writing import Encoder
+    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
@@ -416,6 +419,13 @@ def _encoder() -> Encoder:
     return OpenAIResponsesEncoder()
 
 
+def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+    """The simulator's check of a request to this format, imported on first use."""
+    from .request_checks import check_request
+
+    return check_request(body, served)
+
+
 PROVIDER = Provider(
     name="openai-responses",
     detect_rank=10,
@@ -426,4 +436,5 @@ PROVIDER = Provider(
     tool_results=tool_results,
     assistant_turn=assistant_turn,
     encoder=_encoder,
+    check_request=_check_request,
 )
