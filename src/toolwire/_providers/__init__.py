@@ -19,7 +19,10 @@ about the format:
   ``import toolwire`` imports no provider at all;
 - ``check_request``: what the provider refuses in a next request (tool results that answer
   no call, calls left unanswered...), which the simulator answers with the provider's 400;
-  it lives in the package's ``request_checks`` module, imported on first use too.
+  it lives in the package's ``request_checks`` module, imported on first use too;
+- ``endpoints`` and ``base_path``: where the simulator serves the format (the provider's
+  own HTTP paths, :class:`Endpoint`) and what its SDK takes as a base URL, so that the
+  simulator's server routes from this registry.
 
 Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
@@ -64,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._deltas import Adapter
 from .._errors import StreamFormatError, UnknownFormat, UsageError
+from ._endpoints import Endpoint
 
 if TYPE_CHECKING:
     from .._response import Response
@@ -72,7 +76,7 @@ if TYPE_CHECKING:
     from .._wire_writing import Encoder
     from ._request_reading import RequestCheck
 
-__all__ = ["Provider", "detect", "names", "provider", "register", "unregister"]
+__all__ = ["Endpoint", "Provider", "detect", "names", "provider", "register", "unregister"]
 
 Detector = Callable[[dict[str, Any], "str | None"], bool]
 
@@ -98,7 +102,10 @@ class Provider:
       module imported on the first call; ``None`` for a format the simulator cannot serve;
     - ``check_request(body, served)``: the provider's refusal message for a parsed request
       body, or ``None`` to accept it (``served`` gives the call ids of a response the
-      simulator served, by id); ``None``: every request is accepted.
+      simulator served, by id); ``None``: every request is accepted;
+    - ``endpoints``: the provider's HTTP endpoints (paths, streaming, framing) at which the
+      simulator serves the format; ``base_path``: the path its SDK's base URL ends with
+      (``"/v1"`` for OpenAI's, empty for a client that takes the server's root).
     """
 
     name: str
@@ -112,6 +119,8 @@ class Provider:
     aliases: tuple[str, ...] = ()
     encoder: Callable[[], Encoder] | None = None
     check_request: RequestCheck | None = None
+    endpoints: tuple[Endpoint, ...] = ()
+    base_path: str = ""
 
 
 _lock = threading.RLock()

@@ -74,7 +74,7 @@ from ... import _deltas as d
 from ..._definitions import parameters_for
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Provider
+from .. import Endpoint, Provider
 from .. import _payload as read
 
 if TYPE_CHECKING:
@@ -446,4 +446,5 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(Endpoint("/v1/messages"),),
 )

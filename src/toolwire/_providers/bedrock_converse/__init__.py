@@ -58,7 +58,7 @@ from ... import _deltas as d
 from ..._definitions import parameters_for
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Provider
+from .. import Endpoint, Provider
 from .. import _payload as read
 
 if TYPE_CHECKING:
@@ -338,4 +338,8 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(
+        Endpoint("/model/{model}/converse-stream", stream=True),
+        Endpoint("/model/{model}/converse", stream=False),
+    ),
 )

@@ -55,7 +55,7 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Provider
+from .. import Endpoint, Provider
 from .. import _payload as read
 from .._openai_shapes import function_call_entry, tool_messages
 
@@ -323,4 +323,5 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(Endpoint("/v2/chat"),),
 )

@@ -79,7 +79,7 @@ from ..._definitions import gemini_schema
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Provider
+from .. import Endpoint, Provider
 from .. import _payload as read
 
 if TYPE_CHECKING:
@@ -617,6 +617,10 @@ def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
     return check_request(body, served)
 
 
+# Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
+_MODEL_PATH = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
+_STREAM_PATH = f"{_MODEL_PATH}:streamGenerateContent"
+
 PROVIDER = Provider(
     name="gemini",
     detect_rank=50,
@@ -627,4 +631,9 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(
+        Endpoint(_STREAM_PATH, stream=True, framing="sse", query={"alt": "sse"}),
+        Endpoint(_STREAM_PATH, stream=True, framing="json-array"),
+        Endpoint(f"{_MODEL_PATH}:generateContent", stream=False),
+    ),
 )

@@ -50,7 +50,7 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Provider
+from .. import Endpoint, Provider
 from .. import _payload as read
 
 if TYPE_CHECKING:
@@ -217,4 +217,5 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=None,  # Ollama matches results to calls by name and order, refusing none
+    endpoints=(Endpoint("/api/chat", stream_default=True),),  # streams unless told not to
 )

@@ -50,7 +50,7 @@ from ..._definitions import function_definition
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Provider
+from .. import Endpoint, Provider
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 if TYPE_CHECKING:
@@ -358,4 +358,6 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
+    base_path="/v1",
 )

@@ -48,7 +48,7 @@ from ..._definitions import parameters_for
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from .. import Provider
+from .. import Endpoint, Provider
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
@@ -437,4 +437,6 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     encoder=_encoder,
     check_request=_check_request,
+    endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
+    base_path="/v1",
 )
