@@ -7,8 +7,8 @@ into its provider's wire shapes, so these types live in the core, next to
 ``_wire_writing``: a provider package depends on them, never on ``toolwire.testing``,
 which builds them (``make_response``, scenario files) and serves them. They are plain
 frozen data: checking what users write is ``toolwire.testing._scenario``'s job, parsing
-fault specs ``_faults``'s, naming quirk profiles ``_profiles``'s. Every method is linear
-in the size of the turn.
+fault specs ``_faults``'s, declaring quirk profiles the encoders' that apply them. Every
+method is linear in the size of the turn.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ I/O. The interface:
         framing: Framing     # how its streamed frames are written: "sse", "ndjson",
                              # "json-array" or "aws-eventstream"
         text_arguments: bool # whether it streams argument *text* (so cut JSON can be sent)
+        profiles: tuple[Profile, ...]  # the quirk profiles it can apply (usually none)
         def ids(self, response, *, rng) -> ScenarioResponse        # fill in missing ids
         def stream(self, response, *, rng, options) -> list[Frame]  # streamed events
         def body(self, response, *, options) -> dict                # non-streamed body
@@ -125,6 +126,7 @@ class Encoder(Protocol):
     format: str
     framing: Framing
     text_arguments: bool
+    profiles: tuple[Profile, ...]
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """``response`` with every missing id (response, calls) minted in this provider's

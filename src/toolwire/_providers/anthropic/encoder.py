@@ -21,7 +21,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -62,6 +62,7 @@ class AnthropicEncoder:
     format = "anthropic"
     framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``msg_01...`` and ``toolu_01...`` ids where the scenario gives none."""

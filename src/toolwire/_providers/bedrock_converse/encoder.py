@@ -26,7 +26,7 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -73,6 +73,7 @@ class BedrockEncoder:
     format = "bedrock-converse"
     framing: Framing = "aws-eventstream"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``tooluse_...`` ids where the scenario gives none (responses have no id)."""

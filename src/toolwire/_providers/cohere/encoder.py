@@ -22,7 +22,7 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -63,6 +63,7 @@ class CohereEncoder:
     format = "cohere"
     framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a UUID response id and ``<name>_<12 chars>`` call ids where none are given."""

@@ -22,7 +22,7 @@ import string
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -73,6 +73,7 @@ class GeminiEncoder:
     format = "gemini"
     framing: Framing = "sse"
     text_arguments = False
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a ``responseId`` and short call ids where the scenario gives none."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -49,6 +49,7 @@ class OllamaEncoder:
     format = "ollama"
     framing: Framing = "ndjson"
     text_arguments = False
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Ollama sends no ids: the response is returned unchanged."""

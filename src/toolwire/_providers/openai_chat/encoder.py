@@ -16,9 +16,10 @@ without event names, ended by ``data: [DONE]``:
   ``usage: null``, as OpenAI documents), then ``[DONE]``. Those three are the terminal
   frames.
 
-Quirk profiles (``_profiles.py``) reshape the call entries, the finish and the envelope.
-The non-streamed body is a ``chat.completion`` object with usage always present.
-Everything seeded is drawn from the ``rng`` in a fixed order; linear in the response size.
+Quirk profiles (``quirks.py``, declared as ``profiles``) reshape the call entries, the
+finish and the envelope. The non-streamed body is a ``chat.completion`` object with usage
+always present. Everything seeded is drawn from the ``rng`` in a fixed order; linear in the
+response size.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -38,6 +39,7 @@ from ..._wire_writing import (
     pieces,
 )
 from ..._wire_writing import truncate_arguments as _truncate
+from .quirks import PROFILES
 
 __all__ = ["OpenAIChatEncoder", "openai_error"]
 
@@ -93,6 +95,7 @@ class OpenAIChatEncoder:
     format = "openai-chat"
     framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = tuple(PROFILES.values())
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``chatcmpl-...`` and ``call_...`` ids where the scenario gives none."""

@@ -24,7 +24,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -47,6 +47,7 @@ class OpenAIResponsesEncoder:
     format = "openai-responses"
     framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``resp_...`` and ``call_...`` ids where the scenario gives none."""
