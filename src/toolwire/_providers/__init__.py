@@ -8,8 +8,9 @@ about the format:
   weaker hint asked only when no provider recognised the payload);
 - ``adapter``: a factory of the adapter that translates its payloads into deltas
   (``toolwire._deltas``);
-- ``definition``: one tool in the format's request shape (the schema rewrites shared by
-  several providers, OpenAI strict mode and Gemini's subset, live in ``_definitions``);
+- ``definition``: one tool in the format's request shape (OpenAI strict mode, shared by
+  several providers, lives in ``_definitions``; a dialect of one provider, such as
+  Gemini's schema subset, in its package);
 - ``tool_results`` and ``assistant_turn``: the messages the provider expects next, the
   tool results and the assistant turn that they answer (``_results`` checks that the two
   agree before either is built);
@@ -41,8 +42,8 @@ O(number of keys). A payload no provider claims raises :class:`StreamFormatError
 
 Adding a provider: one subpackage here whose ``__init__`` holds its adapter, its
 ``detect``, its definition and message functions and ``PROVIDER = Provider(...)``; the
-shared pieces are ``_definitions`` (strict and Gemini schema rewrites, OpenAI's function
-shape), ``_results`` (result texts, the answer check, how rejected calls are carried),
+shared pieces are ``_definitions`` (strict mode, OpenAI's function shape, the pieces of
+schema rewriting), ``_results`` (result texts, the answer check, how rejected calls are carried),
 ``_payload`` (typed reads) and ``_openai_shapes``. If the format opens calls explicitly
 (``CallDelta(start=True)``), it must also end them (``end=True``): the assembler finalises
 no such call without its end. What ends a call, per format: Anthropic

@@ -75,12 +75,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ... import _deltas as d
-from ..._definitions import gemini_schema
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
 from .. import Endpoint, Provider
 from .. import _payload as read
+from .schema import gemini_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
