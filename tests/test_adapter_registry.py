@@ -14,7 +14,6 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,15 @@ from toolwire._results import (
     turn_parts,
 )
 from toolwire._toolbox import Tool
-from toolwire._wire_writing import EncodeOptions, ErrorReply, Frame, Framing, check_profiles, mint
+from toolwire._wire_writing import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Framing,
+    check_profiles,
+    mint,
+    with_ids,
+)
 from toolwire._wire_writing import pieces as split_text
 from toolwire.testing import PROFILES, Profile, ScenarioResponse, Simulator, encoder_for
 
@@ -131,11 +138,7 @@ class ToyEncoder:
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``t...`` call ids and a ``toy-...`` response id where none is given."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "t", 6)) for call in response.tool_calls
-        )
-        rid = response.response_id or mint(rng, "toy-", 8)
-        return response.with_changes(response_id=rid, tool_calls=calls)
+        return with_ids(response, lambda call: mint(rng, "t", 6), lambda: mint(rng, "toy-", 8))
 
     def stream(
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions

@@ -42,12 +42,12 @@ import random
 import string
 import struct
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ._scenario_types import Profile, ScenarioResponse
+    from ._scenario_types import Profile, ScenarioCall, ScenarioResponse
 
 __all__ = [
     "EncodeOptions",
@@ -56,11 +56,15 @@ __all__ = [
     "Frame",
     "Framing",
     "Unencodable",
+    "argument_object",
     "check_profiles",
     "eventstream_message",
+    "finish_name",
     "mint",
     "pieces",
     "serialise",
+    "truncate_arguments",
+    "with_ids",
 ]
 
 Framing = Literal["sse", "ndjson", "json-array", "aws-eventstream"]
@@ -175,6 +179,42 @@ def mint(rng: random.Random, prefix: str, length: int, alphabet: str = _ALNUM) -
     return prefix + "".join(rng.choice(alphabet) for _ in range(length))
 
 
+def with_ids(
+    response: ScenarioResponse,
+    call_id: Callable[[ScenarioCall], str],
+    response_id: Callable[[], str] | None = None,
+) -> ScenarioResponse:
+    """``response`` with ``call_id(call)`` for each call the scenario gave no id, then, for a
+    format with response ids (``response_id`` given), ``response_id()`` if it gave none.
+    Calls are minted first, so the seeded draws always come in that order."""
+    calls = tuple(
+        call if call.id else replace(call, id=call_id(call)) for call in response.tool_calls
+    )
+    if response_id is None:
+        return response.with_changes(tool_calls=calls)
+    return response.with_changes(
+        response_id=response.response_id or response_id(), tool_calls=calls
+    )
+
+
+def finish_name(response: ScenarioResponse, *, length: str, tool_calls: str, stop: str) -> str:
+    """The provider's name for how ``response`` ends: ``length`` at a token limit,
+    ``tool_calls`` when it ends for its calls (and has some), else ``stop``."""
+    kind = response.finish_kind
+    if kind == "length":
+        return length
+    return tool_calls if kind == "tool_calls" and response.tool_calls else stop
+
+
+def argument_object(call: ScenarioCall, why: str) -> dict[str, Any]:
+    """The call's arguments as a JSON object; :class:`Unencodable`, saying ``why`` the
+    format needs one, when its raw argument text is not one."""
+    arguments = call.object_arguments()
+    if arguments is None:
+        raise Unencodable(f"the arguments of {call.name!r} are not a JSON object; {why}")
+    return arguments
+
+
 def check_profiles(format: str, options: EncodeOptions) -> None:
     """Refuse (``Unencodable``) the quirk profiles that do not shape ``format``."""
     foreign = [p.name for p in options.profiles if format not in p.formats]
@@ -195,8 +235,6 @@ def truncate_arguments(response: ScenarioResponse, rng: random.Random) -> Scenar
     if len(raw) < 2:
         return response
     cut = rng.randint(1, len(raw) - 1)
-    from dataclasses import replace
-
     return response.with_changes(
         tool_calls=(*head, replace(last, raw_arguments=raw[:cut], arguments=None))
     )

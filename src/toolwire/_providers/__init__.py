@@ -16,8 +16,8 @@ about the format:
   agree before either is built);
 - ``encoder``: a factory of the simulator's encoder (a scenario to the format's wire
   shapes, ``_wire_writing.Encoder``), which lives in the package's ``encoder`` module and
-  is imported only when the factory is called: reading a stream never imports it, and
-  ``import toolwire`` imports no provider at all;
+  is imported only when the factory is first called (:func:`import_later`): reading a
+  stream never imports it, and ``import toolwire`` imports no provider at all;
 - ``check_request``: what the provider refuses in a next request (tool results that answer
   no call, calls left unanswered...), which the simulator answers with the provider's 400;
   it lives in the package's ``request_checks`` module, imported on first use too;
@@ -77,7 +77,18 @@ if TYPE_CHECKING:
     from .._wire_writing import Encoder
     from ._request_reading import RequestCheck
 
-__all__ = ["Endpoint", "Provider", "detect", "names", "provider", "register", "unregister"]
+__all__ = [
+    "Endpoint",
+    "Provider",
+    "checks_in",
+    "detect",
+    "encoder_in",
+    "import_later",
+    "names",
+    "provider",
+    "register",
+    "unregister",
+]
 
 Detector = Callable[[dict[str, Any], "str | None"], bool]
 
@@ -122,6 +133,38 @@ class Provider:
     check_request: RequestCheck | None = None
     endpoints: tuple[Endpoint, ...] = ()
     base_path: str = ""
+
+
+def import_later(module: str, name: str) -> Callable[..., Any]:
+    """A stand-in for ``module.name`` that imports ``module`` on its first call, then
+    calls ``module.name`` with the arguments given.
+
+    How a provider declares its simulator side (``encoder``, ``check_request``) without
+    importing it: code that only reads streams never pays for it. A wrong name fails at
+    that first call, which each provider's tests make.
+    """
+    found: list[Callable[..., Any]] = []  # filled once; a race only imports twice
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module), name))
+        return found[0](*args, **kwargs)
+
+    return call
+
+
+def encoder_in(package: str, name: str) -> Callable[[], Encoder]:
+    """The factory of the encoder class ``name`` of a provider package (its ``encoder``
+    module), imported on the first call."""
+    factory: Callable[[], Encoder] = import_later(f"{package}.encoder", name)
+    return factory
+
+
+def checks_in(package: str) -> RequestCheck:
+    """The request check of a provider package (its ``request_checks`` module's
+    ``check_request``), imported on the first call."""
+    check: RequestCheck = import_later(f"{package}.request_checks", "check_request")
+    return check
 
 
 _lock = threading.RLock()

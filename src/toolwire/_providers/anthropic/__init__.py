@@ -74,15 +74,11 @@ from ... import _deltas as d
 from ..._definitions import parameters_for
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, checks_in, encoder_in
 from .. import _payload as read
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..._toolbox import Tool
-    from ..._wire_writing import Encoder
-    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "AnthropicAdapter"]
 
@@ -422,20 +418,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": content}] if content else []
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import AnthropicEncoder
-
-    return AnthropicEncoder()
-
-
-def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
-    """The simulator's check of a request to this format, imported on first use."""
-    from .request_checks import check_request
-
-    return check_request(body, served)
-
-
 PROVIDER = Provider(
     name="anthropic",
     detect_rank=20,
@@ -444,7 +426,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
-    check_request=_check_request,
+    encoder=encoder_in(__name__, "AnthropicEncoder"),
+    check_request=checks_in(__name__),
     endpoints=(Endpoint("/v1/messages"),),
 )

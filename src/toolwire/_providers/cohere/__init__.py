@@ -55,16 +55,12 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, checks_in, encoder_in
 from .. import _payload as read
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..._toolbox import Tool
-    from ..._wire_writing import Encoder
-    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "CohereAdapter"]
 
@@ -299,20 +295,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import CohereEncoder
-
-    return CohereEncoder()
-
-
-def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
-    """The simulator's check of a request to this format, imported on first use."""
-    from .request_checks import check_request
-
-    return check_request(body, served)
-
-
 PROVIDER = Provider(
     name="cohere",
     detect_rank=30,
@@ -321,7 +303,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
-    check_request=_check_request,
+    encoder=encoder_in(__name__, "CohereEncoder"),
+    check_request=checks_in(__name__),
     endpoints=(Endpoint("/v2/chat"),),
 )

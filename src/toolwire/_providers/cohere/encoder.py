@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import replace
 from typing import Any
 
 from ..._scenario_types import Profile, ScenarioResponse
@@ -29,9 +28,12 @@ from ..._wire_writing import (
     Frame,
     Framing,
     check_profiles,
+    finish_name,
     mint,
     pieces,
+    with_ids,
 )
+from ..openai_chat.encoder import function_call
 
 __all__ = ["CohereEncoder"]
 
@@ -45,10 +47,7 @@ def _uuid(rng: random.Random) -> str:
 
 
 def _finish(response: ScenarioResponse) -> str:
-    kind = response.finish_kind
-    if kind == "length":
-        return "MAX_TOKENS"
-    return "TOOL_CALL" if kind == "tool_calls" and response.tool_calls else "COMPLETE"
+    return finish_name(response, length="MAX_TOKENS", tool_calls="TOOL_CALL", stop="COMPLETE")
 
 
 def _usage(response: ScenarioResponse) -> dict[str, Any]:
@@ -67,12 +66,8 @@ class CohereEncoder:
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a UUID response id and ``<name>_<12 chars>`` call ids where none are given."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, f"{call.name}_", 12, _LOWER))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or _uuid(rng), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, f"{call.name}_", 12, _LOWER), lambda: _uuid(rng)
         )
 
     def stream(
@@ -140,14 +135,7 @@ class CohereEncoder:
         if response.reasoning:
             message["tool_plan"] = response.reasoning
         if response.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments},
-                }
-                for call in response.tool_calls
-            ]
+            message["tool_calls"] = [function_call(call) for call in response.tool_calls]
         return {
             "id": response.response_id,
             "message": message,

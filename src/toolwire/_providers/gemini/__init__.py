@@ -78,16 +78,12 @@ from ... import _deltas as d
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, checks_in, encoder_in
 from .. import _payload as read
 from .schema import gemini_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..._toolbox import Tool
-    from ..._wire_writing import Encoder
-    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "GeminiAdapter"]
 
@@ -603,20 +599,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "model", "parts": parts}] if parts else []
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import GeminiEncoder
-
-    return GeminiEncoder()
-
-
-def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
-    """The simulator's check of a request to this format, imported on first use."""
-    from .request_checks import check_request
-
-    return check_request(body, served)
-
-
 # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
 _MODEL_PATH = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
 _STREAM_PATH = f"{_MODEL_PATH}:streamGenerateContent"
@@ -629,8 +611,8 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
-    check_request=_check_request,
+    encoder=encoder_in(__name__, "GeminiEncoder"),
+    check_request=checks_in(__name__),
     endpoints=(
         Endpoint(_STREAM_PATH, stream=True, framing="sse", query={"alt": "sse"}),
         Endpoint(_STREAM_PATH, stream=True, framing="json-array"),

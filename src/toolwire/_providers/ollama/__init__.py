@@ -50,12 +50,11 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, encoder_in
 from .. import _payload as read
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
-    from ..._wire_writing import Encoder
 
 __all__ = ["PROVIDER", "OllamaAdapter"]
 
@@ -200,13 +199,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import OllamaEncoder
-
-    return OllamaEncoder()
-
-
 PROVIDER = Provider(
     name="ollama",
     detect_rank=60,
@@ -215,7 +207,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
+    encoder=encoder_in(__name__, "OllamaEncoder"),
     check_request=None,  # Ollama matches results to calls by name and order, refusing none
     endpoints=(Endpoint("/api/chat", stream_default=True),),  # streams unless told not to
 )

@@ -19,13 +19,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
     Framing,
-    Unencodable,
+    argument_object,
     check_profiles,
     pieces,
 )
@@ -33,14 +33,8 @@ from ..._wire_writing import (
 __all__ = ["OllamaEncoder"]
 
 
-def _arguments(call: Any) -> dict[str, Any]:
-    arguments: dict[str, Any] | None = call.object_arguments()
-    if arguments is None:
-        raise Unencodable(
-            f"the arguments of {call.name!r} are not a JSON object; Ollama sends tool call "
-            "arguments as objects"
-        )
-    return arguments
+def _arguments(call: ScenarioCall) -> dict[str, Any]:
+    return argument_object(call, "Ollama sends tool call arguments as objects")
 
 
 class OllamaEncoder:

@@ -43,21 +43,15 @@ Complexity: O(size of the chunk) per chunk; state is two flags.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, checks_in, encoder_in
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from ..._wire_writing import Encoder
-    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 
@@ -332,20 +326,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import OpenAIChatEncoder
-
-    return OpenAIChatEncoder()
-
-
-def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
-    """The simulator's check of a request to this format, imported on first use."""
-    from .request_checks import check_request
-
-    return check_request(body, served)
-
-
 PROVIDER = Provider(
     name="openai-chat",
     aliases=("openai",),
@@ -356,8 +336,8 @@ PROVIDER = Provider(
     definition=function_definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
-    check_request=_check_request,
+    encoder=encoder_in(__name__, "OpenAIChatEncoder"),
+    check_request=checks_in(__name__),
     endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
     base_path="/v1",
 )

@@ -25,10 +25,9 @@ response size.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -37,11 +36,12 @@ from ..._wire_writing import (
     check_profiles,
     mint,
     pieces,
+    with_ids,
 )
 from ..._wire_writing import truncate_arguments as _truncate
 from .quirks import PROFILES
 
-__all__ = ["OpenAIChatEncoder", "openai_error"]
+__all__ = ["OpenAIChatEncoder", "function_call", "openai_error"]
 
 _HEX = "0123456789abcdef"
 
@@ -65,6 +65,15 @@ def openai_error(status: int, message: str) -> ErrorReply:
     if status == 429:
         headers.update({"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0"})
     return ErrorReply(status, body, headers)
+
+
+def function_call(call: ScenarioCall) -> dict[str, Any]:
+    """A call as a message's ``tool_calls`` entry, arguments as text (Cohere v2 copies it)."""
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.raw_arguments},
+    }
 
 
 def _usage(response: ScenarioResponse) -> dict[str, Any]:
@@ -99,12 +108,8 @@ class OpenAIChatEncoder:
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``chatcmpl-...`` and ``call_...`` ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "call_", 24))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or mint(rng, "chatcmpl-", 29), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "chatcmpl-", 29)
         )
 
     # ---------------------------------------------------------------- streaming
@@ -361,14 +366,7 @@ class OpenAIChatEncoder:
         if response.reasoning:
             message["reasoning_content"] = response.reasoning
         if response.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments},
-                }
-                for call in response.tool_calls
-            ]
+            message["tool_calls"] = [function_call(call) for call in response.tool_calls]
         kind = response.finish_kind
         reason = "length" if kind == "length" else "tool_calls" if kind == "tool_calls" else "stop"
         if options.has("stop-finish") and reason == "tool_calls":

@@ -48,15 +48,11 @@ from ..._definitions import parameters_for
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider
+from .. import Endpoint, Provider, checks_in, encoder_in
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..._toolbox import Tool
-    from ..._wire_writing import Encoder
-    from .._request_reading import ServedCalls
 
 __all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
@@ -412,20 +408,6 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
-def _encoder() -> Encoder:
-    """The simulator's encoder of this format, imported on first use (reading never is)."""
-    from .encoder import OpenAIResponsesEncoder
-
-    return OpenAIResponsesEncoder()
-
-
-def _check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
-    """The simulator's check of a request to this format, imported on first use."""
-    from .request_checks import check_request
-
-    return check_request(body, served)
-
-
 PROVIDER = Provider(
     name="openai-responses",
     detect_rank=10,
@@ -435,8 +417,8 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
-    encoder=_encoder,
-    check_request=_check_request,
+    encoder=encoder_in(__name__, "OpenAIResponsesEncoder"),
+    check_request=checks_in(__name__),
     endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
     base_path="/v1",
 )

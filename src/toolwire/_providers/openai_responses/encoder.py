@@ -21,7 +21,6 @@ Sequence numbers are assigned before faults apply, so a duplicated event
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 from ..._scenario_types import Profile, ScenarioResponse
@@ -33,6 +32,7 @@ from ..._wire_writing import (
     check_profiles,
     mint,
     pieces,
+    with_ids,
 )
 from ..openai_chat.encoder import openai_error
 
@@ -51,12 +51,8 @@ class OpenAIResponsesEncoder:
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``resp_...`` and ``call_...`` ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "call_", 24))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or mint(rng, "resp_", 48, _HEX), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "resp_", 48, _HEX)
         )
 
     def _items(
