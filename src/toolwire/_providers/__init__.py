@@ -15,15 +15,18 @@ about the format:
   tool results and the assistant turn that they answer (``_results`` checks that the two
   agree before either is built);
 - ``encoder``: a factory of the simulator's encoder (a scenario to the format's wire
-  shapes, ``_wire_writing.Encoder``), which lives in the package's ``encoder`` module and
-  is imported only when the factory is first called (:func:`import_later`): reading a
-  stream never imports it, and ``import toolwire`` imports no provider at all;
+  shapes, ``_wire_writing.Encoder``), declared with :func:`encoder_in`;
 - ``check_request``: what the provider refuses in a next request (tool results that answer
-  no call, calls left unanswered...), which the simulator answers with the provider's 400;
-  it lives in the package's ``request_checks`` module, imported on first use too;
+  no call, calls left unanswered...), which the simulator answers with the provider's 400,
+  declared with :func:`checks_in`;
 - ``endpoints`` and ``base_path``: where the simulator serves the format (the provider's
   own HTTP paths, :class:`Endpoint`) and what its SDK takes as a base URL, so that the
   simulator's server routes from this registry.
+
+The last three are the simulator's side (``toolwire.testing`` reads them; the provider
+never imports ``toolwire.testing``). Their modules are imported on first use
+(:func:`import_later`): reading a stream never imports an encoder or a request check, and
+``import toolwire`` imports no provider at all.
 
 Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
@@ -40,17 +43,30 @@ if none does, their ``detect_fallback`` hooks are asked in the same order. Each 
 looks only at structural markers its format always has on its first event, so it is
 O(number of keys). A payload no provider claims raises :class:`StreamFormatError`.
 
-Adding a provider: one subpackage here whose ``__init__`` holds its adapter, its
-``detect``, its definition and message functions and ``PROVIDER = Provider(...)``; the
-shared pieces are ``_definitions`` (strict mode, OpenAI's function shape, the pieces of
-schema rewriting), ``_results`` (result texts, the answer check, how rejected calls are carried),
-``_payload`` (typed reads) and ``_openai_shapes``. If the format opens calls explicitly
-(``CallDelta(start=True)``), it must also end them (``end=True``): the assembler finalises
-no such call without its end. What ends a call, per format: Anthropic
-``content_block_stop``; Responses ``output_item.done``; Bedrock ``contentBlockStop``;
-Cohere ``tool-call-end``; Gemini the part itself (a whole call) or the first
-``functionCall`` part without ``willContinue`` (a streamed one); Ollama the line itself
-(every call is whole); OpenAI chat has no per-call end, only the finish reason.
+Adding a provider: one subpackage here, laid out like the built-ins::
+
+    <name>/__init__.py        the adapter, detect, definition, tool_results and
+                              assistant_turn, and PROVIDER = Provider(...)
+    <name>/encoder.py         the simulator's encoder (the adapter's inverse)
+    <name>/request_checks.py  check_request(body, served): what the provider refuses
+    <name>/...                anything else only this format knows (Gemini's schema.py,
+                              OpenAI chat's quirks.py: the quirk profiles its encoder applies)
+
+plus its tests. The shared pieces are ``_definitions`` (strict mode, OpenAI's function
+shape, the pieces of schema rewriting), ``_results`` (result texts, the answer check, how
+rejected calls are carried), ``_payload`` (typed reads), ``_openai_shapes``,
+``_request_reading`` (what request checks read alike), ``_wire_writing`` (the encoder
+interface, framings, fragment splitting, id minting) and ``_scenario_types`` (what an
+encoder encodes). The endpoints of a provider must not overlap another's; the simulator
+asks them in the registry's order. ``tests/test_adapter_registry.py`` has a toy provider
+with every part, defined in the test alone and served by the simulator.
+
+If the format opens calls explicitly (``CallDelta(start=True)``), it must also end them
+(``end=True``): the assembler finalises no such call without its end. What ends a call,
+per format: Anthropic ``content_block_stop``; Responses ``output_item.done``; Bedrock
+``contentBlockStop``; Cohere ``tool-call-end``; Gemini the part itself (a whole call) or
+the first ``functionCall`` part without ``willContinue`` (a streamed one); Ollama the line
+itself (every call is whole); OpenAI chat has no per-call end, only the finish reason.
 
 Lookups are O(1) after the first; the registry is guarded by a lock so that threads
 creating their first assemblers together load it once.

@@ -20,6 +20,11 @@ pytest plugin provides the ``toolwire_simulator`` fixture.
 The server stack (uvicorn) comes with the ``toolwire[testing]`` extra and is imported only
 when a simulator starts; scenarios and encoders need nothing.
 
+What the simulator knows of each provider (its encoder, its request checks, its endpoints
+and quirk profiles) lives in that provider's package (``toolwire._providers``), beside its
+adapter; this package serves every registered provider that declares an encoder, so a
+provider added there is served here without a change.
+
 Quirk profiles
 --------------
 
