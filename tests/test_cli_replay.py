@@ -22,7 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS_DIR, load_expected, require
+from cli_support import CONTENT, chat_chunk, write_file_stream
+from conftest import load_expected, require
 from test_corpus import FAILING, outcome_key, stream_bytes
 from toolwire import StreamAssembler, StreamError
 from toolwire._cli_replay import PAYLOAD_INTERVAL, Pace, main, replay
@@ -31,36 +32,9 @@ EXPECTED = load_expected()
 NAMES = sorted(EXPECTED)
 ENVELOPED = [n for n in NAMES if n.endswith(".json")]
 UNWRAPPED = [n for n in NAMES if not n.endswith(".json")]
-CONTENT = "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike"
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-    """One OpenAI chat completion chunk as an SSE event."""
-    chunk = {
-        "id": "chatcmpl-replay",
-        "object": "chat.completion.chunk",
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return f"data: {json.dumps(chunk)}\n\n"
-
-
-def write_file_stream(*, step: int = 2, finish: bool = True, arguments: str | None = None) -> str:
-    """An OpenAI chat SSE body: a line of text, then one ``write_file`` call whose
-    arguments arrive ``step`` characters at a time; ended properly when ``finish``."""
-    args = arguments or json.dumps({"path": "notes.txt", "content": CONTENT})
-    events = [chat_chunk({"role": "assistant", "content": "Writing the notes."})]
-    call = {"index": 0, "id": "call_w", "type": "function"}
-    events.append(chat_chunk({"tool_calls": [{**call, "function": {"name": "write_file"}}]}))
-    for i in range(0, len(args), step):
-        piece = {"index": 0, "function": {"arguments": args[i : i + step]}}
-        events.append(chat_chunk({"tool_calls": [piece]}))
-    if finish:
-        events += [chat_chunk({}, "tool_calls"), "data: [DONE]\n\n"]
-    return "".join(events)
 
 
 def run_json(path: Path | str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, Any]:
@@ -132,10 +106,11 @@ def test_json_gives_the_expected_result_of_every_recording(
 @pytest.mark.corpus
 @settings(max_examples=150, deadline=None)
 @given(name=st.sampled_from(UNWRAPPED), fraction=st.floats(0, 1))
-def test_replay_gives_what_the_library_gives_for_any_cut(name: str, fraction: float) -> None:
+def test_replay_gives_what_the_library_gives_for_any_cut(
+    corpus_dir: Path, name: str, fraction: float
+) -> None:
     """For any cut of any recording, the replay's framed feeding ends as ``feed_bytes``
     of the same bytes does: the same ``Response``, or the same error (Hypothesis)."""
-    require(CORPUS_DIR.is_dir(), f"the recorded corpus is not at {CORPUS_DIR}")
     data = stream_bytes(name)
     cut = data[: round(len(data) * fraction)]
     asm = StreamAssembler()
@@ -330,15 +305,15 @@ def test_plain_verdict_says_what_arrived_and_that_none_will_run(tmp_path: Path) 
 
 
 def test_speed_sets_the_pace_and_zero_means_no_pauses(tmp_path: Path) -> None:
-    """``--speed 2`` takes at least half the recorded pace; ``--speed 0`` never waits."""
+    """Twice the recorded pace takes at least half its time; ``--speed 0`` never waits."""
     path = tmp_path / "call.sse"
-    path.write_text(write_file_stream(step=4))  # 28 payloads with [DONE]
-    payloads = write_file_stream(step=4).count("data: ")
+    path.write_text(write_file_stream(step=4))
+    payloads = path.read_text().count("data: ")  # [DONE] is a payload of the recording too
     began = time.monotonic()
-    replay(path.read_bytes(), pace=Pace(PAYLOAD_INTERVAL / 2))
+    assert main([str(path), "--json", "--speed", "2"]) == 0
     assert time.monotonic() - began >= (payloads - 1) * PAYLOAD_INTERVAL / 2
     long = tmp_path / "long.sse"
-    long.write_text(write_file_stream(step=1) * 1)  # about 100 payloads
+    long.write_text(write_file_stream(step=1))  # about 100 payloads: 4 s at the recorded pace
     began = time.monotonic()
     assert main([str(long), "--plain", "--speed", "0"]) == 0
     assert time.monotonic() - began < long.read_text().count("data: ") * PAYLOAD_INTERVAL

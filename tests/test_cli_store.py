@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_support import write_file_stream
 from servers import free_port, postgres_dsn, redis_url
-from test_cli_replay import write_file_stream
 from toolwire import Executor, Response, SQLiteStore, Toolbox
 from toolwire._cli_replay import replay
 from toolwire._cli_store import main, result_text

@@ -137,7 +137,8 @@ def plain_details(record: Record, now: float) -> str:
 
 
 def rich_table(records: Sequence[Record], now: float) -> Table:
-    """The records as a rich table, statuses coloured, keys never wrapped."""
+    """The records as a rich table, statuses coloured, keys never wrapped, owners and
+    idempotency keys cut to their first characters."""
     from rich.table import Table
     from rich.text import Text
 
@@ -145,10 +146,16 @@ def rich_table(records: Sequence[Record], now: float) -> Table:
     for name in COLUMNS:
         table.add_column(name, no_wrap=name in ("KEY", "STATUS", "AGE"), overflow="fold")
     for record in records:
-        values = row(record, now)
-        status = Text(values[1], style=_STATUS_STYLE.get(record.status, ""))
-        table.add_row(values[0], status, *values[2:])
+        key, state, age, expires, fence, owner, idempotency = row(record, now)
+        status = Text(state, style=_STATUS_STYLE.get(record.status, ""))
+        # the key stays whole (``show`` and ``resolve`` take it); the long hashes and
+        # worker ids are cut, ``show`` has them in full
+        table.add_row(key, status, age, expires, fence, _short(owner), _short(idempotency))
     return table
+
+
+def _short(value: str, keep: int = 12) -> str:
+    return value if len(value) <= keep + 1 else value[:keep] + "…"
 
 
 def rich_details(record: Record, now: float) -> Table:
