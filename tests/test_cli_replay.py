@@ -217,6 +217,13 @@ def test_unusable_input_exits_2_with_one_line_on_stderr(
         assert reason in done.stderr
 
 
+def test_a_dash_reads_the_recording_from_standard_input(tmp_path: Path) -> None:
+    """``replay -`` reads the body from stdin (``curl ... | toolwire replay - --json``)."""
+    done = run_cli("-", "--json", input=write_file_stream())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tool_calls"][0]["name"] == "write_file"
+
+
 def test_a_directory_is_unusable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A directory given as FILE exits 2 and says why."""
     assert main([str(tmp_path), "--json"]) == 2

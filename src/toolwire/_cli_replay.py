@@ -1,11 +1,11 @@
 """``toolwire replay FILE``: a recorded provider stream shown as it arrives, then judged.
 
-The recording is read whole, framed by the library's own decoder (``_framing``: SSE,
-NDJSON, a JSON array, AWS event-stream; detected from the first bytes) and fed payload by
-payload to a ``StreamAssembler`` (the format detected from the first payload, or forced
-with ``--format``). Feeding the framed payloads is what ``feed_bytes`` does inside, so the
-outcome is the one the library gives for the same bytes (a test holds the two equal on
-every cut of every recording).
+The recording (a file, or standard input for ``-``) is read whole, framed by the
+library's own decoder (``_framing``: SSE, NDJSON, a JSON array, AWS event-stream; detected
+from the first bytes) and fed payload by payload to a ``StreamAssembler`` (the format
+detected from the first payload, or forced with ``--format``). Feeding the framed payloads
+is what ``feed_bytes`` does inside, so the outcome is the one the library gives for the
+same bytes (a test holds the two equal on every cut of every recording).
 
 Pace. Recordings carry no timestamps, so "the recorded pace" is defined as one payload
 (one provider chunk: an SSE event, an NDJSON line, an array element, an event-stream
@@ -231,7 +231,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("file", metavar="FILE", help="the recorded response body")
+    parser.add_argument(
+        "file", metavar="FILE", help="the recorded response body (- reads standard input)"
+    )
     parser.add_argument(
         "--speed",
         type=_speed,
@@ -274,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
     """Replay ``args.file``; return the exit status (API.md §7)."""
     tolerant_output(sys.stdout)
     try:
-        data = Path(args.file).read_bytes()
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         return fail("replay", f"cannot read {args.file}: {exc.strerror or exc}", EXIT_USAGE)
     console = None if args.json or args.plain else _live_console()

@@ -9,9 +9,10 @@ lease, the times and the stored result or error.
 Times are the store clock's (seconds since the epoch: the server's clock for PostgreSQL
 and Redis, the file's jump-free clock for SQLite); ages and "expires in" are measured
 against this machine's clock, so they are off by the clocks' difference. Two renderings:
-rich tables on a terminal, and plain text everywhere else (a header line, then one record
-per line with columns separated by two spaces and every value in full, so that ``awk``,
-``grep`` and ``cut`` can read it).
+rich tables on a terminal (the key whole, since ``show`` and ``resolve`` take it; owner and
+idempotency key cut to their first characters, whole in ``show``), and plain text
+everywhere else (a header line, then one record per line with columns separated by two
+spaces and every value in full, so that ``awk``, ``grep`` and ``cut`` can read it).
 """
 
 from __future__ import annotations
