@@ -4,6 +4,7 @@ the plain output of pipes, the pace, and the live view as a person sees it in a 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -480,3 +481,56 @@ def test_terminal_shows_why_a_cut_stream_will_not_run(terminal: Terminal, tmp_pa
         "1 call arrived and will not run"
     ) in flat
     assert "not ended" in flat  # the call's panel says it never got its end
+
+
+# ------------------------------------------------------------- text that must not act
+
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J[bold]markup[/bold]\u202eevil\nnext"
+
+
+def hostile_stream() -> str:
+    """A finished stream whose text, tool name and call id carry terminal controls,
+    rich markup, a bidirectional override and a line feed."""
+    events = [chat_chunk({"role": "assistant", "content": HOSTILE})]
+    call = {"index": 0, "id": f"id-{HOSTILE}", "function": {"name": f"t{HOSTILE}"}}
+    events.append(chat_chunk({"tool_calls": [call]}))
+    piece = {"index": 0, "function": {"arguments": json.dumps({"q": HOSTILE})}}
+    events += [chat_chunk({"tool_calls": [piece]}), chat_chunk({}, "tool_calls")]
+    return "".join(events)
+
+
+def test_plain_output_shows_controls_instead_of_obeying_them(tmp_path: Path) -> None:
+    """Into a pipe, escape sequences, bidi overrides and line feeds from the stream are
+    written as escapes: no raw control reaches the log, every event stays on one line."""
+    path = tmp_path / "hostile.sse"
+    path.write_text(hostile_stream())
+    done = run_cli(str(path))
+    assert done.returncode == 0
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", done.stdout)
+    started = next(line for line in done.stdout.splitlines() if " started " in line)
+    assert "\\u001b]0;owned\\u0007" in started and "\\u202eevil\\nnext" in started
+
+
+def test_terminal_view_shows_controls_and_markup_as_text(tmp_path: Path) -> None:
+    """The rich view writes the stream's controls as escapes and its markup as text."""
+    from rich.console import Console
+
+    from toolwire._replay_view import LiveView, ReplayModel
+
+    written = io.StringIO()
+    console = Console(file=written, width=200, force_terminal=False)
+    model, view = ReplayModel(), LiveView(console, "hostile.sse")
+
+    def watch(events: list[Any], asm: StreamAssembler) -> None:
+        model.format = asm.format
+        for event in events:
+            model.apply(event)
+
+    result = replay(hostile_stream().encode(), watch=watch)
+    console.print(view._live_picture(model))
+    view.finish(result.outcome, model)
+    shown = written.getvalue()
+    assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
+    assert "[bold]markup[/bold]" in shown  # markup shown, not applied
+    assert "\\u001b]0;owned\\u0007" in shown

@@ -467,3 +467,30 @@ def test_durations_read_in_their_two_largest_units(seconds: float) -> None:
         assert text.startswith(f"{s // 3600}h ") and text.endswith("m")
     else:
         assert text.startswith(f"{s // 86400}d ") and text.endswith("h")
+
+
+def test_store_text_is_shown_not_obeyed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stored error with terminal controls, markup and line feeds is shown escaped in
+    the plain and the terminal views, and the key stays on its table line."""
+    from rich.console import Console
+
+    from toolwire._store_view import rich_details
+
+    path = tmp_path / "calls.db"
+    store = SQLiteStore(path)
+    key = "k[red]1"
+    claim(store, key)
+    message = "\x1b]0;owned\x07boom\n[bold]second line\u202e"
+    store.finish(key, owner="w1", fence=1, status="failed", result=None, error=message)
+    status, out, _ = cli(None, capsys, "show", key, "--db", str(path))
+    assert status == 0
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\u001b]0;owned\\u0007boom" in out and "[bold]second line\\u202e" in out
+    _, out, _ = cli(None, capsys, "list", "--db", str(path))
+    assert out.splitlines()[1].split()[:2] == [key, "failed"]
+    console = Console(record=True, width=200, force_terminal=False)
+    console.print(rich_details(store.get(key), time.time()))  # type: ignore[arg-type]
+    console.print(rich_table(store.records(), time.time()))
+    shown = console.export_text()
+    assert "\x1b" not in shown and "k[red]1" in shown and "[bold]second line" in shown
+    store.close()

@@ -50,6 +50,7 @@ from ._events import (
 )
 from ._partial_json import MISSING
 from ._response import Response, Usage
+from ._subcommand import visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -327,6 +328,11 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _flat(line: str) -> str:
+    """One line: line feeds inside it (a tool name, a provider's message) escaped."""
+    return line.replace("\n", "\\n")
+
+
 class PlainView:
     """Line-oriented output for pipes and logs: one line per event, then the result."""
 
@@ -344,9 +350,9 @@ class PlainView:
         lines: list[str] = []
         if not self._started:
             self._started = True
-            lines.append(f"replay {self._source}")
+            lines.append(f"replay {_flat(self._source)}")
             lines.append(f"format {model.format}")
-        lines.extend(self._line(event) for event in events)
+        lines.extend(_flat(self._line(event)) for event in events)
         if lines:
             self._write("\n".join(lines))
 
@@ -380,8 +386,8 @@ class PlainView:
                 if isinstance(outcome, Response) and call.runs
                 else f"raw={_quoted(call.raw)}"
             )
-            lines.append(f"call {call.key} {call.state}: {name} id={call.id} {what}")
-        lines.extend(f"{label} {value}" for label, value in summary_rows(outcome))
+            lines.append(_flat(f"call {call.key} {call.state}: {name} id={call.id} {what}"))
+        lines.extend(_flat(f"{label} {value}") for label, value in summary_rows(outcome))
         self._write("\n".join(lines))
 
     def abort(self) -> None:
@@ -389,7 +395,10 @@ class PlainView:
         self._out.flush()
 
     def _write(self, text: str) -> None:
-        self._out.write(text + "\n")
+        # Every line stays one line and shows, never acts: names, ids and messages come
+        # from the stream (deltas are JSON-quoted already).
+        lines = [visible(line).replace("\n", "\\n") for line in text.split("\n")]
+        self._out.write("\n".join(lines) + "\n")
         self._out.flush()
 
 
@@ -412,7 +421,7 @@ def _tail(console: Console, text: str, width: int, lines: int, style: str = "") 
 
     if lines <= 0 or not text:
         return Text("", style=style)
-    end = text[-(lines * (width + 1)) :]
+    end = visible(text[-(lines * (width + 1)) :])
     wrapped = Text(end, style=style).wrap(console, max(1, width), overflow="fold")
     return Text("\n", style=style).join(list(wrapped)[-lines:])
 
@@ -483,7 +492,7 @@ class LiveView:
     def _header(self, model: ReplayModel | None) -> Text:
         from rich.text import Text
 
-        header = Text.assemble(("toolwire replay ", "bold"), self._source)
+        header = Text.assemble(("toolwire replay ", "bold"), visible(self._source))
         header.no_wrap, header.overflow = True, "ellipsis"  # always one line of the budget
         if model is not None:
             header.append(f"  ·  {model.format or 'detecting the format'}", style="cyan")
@@ -518,12 +527,12 @@ class LiveView:
                 break
             body = _tail(console, call.preview_text(), width, min(each, room - 2))
             if call.status == "rejected":
-                body.append(f"\nrejected: {call.reason}", style="bold red")
+                body.append(f"\nrejected: {visible(call.reason or '')}", style="bold red")
             style = _STATUS_STYLE[call.status]
             panels.append(
                 Panel(
                     body,
-                    title=f"call {call.key} · {call.name or '(no name yet)'} · {call.id}",
+                    title=_title(call.key, call.name or "(no name yet)", call.id),
                     title_align="left",
                     subtitle=f"{call.status} · {call.chars} chars",
                     subtitle_align="right",
@@ -538,8 +547,10 @@ class LiveView:
         if model.finished is not None:
             parts.append(
                 Text(
-                    f"finished: {model.finished.finish_reason} "
-                    f"(provider: {model.finished.raw_finish_reason})",
+                    visible(
+                        f"finished: {model.finished.finish_reason} "
+                        f"(provider: {model.finished.raw_finish_reason})"
+                    ),
                     style="bold",
                 )
             )
@@ -555,23 +566,23 @@ class LiveView:
         reasoning, more = _last_lines(model.joined_reasoning(), FINAL_REASONING_LINES)
         if reasoning:
             title = f"reasoning (last {FINAL_REASONING_LINES} lines)" if more else "reasoning"
-            shown = Text(reasoning, style="dim italic")
+            shown = Text(visible(reasoning), style="dim italic")
             parts.append(Panel(shown, title=title, title_align="left", style="dim"))
         text = model.joined_text()
         if text:
-            parts.append(Panel(Text(text), title="text", title_align="left"))
+            parts.append(Panel(Text(visible(text)), title="text", title_align="left"))
         for call in final_calls(outcome):
             width = self._console.size.width - 4
             body, hidden = _head(call.body, FINAL_ARGUMENT_LINES, width)
-            shown = Text(body)
+            shown = Text(visible(body))
             if hidden:
                 shown.append(f"\n… {hidden} (--json shows all)", style="dim")
             parts.append(
                 Panel(
                     shown,
-                    title=f"call {call.key} · {call.name or '(no name)'} · {call.id}",
+                    title=_title(call.key, call.name or "(no name)", call.id),
                     title_align="left",
-                    subtitle=call.state,
+                    subtitle=Text(visible(call.state)),
                     subtitle_align="right",
                     border_style="green" if call.runs else "red",
                 )
@@ -582,11 +593,19 @@ class LiveView:
         grid.add_column()
         for label, value in summary_rows(outcome):
             if label == "verdict":
-                grid.add_row(label, Text(value, style="bold green" if ok else "bold red"))
+                style = "bold green" if ok else "bold red"
+                grid.add_row(label, Text(visible(value), style=style))
             else:
-                grid.add_row(label, Text(value))
+                grid.add_row(label, Text(visible(value)))
         parts.append(grid)
         return Group(*parts)
+
+
+def _title(key: int, name: str, call_id: str) -> Text:
+    """A call panel's title, as text (a name is never read as rich markup)."""
+    from rich.text import Text
+
+    return Text(visible(f"call {key} · {name} · {call_id}"))
 
 
 def _last_lines(text: str, lines: int) -> tuple[str, bool]:

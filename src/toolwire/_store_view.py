@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._subcommand import visible
 from .stores import Record
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ def details(record: Record, now: float) -> list[tuple[str, str]]:
 
 def plain_table(records: Sequence[Record], now: float) -> str:
     """A header and one line per record, columns aligned, every value in full."""
-    rows = [COLUMNS, *(row(r, now) for r in records)]
+    rows = [COLUMNS, *(tuple(_one_line(v) for v in row(r, now)) for r in records)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -131,7 +132,7 @@ def plain_details(record: Record, now: float) -> str:
     """One ``label: value`` line per field (a multi-line result indented beneath)."""
     lines = []
     for label, value in details(record, now):
-        first, *rest = value.split("\n")
+        first, *rest = visible(value).split("\n")
         lines.append(f"{label + ':':<17}{first}")
         lines.extend(" " * 17 + more for more in rest)
     return "\n".join(lines)
@@ -151,8 +152,14 @@ def rich_table(records: Sequence[Record], now: float) -> Table:
         status = Text(state, style=_STATUS_STYLE.get(record.status, ""))
         # the key stays whole (``show`` and ``resolve`` take it); the long hashes and
         # worker ids are cut, ``show`` has them in full
-        table.add_row(key, status, age, expires, fence, _short(owner), _short(idempotency))
+        cells = [Text(_one_line(c)) for c in (age, expires, fence, _short(owner))]
+        table.add_row(Text(_one_line(key)), status, *cells, Text(_one_line(_short(idempotency))))
     return table
+
+
+def _one_line(value: str) -> str:
+    """A cell of one line that shows, never acts (values come from the store)."""
+    return visible(value).replace("\n", "\\n")
 
 
 def _short(value: str, keep: int = 12) -> str:
@@ -169,5 +176,5 @@ def rich_details(record: Record, now: float) -> Table:
     grid.add_column(overflow="fold")
     for label, value in details(record, now):
         style = _STATUS_STYLE.get(value, "") if label == "status" else ""
-        grid.add_row(label, Text(value, style=style))
+        grid.add_row(label, Text(visible(value), style=style))
     return grid

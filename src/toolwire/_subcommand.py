@@ -18,7 +18,10 @@ subcommand, so a script can act on them without knowing which one it ran:
 ====  ==================================================================================
 
 Errors are one line on stderr, ``toolwire <command>: <message>``; stdout carries only the
-command's output, so ``--json`` output is never mixed with messages. Nothing here is
+command's output, so ``--json`` output is never mixed with messages. Text that came from a
+model or a store (stream text, tool names, error messages) is shown through
+:func:`visible`: a recording must not be able to drive the reader's terminal with escape
+sequences, nor hide or reorder what is shown with bidirectional controls. Nothing here is
 imported by ``import toolwire``.
 """
 
@@ -28,6 +31,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -44,6 +48,7 @@ __all__ = [
     "reader_gone",
     "run_alone",
     "tolerant_output",
+    "visible",
 ]
 
 EXIT_OK = 0
@@ -55,9 +60,28 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
 
+# C0 controls but tab and line feed, DEL, C1 controls (ESC and CSI among them), the
+# bidirectional and line-separator characters, and lone surrogates (no terminal can show
+# them, and no encoder writes them)
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every character that could act on a terminal instead of being shown
+    (controls, escape sequences, bidirectional overrides, lone surrogates) written as a
+    ``\\uXXXX`` escape; line feeds and tabs stay."""
+    return _HIDDEN.sub(_escape, text)
+
+
 def fail(command: str, message: str, status: int) -> int:
     """Print ``toolwire <command>: <message>`` on stderr, on one line; return ``status``."""
-    line = " ".join(message.split())  # one line, whatever the exception text held
+    line = " ".join(visible(message).split())  # one line, whatever the exception text held
     print(f"toolwire {command}: {line}", file=sys.stderr, flush=True)
     return status
 
