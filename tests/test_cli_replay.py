@@ -453,13 +453,13 @@ def test_terminal_shows_arguments_growing_then_the_verdict(
     path.write_text(write_file_stream(step=2))
     command = [sys.executable, "-m", "toolwire._cli_replay", str(path), "--speed", "0.5"]
     terminal.start(command)
-    first = terminal.wait_for(_content_shown)
+    first, live = terminal.wait_for(lambda s: (c := _content_shown(s)) and (c, s))
+    assert "streaming" in live  # the call's panel, while its arguments arrive
     time.sleep(0.8)  # at --speed 0.5, 10 more payloads of two characters
-    second = terminal.wait_for(lambda s: (c := _content_shown(s)) and c != first and c)
+    second, screen = terminal.wait_for(lambda s: (c := _content_shown(s)) and c != first and (c, s))
     assert CONTENT.startswith(first) and CONTENT.startswith(second)
     assert len(second) > len(first)
-    screen = terminal.screen()
-    assert "call 0 · write_file · call_w" in screen and "streaming" in screen
+    assert "call 0 · write_file · call_w" in screen
     final = terminal.wait_for(lambda s: "EXIT=" in s and s)
     assert "EXIT=0" in final
     flat = _flat(final)
