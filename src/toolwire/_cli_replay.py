@@ -223,10 +223,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "replay",
         help="show a recorded stream as it arrives, then its calls and verdict",
         description=(
-            "Replay a recorded LLM provider stream (SSE, NDJSON, JSON array or AWS "
-            "event-stream; format detected from the content): text and reasoning as they "
-            "stream, each tool call's arguments growing, then the final calls, finish, "
-            "usage and whether the response may be executed."
+            "Replay a recorded LLM provider stream (SSE, NDJSON, JSON array or AWS\n"
+            "event-stream; the format is detected from the content): text and reasoning as\n"
+            "they stream, each tool call's arguments growing, then the final calls, the\n"
+            "finish, the usage and whether the response may be executed."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -251,7 +251,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_format,
         default="auto",
         metavar="NAME",
-        help=f"read the stream as this wire format (default auto: {', '.join(names())})",
+        help=f"read the stream as this wire format (default auto: {', '.join(sorted(names()))})",
     )
     parser.add_argument(
         "--plain",

@@ -103,8 +103,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "store",
         help="list, show, resolve (unknown calls) and purge idempotency-store records",
         description=(
-            "See and settle the records of an idempotency store: SQLite (--db), "
-            "PostgreSQL (--dsn) or Redis (--url)."
+            "See and settle the records of an idempotency store: SQLite (--db),\n"
+            "PostgreSQL (--dsn) or Redis (--url). Each action takes the store options;\n"
+            "see toolwire store ACTION --help."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
