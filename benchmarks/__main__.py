@@ -13,6 +13,7 @@ SUITES = [
     "benchmarks.framing",
     "benchmarks.validation",
     "benchmarks.stores",
+    "benchmarks.executor",
 ]
 
 

@@ -10,34 +10,67 @@ preview after every delta:
 * the re-parsers, as SDKs use them: ``buf += delta; preview = parse(buf)`` (jiter with
   ``buf.encode()``, pydantic-core, partial-json-parser, LangChain, json-repair).
 
-Every cell is timed in this run. Short cells are repeated (at least 3 passes, best kept).
-A cell whose first pass would exceed its budget is measured for the first N deltas until
-the budget is spent, then ~24 evenly spaced later prefixes are each timed once and the
-per-delta cost is integrated with the trapezoid rule; such cells are marked ``≈``. Ratios
+Every cell is timed in this run, in CPU time of the process (``time.process_time``, so
+other load on a shared machine does not land in it). Short cells are repeated (at least 3
+passes, best kept). A cell whose first pass would exceed its budget is measured for the
+first N deltas until the budget is spent, then ~24 evenly spaced later prefixes are each
+timed once and the per-delta cost is integrated with the trapezoid rule; such cells are
+marked ``≈``. Ratios
 are competitor time / toolwire time. Peak memory of toolwire is measured with
 ``tracemalloc`` in a separate pass, to show it is linear in the payload.
 
-``python -m benchmarks.partial_json [--quick]``; ``--quick`` (or ``TOOLWIRE_BENCH_QUICK=1``)
-skips the slow pure-Python re-parsers and shortens the budgets.
+Then the parser's own cost checks, each against its floor measured in the same run:
+
+* depth: feeding 42 kB of numbers inside 999 open arrays against the same at depth 1 (time
+  per character, tracemalloc bytes per kept event), and ``parse_partial`` of 999 ``[`` and
+  100k numbers (peak / input size);
+* a preview on every delta: ``snapshot()`` after every delta of a 512 KiB array, object and
+  string, against feeding alone; and the open string's per-character cost at 100k against
+  400k characters (1.0 is linear);
+* escapes: an escape-heavy string against plain ASCII of the same length, per byte;
+* the 41 B call without events (``PartialJSONParser(events=False)``) against jiter's
+  per-delta re-parse.
+
+``python -m benchmarks partial_json [--quick] [--baseline=DIR]``; ``--quick`` (or
+``TOOLWIRE_BENCH_QUICK=1``) skips the slow pure-Python re-parsers and shortens the budgets.
+``--baseline=DIR`` (a ``src/toolwire`` directory of another checkout, e.g. main's) loads that
+parser alongside and adds its rows to the tables, so before and after are measured in one
+run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.util
 import os
 import sys
 import time
 import tracemalloc
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from benchmarks.payloads import payloads
+from benchmarks.payloads import (
+    ascii_string_document,
+    big_array_document,
+    big_object_document,
+    big_string_document,
+    deep_numbers,
+    escaped_string_document,
+    payloads,
+    split_deltas,
+)
 from toolwire import PartialJSONParser
 
 Parse = Callable[[Any], Any]  # takes the buffer (str, or bytes for jiter)
+
+# Cells are CPU time of this process: on a shared machine another process's load does not
+# land in them (wall-clock time only adds the time spent waiting for a core). Budgets and
+# deadlines stay wall-clock.
+_clock = time.process_time
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,17 +85,17 @@ class Cell:
 # ----------------------------------------------------------------------------- methods
 
 
-def toolwire_events(deltas: list[str]) -> None:
+def toolwire_events(deltas: list[str], make: Callable[[], Any] = PartialJSONParser) -> None:
     """Feed every delta; the returned events are the live preview."""
-    parser = PartialJSONParser()
+    parser = make()
     feed = parser.feed
     for delta in deltas:
         feed(delta)
 
 
-def toolwire_snapshot_64(deltas: list[str]) -> None:
+def toolwire_snapshot_64(deltas: list[str], make: Callable[[], Any] = PartialJSONParser) -> None:
     """Feed every delta and take a full snapshot every 64 deltas and at the end."""
-    parser = PartialJSONParser()
+    parser = make()
     feed = parser.feed
     snapshot = parser.snapshot
     for i, delta in enumerate(deltas, 1):
@@ -171,9 +204,9 @@ def _best_of(run: Callable[[], None], min_passes: int = 3, budget: float = 1.0) 
     """Best time of one call of ``run``. Fast runs are looped into passes of about 20 ms;
     at least ``min_passes`` passes, and more (up to ~``budget`` seconds) so that the best
     pass lands in a quiet moment of a shared machine."""
-    start = time.perf_counter()
+    start = _clock()
     run()
-    first = time.perf_counter() - start
+    first = _clock() - start
     if first >= 2.0:
         return first
     loops = max(1, int(0.02 / max(first, 1e-7)))
@@ -181,10 +214,10 @@ def _best_of(run: Callable[[], None], min_passes: int = 3, budget: float = 1.0) 
     passes = 0
     deadline = time.perf_counter() + budget
     while passes < min_passes or time.perf_counter() < deadline:
-        start = time.perf_counter()
+        start = _clock()
         for _ in range(loops):
             run()
-        best = min(best, (time.perf_counter() - start) / loops)
+        best = min(best, (_clock() - start) / loops)
         passes += 1
     return best
 
@@ -238,9 +271,9 @@ def measure_reparse(c: Competitor, deltas: list[str], budget: float) -> Cell:
     ``budget`` seconds (first N deltas measured, 24 later prefixes, trapezoid rule)."""
     parse = c.parse
     assert parse is not None
-    start = time.perf_counter()
+    start = _clock()
     done = _reparse_loop(c, deltas, budget)
-    measured = time.perf_counter() - start
+    measured = _clock() - start
     if done == len(deltas):
         if measured < 2.0:
             return Cell(seconds=_best_of(lambda: _reparse_all(c, deltas)))
@@ -256,10 +289,10 @@ def measure_reparse(c: Competitor, deltas: list[str], budget: float) -> Cell:
     costs = []
     for k in points:
         prefix = doc[: ends[k]]
-        t0 = time.perf_counter()
+        t0 = _clock()
         with contextlib.suppress(Exception):
             parse(prefix.encode() if c.encode else prefix)
-        costs.append(time.perf_counter() - t0)
+        costs.append(_clock() - t0)
     rest = 0.0
     for i in range(len(points) - 1):
         rest += (costs[i] + costs[i + 1]) / 2 * (points[i + 1] - points[i])
@@ -303,21 +336,268 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
+# ------------------------------------------------------------- the parser's own cost checks
+
+Factory = Callable[[], Any]  # makes a parser (this checkout's or the baseline's)
+
+
+def load_baseline(src: str) -> types.ModuleType:
+    """The partial-JSON module of another checkout's ``src/toolwire`` directory, loaded as a
+    private package (its ``_errors``, ``_events`` and ``_partial_json`` only)."""
+    name = "_toolwire_baseline"
+    package = types.ModuleType(name)
+    package.__path__ = [src]
+    sys.modules[name] = package
+    module = package
+    for part in ("_errors", "_events", "_partial_json"):
+        spec = importlib.util.spec_from_file_location(
+            f"{name}.{part}", os.path.join(src, f"{part}.py")
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+def feed_all(make: Factory, deltas: list[str]) -> None:
+    """Feed every delta into a new parser."""
+    feed = make().feed
+    for delta in deltas:
+        feed(delta)
+
+
+def feed_and_snapshot(make: Factory, deltas: list[str]) -> None:
+    """Feed every delta and take (and drop) a snapshot after each, as a live preview does."""
+    parser = make()
+    feed = parser.feed
+    snapshot = parser.snapshot
+    for delta in deltas:
+        feed(delta)
+        snapshot()
+
+
+def bytes_per_event(make: Factory, deltas: list[str]) -> float:
+    """tracemalloc peak of feeding with every event kept, divided by the number of events."""
+    kept: list[Any] = []
+
+    def run(ds: list[str]) -> None:
+        feed = make().feed
+        for delta in ds:
+            kept.extend(feed(delta))
+
+    size = peak_memory(run, deltas)
+    return size / max(1, len(kept))
+
+
+def parse_partial_peak(parse: Callable[[str], Any], text: str) -> float:
+    """tracemalloc peak of ``parse(text)`` (result included) over the input's size."""
+    return peak_memory(lambda ds: parse(ds[0]), [text]) / sys.getsizeof(text)
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def cost_checks(quick: bool, baseline: types.ModuleType | None) -> None:
+    """Measure and print the depth, preview, escape and small-call checks."""
+    ours: dict[str, Factory] = {"toolwire": PartialJSONParser}
+    if baseline is not None:
+        ours["baseline"] = baseline.PartialJSONParser
+    checks: list[str] = []
+
+    print()
+    print("### Depth: 999 open arrays against 1 (events on; parse_partial builds none)")
+    print()
+    shallow = deep_numbers(1, 42_000)
+    deep = deep_numbers(999, 42_000)
+    d_shallow, d_deep = split_deltas(shallow, 1), split_deltas(deep, 1)
+    pp_shallow = "[" + "0," * 100_000
+    pp_deep = "[" * 999 + "0," * 100_000
+    print("| parser | measure | depth 1 | depth 999 | 999 / 1 |")
+    print("|---|---|---|---|---|")
+    for label, make in ours.items():
+        t1 = _best_of(lambda m=make: feed_all(m, d_shallow)) / len(shallow)
+        t999 = _best_of(lambda m=make: feed_all(m, d_deep)) / len(deep)
+        print(
+            f"| {label} | feed 42 kB of numbers, ns per character | {t1 * 1e9:.0f} | "
+            f"{t999 * 1e9:.0f} | {t999 / t1:.2f}× |"
+        )
+        b1 = bytes_per_event(make, d_shallow)
+        b999 = bytes_per_event(make, d_deep)
+        print(f"| {label} | bytes per kept event | {b1:,.0f} | {b999:,.0f} | {b999 / b1:.2f}× |")
+        module = baseline if label == "baseline" else None
+        parse = module.parse_partial if module is not None else _parse_partial
+        p1 = parse_partial_peak(parse, pp_shallow)
+        p999 = parse_partial_peak(parse, pp_deep)
+        print(
+            f"| {label} | parse_partial of 202 kB ('0,' × 100k): peak / input size | "
+            f"{p1:,.1f} | {p999:,.1f} | {p999 / p1:.2f}× |"
+        )
+        if label == "toolwire":
+            checks.append(
+                f"{_verdict(t999 / t1 <= 1.3)} feed time per character independent of depth: "
+                f"depth 999 / depth 1 = {t999 / t1:.2f}×"
+            )
+            checks.append(
+                f"{_verdict(b999 / b1 <= 1.3)} memory per event independent of depth: "
+                f"{b999:,.0f} B vs {b1:,.0f} B ({b999 / b1:.2f}×)"
+            )
+            checks.append(
+                f"{_verdict(max(p1, p999) <= 20)} parse_partial peak ≤ 20× the input: "
+                f"{p999:.1f}× at depth 999, {p1:.1f}× at depth 1"
+            )
+
+    print()
+    print("### A preview on every delta (snapshot() after each, dropped), 1–16 char deltas")
+    print()
+    size = 512 * 1024
+    shapes = {
+        "array 512 KiB": big_array_document(size),
+        "object 512 KiB": big_object_document(size),
+        "string 512 KiB": big_string_document(size),
+    }
+    print("| parser | payload | feed only | feed + snapshot every delta | ratio |")
+    print("|---|---|---|---|---|")
+    for shape, doc in shapes.items():
+        deltas = split_deltas(doc, 7)
+        for label, make in ours.items():
+            if label == "baseline" and quick:
+                continue
+            base = _best_of(lambda m=make, d=deltas: feed_all(m, d), budget=0.5)
+            with_snap = _best_of(lambda m=make, d=deltas: feed_and_snapshot(m, d), budget=0.5)
+            print(
+                f"| {label} | {shape} | {_fmt_time(base)} | {_fmt_time(with_snap)} | "
+                f"{with_snap / base:.2f}× |"
+            )
+            if label == "toolwire":
+                nf = _best_of(
+                    lambda d=deltas: feed_and_snapshot(partial(PartialJSONParser, events=False), d),
+                    budget=0.5,
+                )
+                print(f"| toolwire events=False | {shape} | | {_fmt_time(nf)} | {nf / base:.2f}× |")
+                checks.append(
+                    f"{_verdict(with_snap / base <= 2)} a preview per delta within 2× of feeding "
+                    f"alone, {shape}: {with_snap / base:.2f}×"
+                )
+    growth: dict[str, list[float]] = {}
+    for label, make in ours.items():
+        for chars in (100_000, 400_000):
+            doc = big_string_document(chars)[: chars + 30]  # still open: the string grows
+            deltas = split_deltas(doc, 8)
+            t = _best_of(lambda m=make, d=deltas: feed_and_snapshot(m, d), budget=0.5)
+            growth.setdefault(label, []).append(t / len(doc))
+    print()
+    print("| parser | open string, snapshot every delta: ns per char at 100k | at 400k | ratio |")
+    print("|---|---|---|---|")
+    for label, (small, large) in growth.items():
+        print(f"| {label} | {small * 1e9:.0f} | {large * 1e9:.0f} | {large / small:.2f}× |")
+    small, large = growth["toolwire"]
+    checks.append(
+        f"{_verdict(large / small <= 1.3)} snapshot per delta on a growing string is linear: "
+        f"per-character cost at 400k / 100k = {large / small:.2f}×"
+    )
+
+    print()
+    print("### Escapes: escape-heavy string against plain ASCII of the same length, per byte")
+    print()
+    esc = escaped_string_document(46_000)
+    plain = ascii_string_document(46_000)
+    d_esc, d_plain = split_deltas(esc, 9), split_deltas(plain, 9)
+    print("| parser | ASCII ns/byte | escapes ns/byte | ratio |")
+    print("|---|---|---|---|")
+    variants = dict(ours)
+    variants["toolwire events=False"] = partial(PartialJSONParser, events=False)
+    for label, make in variants.items():
+        ta = _best_of(lambda m=make: feed_all(m, d_plain)) / len(plain)
+        te = _best_of(lambda m=make: feed_all(m, d_esc)) / len(esc)
+        print(f"| {label} | {ta * 1e9:.1f} | {te * 1e9:.1f} | {te / ta:.2f}× |")
+        if label == "toolwire":
+            checks.append(
+                f"{_verdict(te / ta <= 2)} escapes cost ≤ 2× ASCII per byte: {te / ta:.2f}×"
+            )
+
+    print()
+    print("### The 41 B call: per-delta cost against jiter trailing-strings (re-parse per delta)")
+    print()
+    small_deltas = payloads()[0][2]
+    jiter_cell: float | None = None
+    for c in _competitors(True):
+        if c.label == "jiter trailing-strings" and c.parse is not None:
+            jiter_cell = _best_of(lambda c=c: _reparse_all(c, small_deltas)) / len(small_deltas)
+    rows: dict[str, float] = {}
+    rows["toolwire events"] = _best_of(lambda: feed_all(PartialJSONParser, small_deltas))
+    no_events = partial(PartialJSONParser, events=False)
+    rows["toolwire events=False"] = _best_of(lambda: feed_all(no_events, small_deltas))
+    rows["toolwire events=False + snapshot every delta"] = _best_of(
+        lambda: feed_and_snapshot(no_events, small_deltas)
+    )
+    if baseline is not None:
+        rows["baseline events"] = _best_of(
+            lambda: feed_all(baseline.PartialJSONParser, small_deltas)
+        )
+    print("| method | per delta | ratio to jiter |")
+    print("|---|---|---|")
+    if jiter_cell is not None:
+        print(f"| jiter trailing-strings | {jiter_cell * 1e6:.2f} µs | 1.0× |")
+    for label, total in rows.items():
+        per = total / len(small_deltas)
+        ratio = f"{per / jiter_cell:.1f}×" if jiter_cell else "n/a"
+        print(f"| {label} | {per * 1e6:.2f} µs | {ratio} |")
+    if jiter_cell is not None:
+        per = rows["toolwire events=False"] / len(small_deltas)
+        checks.append(
+            f"{_verdict(per <= 5 * jiter_cell)} events=False ≤ 5× jiter's per-delta cost on the "
+            f"41 B call: {per * 1e6:.2f} µs vs {jiter_cell * 1e6:.2f} µs "
+            f"({per / jiter_cell:.1f}×)"
+        )
+
+    print()
+    print("### Targets (issues: guarantees 9, linear everywhere 2–4)")
+    for line in checks:
+        print(f"- {line}")
+
+
+def _parse_partial(text: str) -> Any:
+    from toolwire import parse_partial
+
+    return parse_partial(text)
+
+
 def main() -> None:
     """Measure every cell in this run and print the tables and the target checks."""
-    quick = "--quick" in sys.argv[1:] or os.environ.get("TOOLWIRE_BENCH_QUICK") == "1"
+    argv = sys.argv[1:]
+    quick = "--quick" in argv or os.environ.get("TOOLWIRE_BENCH_QUICK") == "1"
+    baseline = None
+    for arg in argv:
+        if arg.startswith("--baseline="):
+            baseline = load_baseline(arg.partition("=")[2])
     budget = 3.0 if quick else 10.0
     jiter_budget = 5.0 if quick else 40.0  # the target's reference column: measure it fully
     data = payloads()
     competitors = _competitors(quick)
     names = [name for name, _, _ in data]
 
-    ours: dict[str, dict[str, Cell]] = {"events": {}, "snap64": {}}
+    ours: dict[str, dict[str, Cell]] = {"events": {}, "snap64": {}, "noev": {}}
+    if baseline is not None:
+        ours.update({"base events": {}, "base snap64": {}})
+    no_events = partial(PartialJSONParser, events=False)
     theirs: dict[str, dict[str, Cell]] = {c.label: {} for c in competitors}
     for name, doc, deltas in data:
         print(f"measuring {name} ({len(doc.encode()):,} B, {len(deltas):,} deltas)...", flush=True)
         ours["events"][name] = Cell(seconds=_best_of(lambda d=deltas: toolwire_events(d)))
         ours["snap64"][name] = Cell(seconds=_best_of(lambda d=deltas: toolwire_snapshot_64(d)))
+        ours["noev"][name] = Cell(
+            seconds=_best_of(lambda d=deltas: toolwire_snapshot_64(d, no_events))
+        )
+        if baseline is not None:
+            make = baseline.PartialJSONParser
+            ours["base events"][name] = Cell(
+                seconds=_best_of(lambda d=deltas, m=make: toolwire_events(d, m))
+            )
+            ours["base snap64"][name] = Cell(
+                seconds=_best_of(lambda d=deltas, m=make: toolwire_snapshot_64(d, m))
+            )
         for c in competitors:
             if c.parse is not None:
                 cell_budget = jiter_budget if c.label == "jiter trailing-strings" else budget
@@ -338,6 +618,12 @@ def main() -> None:
     print("| **toolwire events** | " + " | ".join(row) + " |")
     row = [_fmt_cell(ours["snap64"][n], "", ev[n].seconds) for n in names]
     print("| toolwire snapshot() every 64 deltas | " + " | ".join(row) + " |")
+    row = [_fmt_cell(ours["noev"][n], "", ev[n].seconds) for n in names]
+    print("| toolwire events=False, snapshot() every 64 deltas | " + " | ".join(row) + " |")
+    if baseline is not None:
+        for key, label in (("base events", "events"), ("base snap64", "snapshot() every 64")):
+            row = [_fmt_cell(ours[key][n], "", ev[n].seconds) for n in names]
+            print(f"| baseline {label} | " + " | ".join(row) + " |")
     for c in competitors:
         row = [_fmt_cell(theirs[c.label].get(n), c.reason, ev[n].seconds) for n in names]
         print(f"| {c.label} | " + " | ".join(row) + " |")
@@ -358,14 +644,18 @@ def main() -> None:
         "| payload | bytes | events: peak | peak / byte | snapshot every 64: peak | peak / byte |"
     )
     print("|---|---|---|---|---|---|")
-    for name, _doc, deltas in data:
-        p1 = peak_memory(toolwire_events, deltas)
-        p2 = peak_memory(toolwire_snapshot_64, deltas)
-        size = sizes[name]
-        print(
-            f"| {name} | {size:,} | {_fmt_bytes(p1)} | {p1 / size:.1f} | "
-            f"{_fmt_bytes(p2)} | {p2 / size:.1f} |"
-        )
+    makers = {"": PartialJSONParser}
+    if baseline is not None:
+        makers["baseline "] = baseline.PartialJSONParser
+    for prefix, make in makers.items():
+        for name, _doc, deltas in data:
+            p1 = peak_memory(partial(toolwire_events, make=make), deltas)
+            p2 = peak_memory(partial(toolwire_snapshot_64, make=make), deltas)
+            size = sizes[name]
+            print(
+                f"| {prefix}{name} | {size:,} | {_fmt_bytes(p1)} | {p1 / size:.1f} | "
+                f"{_fmt_bytes(p2)} | {p2 / size:.1f} |"
+            )
 
     print()
     print("### Targets (DESIGN.md)")
@@ -403,6 +693,8 @@ def main() -> None:
         None if r is None else r >= 20,
         f"{r:,.1f}×" if r else "no jiter",
     )
+
+    cost_checks(quick, baseline)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,17 @@ import json
 import random
 from functools import cache
 
-__all__ = ["Payload", "payloads", "split_deltas"]
+__all__ = [
+    "Payload",
+    "ascii_string_document",
+    "big_array_document",
+    "big_object_document",
+    "big_string_document",
+    "deep_numbers",
+    "escaped_string_document",
+    "payloads",
+    "split_deltas",
+]
 
 Payload = tuple[str, str, list[str]]
 
@@ -129,6 +139,101 @@ def payloads() -> tuple[Payload, ...]:
     ):
         out.append((name, doc, split_deltas(doc, _SEED + i)))
     return tuple(out)
+
+
+# ----------------------------------------------------- shapes for the parser's cost checks
+#
+# Each builder is deterministic (fixed seed) and returns one document text; the benchmark
+# splits it with split_deltas. Sizes are in characters (all ASCII, so also in bytes).
+
+
+def deep_numbers(depth: int, size: int) -> str:
+    """``depth`` opening brackets, then comma-separated numbers up to ``size`` characters in
+    all, ending with a comma: a prefix whose arrays are all still open."""
+    rng = random.Random(_SEED)
+    parts = ["[" * depth]
+    total = depth
+    while total < size:
+        number = f"{rng.randrange(1000)},"
+        parts.append(number)
+        total += len(number)
+    return "".join(parts)
+
+
+def big_array_document(size: int) -> str:
+    """A closed array of about ``size`` characters: numbers, short strings, literals and
+    small records, the shape of a long list argument."""
+    rng = random.Random(_SEED + 10)
+    items: list[object] = []
+    total = 2
+    while total < size:
+        kind = rng.randrange(4)
+        item: object
+        if kind == 0:
+            item = rng.randrange(10**6)
+        elif kind == 1:
+            item = rng.choice(_WORDS)
+        elif kind == 2:
+            item = rng.random() < 0.5
+        else:
+            item = {"id": rng.randrange(10**4), "name": rng.choice(_WORDS), "tags": [1, 2]}
+        items.append(item)
+        total += len(json.dumps(item)) + 2
+    return json.dumps(items)
+
+
+def big_object_document(size: int) -> str:
+    """A closed object of about ``size`` characters with distinct keys and mixed values."""
+    rng = random.Random(_SEED + 11)
+    members: dict[str, object] = {}
+    total = 2
+    i = 0
+    while total < size:
+        value: object = rng.choice((rng.randrange(10**6), rng.choice(_WORDS), None, [i]))
+        key = f"{rng.choice(_WORDS)}_{i}"
+        members[key] = value
+        total += len(json.dumps({key: value}))
+        i += 1
+    return json.dumps(members)
+
+
+def big_string_document(size: int) -> str:
+    """``{"path": ..., "content": ...}`` whose content is ``size`` plain ASCII characters
+    (words and spaces, no escapes)."""
+    rng = random.Random(_SEED + 12)
+    words: list[str] = []
+    total = 0
+    while total < size:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        total += len(word) + 1
+    content = " ".join(words)[:size]
+    return json.dumps({"path": "notes.txt", "content": content}, separators=(",", ":"))
+
+
+def escaped_string_document(size: int) -> str:
+    """Like :func:`big_string_document`, but the content's JSON text (about ``size``
+    characters) is nearly all escapes: ``\\n``, ``\\"``, ``\\\\``, ``\\t``, ``\\uXXXX``
+    for non-ASCII and surrogate pairs for emoji."""
+    rng = random.Random(_SEED + 13)
+    alphabet = ["\n", '"', "\\", "\t", "é", "→", "日", "🚀", "😀", "a"]
+    chars: list[str] = []
+    total = 0
+    while total < size:
+        ch = rng.choice(alphabet)
+        chars.append(ch)
+        total += len(json.dumps(ch)) - 2
+    return json.dumps({"path": "notes.txt", "content": "".join(chars)}, separators=(",", ":"))
+
+
+def ascii_string_document(size: int) -> str:
+    """A :func:`big_string_document` exactly as long as ``escaped_string_document(size)``,
+    the plain-text reference for the escape cost."""
+    target = len(escaped_string_document(size))
+    doc = big_string_document(size)
+    while len(doc) < target:
+        doc = big_string_document(size + target - len(doc))
+    return doc[: target - 2] + '"}'
 
 
 if __name__ == "__main__":

@@ -10,11 +10,19 @@ reopened), the clock jumping past the lease, store calls failing before or after
 effect, and the caller cancelling. The side effect of a tool is a separate rule, so a
 crash can fall between the effect and the write that records it.
 
+The driver's answers are drawn too: a tool may return JSON, return a value JSON cannot
+carry, raise, raise a transient error of the plan's ``retry_on`` (only before any effect,
+as those say "nothing happened"), time out, or still be running; when the core abandons a
+tool (timeout, lost lease, cancellation), the tool may turn out to have ended meanwhile
+(returned, raised, cancelled by the abandonment) or never to have begun.
+
 Invariants: a non-idempotent tool's effect happens at most once per key; a ``completed``
 record always holds the result of an execution of that key (of the only one, for
 non-idempotent tools); a worker reports ``completed`` only for its own execution; once an
 effect happened its record never disappears; an effect whose worker did not record it
-ends ``unknown`` (or ``timed_out``) for that worker.
+ends ``unknown`` (or ``timed_out``) for that worker; an effect whose value JSON cannot
+carry is never ``completed``; an outcome read from an earlier run is marked ``replayed``
+and one from this run is not.
 """
 
 from __future__ import annotations
@@ -50,12 +58,15 @@ from toolwire._execution import (
     Heartbeat,
     ReleaseCall,
     StartTool,
+    ToolNotStarted,
     ToolPending,
     ToolRaised,
     ToolReturned,
     ToolTimedOut,
+    ToolUnstorable,
     execute_call,
 )
+from toolwire._executor import _perform_store
 
 LEASE = 30.0
 # (name, idempotent): two side-effecting tools and one read that may be repeated.
@@ -96,6 +107,7 @@ class Worker:
     command: Command | None = None
     effect: str | None = None
     raised: bool = False
+    unstorable: bool = False
     history: list[str] = field(default_factory=list)
 
 
@@ -147,6 +159,13 @@ class ExecutionModel(RuleBasedStateMachine):
     def check_outcome(self, worker: Worker, outcome: Outcome) -> None:
         STEPS[f"outcome:{outcome.status}"] += 1
         executions = self.effects[worker.call]
+        # Read from an existing record (a claim not acquired) <=> marked replayed.
+        from_record = worker.history == ["ClaimCall"]
+        expected = from_record and outcome.status in ("replayed", "failed", "unknown")
+        assert outcome.replayed == expected, (outcome, worker.history)
+        STEPS["outcome marked replayed:True"] += outcome.replayed
+        if worker.unstorable:
+            assert outcome.status != "completed", outcome
         if outcome.status == "completed":
             assert worker.effect is not None, "completed without an execution"
             assert outcome.result_json == json.dumps(worker.effect)
@@ -191,6 +210,7 @@ class ExecutionModel(RuleBasedStateMachine):
             heartbeat_interval=LEASE / 3,
             idempotent=CALLS[call],
             timeout=5.0,
+            retry_on=(ConnectionError,),
         )
         worker = Worker(call=call, plan=plan, flow=execute_call(plan))
         worker.command = next(worker.flow)
@@ -204,52 +224,58 @@ class ExecutionModel(RuleBasedStateMachine):
         command = worker.command
         worker.history.append(type(command).__name__)
         STEPS["steps"] += 1
-        key = worker.plan.key
-        if isinstance(command, ClaimCall):
-            result: Any = self.store.claim(
-                key,
-                args_hash=command.args_hash,
-                idempotency_key=command.idempotency_key,
-                owner=command.owner,
-                lease=command.lease,
-                retention=command.retention,
-                reclaim=command.reclaim,
-            )
-        elif isinstance(command, (StartTool, AbandonTool)):
-            result = None
+        if isinstance(command, StartTool):
+            result: Any = None
+        elif isinstance(command, AbandonTool):
+            result = self.abandoned(worker, data)
         elif isinstance(command, AwaitTool):
             # Weighted towards finishing, so completions and replays are common too.
             choices = ["pending", "pending", "timeout", "raise"]
-            choices += ["return"] * 5 if worker.effect is not None else ["retry"]
+            if worker.effect is not None:
+                choices += ["return"] * 5 + ["unstorable"]
+            else:
+                choices += ["retry", "transient"]
             choice = data.draw(st.sampled_from(choices))
             if choice == "pending":
                 result = ToolPending()
             elif choice == "timeout":
                 result = ToolTimedOut(timeout=5.0)
-            elif choice == "raise":
-                worker.raised = True
-                result = ToolRaised(exception=ValueError("boom"))
-            elif choice == "retry":
-                result = ToolRaised(exception=RetryableError("nothing happened"))
             else:
-                result = ToolReturned(value=worker.effect, result_json=json.dumps(worker.effect))
-        elif isinstance(command, Heartbeat):
-            result = self.store.heartbeat(
-                key, owner=command.owner, fence=command.fence, lease=command.lease
-            )
-        elif isinstance(command, FinishCall):
-            result = self.store.finish(
-                key,
-                owner=command.owner,
-                fence=command.fence,
-                status=command.status,
-                result=command.result,
-                error=command.error,
-            )
-        else:
-            assert isinstance(command, ReleaseCall)
-            result = self.store.release(key, owner=command.owner, fence=command.fence)
+                result = self.ended(worker, choice)
+        else:  # a store command, performed exactly as the synchronous executor does
+            result = _perform_store(self.store, command)
         self.advance(wid, send=result)
+
+    def ended(self, worker: Worker, choice: str) -> Any:
+        """The event of a tool that ended as ``choice`` says."""
+        if choice == "raise":
+            worker.raised = True
+            return ToolRaised(exception=ValueError("boom"), text="ValueError: boom")
+        if choice == "retry":
+            return ToolRaised(exception=RetryableError("nothing happened"))
+        if choice == "transient":
+            return ToolRaised(exception=ConnectionRefusedError("downstream unreachable"))
+        if choice == "unstorable":
+            worker.unstorable = True
+            return ToolUnstorable(value=object(), reason="TypeError: not JSON")
+        return ToolReturned(value=worker.effect, result_json=json.dumps(worker.effect))
+
+    def abandoned(self, worker: Worker, data: st.DataObject) -> Any:
+        """What the driver saw of a tool it let go: still running, or how it ended."""
+        choices = ["running", "running", "raise", "cancelled"]
+        if worker.effect is not None:
+            choices += ["return"] * 3 + ["unstorable"]
+        else:
+            choices += ["not started", "retry"]
+        choice = data.draw(st.sampled_from(choices))
+        STEPS[f"abandoned tool found:{choice}"] += 1
+        if choice == "running":
+            return None
+        if choice == "not started":
+            return ToolNotStarted()
+        if choice == "cancelled":  # it ended *by* the abandonment: still in doubt
+            return ToolRaised(exception=Cancelled())
+        return self.ended(worker, choice)
 
     def side_effect(self, data: st.DataObject) -> None:
         """A running tool performs its side effect (recorded in the ledger)."""
@@ -304,23 +330,7 @@ class ExecutionModel(RuleBasedStateMachine):
         if after:
             # Perform it, then lose the answer.
             self.workers[wid].history.append("lost-reply")
-            if isinstance(command, ClaimCall):
-                self.store.claim(
-                    command.key, args_hash=command.args_hash,
-                    idempotency_key=command.idempotency_key, owner=command.owner,
-                    lease=command.lease, retention=command.retention, reclaim=command.reclaim,
-                )  # fmt: skip
-            elif isinstance(command, Heartbeat):
-                self.store.heartbeat(
-                    command.key, owner=command.owner, fence=command.fence, lease=command.lease
-                )
-            elif isinstance(command, FinishCall):
-                self.store.finish(
-                    command.key, owner=command.owner, fence=command.fence,
-                    status=command.status, result=command.result, error=command.error,
-                )  # fmt: skip
-            elif isinstance(command, ReleaseCall):
-                self.store.release(command.key, owner=command.owner, fence=command.fence)
+            _perform_store(self.store, command)
         self.advance(wid, throw=StoreError("injected store failure"))
 
     def cancel(self, data: st.DataObject) -> None:
@@ -331,16 +341,11 @@ class ExecutionModel(RuleBasedStateMachine):
         # Drive the cleanup to its end, as the drivers do (shielded).
         while wid in self.workers:
             command = self.workers[wid].command
-            if isinstance(command, FinishCall):
-                result: Any = self.store.finish(
-                    command.key, owner=command.owner, fence=command.fence,
-                    status=command.status, result=command.result, error=command.error,
-                )  # fmt: skip
-            elif isinstance(command, ReleaseCall):
-                result = self.store.release(command.key, owner=command.owner, fence=command.fence)
+            if isinstance(command, AbandonTool):
+                result: Any = self.abandoned(self.workers[wid], data)
             else:
-                assert isinstance(command, AbandonTool), command
-                result = None
+                assert isinstance(command, (FinishCall, ReleaseCall)), command
+                result = _perform_store(self.store, command)
             self.advance(wid, send=result)
 
     def enabled(self, action: str) -> bool:

@@ -12,69 +12,23 @@ from typing import Any
 
 import pytest
 
+import executor_support
+from executor_support import Clock, Counter, response
 from toolwire import (
     AsyncExecutor,
     Executor,
     MemoryStore,
-    Response,
     RetryableError,
     SQLiteStore,
     Toolbox,
-    ToolCall,
     ToolContext,
     ToolwireError,
 )
-from toolwire._executor import ExecutorSettingsError
+from toolwire._executor import DEFAULT_TIMEOUT, ExecutorSettingsError
 from toolwire._idempotency import arguments_hash, call_key
+from toolwire._workers import background_loop
 
-
-class Clock:
-    """A store clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def response(*calls: tuple[str, str, Any], response_id: str | None = "resp_1") -> Response:
-    """A finished response holding ``(call_id, tool_name, arguments)`` calls."""
-    return Response(
-        text="",
-        reasoning="",
-        tool_calls=[
-            ToolCall(id=cid, name=name, arguments=args, raw_arguments=json.dumps(args), index=i)
-            for i, (cid, name, args) in enumerate(calls)
-        ],
-        rejected=[],
-        finish_reason="tool_calls",
-        raw_finish_reason="tool_calls",
-        usage=None,
-        response_id=response_id,
-        model=None,
-    )
-
-
-class Counter:
-    """Thread-safe execution counter per name."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.counts: dict[str, int] = {}
-
-    def hit(self, name: str) -> None:
-        with self.lock:
-            self.counts[name] = self.counts.get(name, 0) + 1
-
-    def __getitem__(self, name: str) -> int:
-        return self.counts.get(name, 0)
-
-
-@pytest.fixture
-def runs() -> Counter:
-    """Counts tool executions by tool name."""
-    return Counter()
+runs = executor_support.runs
 
 
 @pytest.fixture
@@ -181,7 +135,8 @@ def test_context_carries_key_and_absolute_deadline(runs: Counter) -> None:
     assert by_name["probe"].idempotency_key == outcomes[0].idempotency_key
     deadline = by_name["probe"].deadline
     assert deadline is not None and before + 5.0 <= deadline <= after + 5.0
-    assert by_name["free"].deadline is None
+    default = by_name["free"].deadline  # no timeout of its own: the executor's default
+    assert default is not None and before + DEFAULT_TIMEOUT <= default <= after + DEFAULT_TIMEOUT
     assert by_name["probe"].scope == "s" and by_name["probe"].call_id == "a"
 
 
@@ -454,12 +409,19 @@ def test_expired_claim_of_idempotent_tool_is_rerun(tools: Toolbox, runs: Counter
     assert write.status == "unknown" and runs["transfer"] == 0
 
 
-def test_unserialisable_result_is_a_stored_failure(tools: Toolbox, runs: Counter) -> None:
-    """A return value JSON cannot carry fails the call, and the failure is replayed."""
-    ex = Executor(tools, scope="s")
+def test_unserialisable_result_is_in_doubt_not_failed(tools: Toolbox, runs: Counter) -> None:
+    """A return value JSON cannot carry: the tool ran, so the call is unknown, never failed."""
+    store = MemoryStore()
+    ex = Executor(tools, store=store, scope="s")
     [o] = ex.run(response(("c", "weird", {"n": 1})))
+    assert o.status == "unknown" and o.result_json is None and not o.replayed
+    assert o.error is not None and o.error.startswith("the tool ran, but its return value")
+    assert "could not be stored" in o.error and "TypeError" in o.error
+    assert type(o.value) is object  # the in-process caller still gets the value itself
+    record = store.get(call_key("s", "resp_1", "weird", "c"))
+    assert record is not None and record.status == "unknown" and record.error == o.error
     [again] = ex.run(response(("c", "weird", {"n": 1})))
-    assert o.status == again.status == "failed" and runs["weird"] == 1
+    assert again.status == "unknown" and again.replayed and runs["weird"] == 1
 
 
 def test_response_id_separates_reused_call_ids(tools: Toolbox, runs: Counter) -> None:
@@ -618,3 +580,32 @@ def test_sqlite_connections_do_not_grow_with_runs(tools: Toolbox, tmp_path: Path
         ex.run(response(*((f"c{i}-{j}", "lookup", {"q": str(j)}) for j in range(4))))
     assert len(store._idle) <= 4 + 1  # peak concurrency (+ the start-up connection)
     store.close()
+
+
+def test_async_tool_whose_loop_closes_at_the_deadline_keeps_every_outcome() -> None:
+    """Regression: an async tool returning just before its deadline, whose value took past
+    it to serialise, made run() raise 'Event loop is closed' and lose every outcome."""
+    box = Toolbox()
+
+    @box.tool(timeout=0.3)
+    async def bulky(n: int) -> list[list[int]]:
+        """Returns quickly a value that takes a long time to turn into JSON."""
+        await asyncio.sleep(0.05)
+        return [list(range(1000))] * n
+
+    @box.tool
+    def quick(x: int) -> int:
+        """Returns at once."""
+        return x
+
+    store = MemoryStore()
+    outcomes = Executor(box, store=store, scope="s", cancel_grace=0.1).run(
+        response(("a", "bulky", {"n": 3000}), ("b", "quick", {"x": 1}))
+    )
+    assert [o.call_id for o in outcomes] == ["a", "b"]
+    assert outcomes[0].status in ("completed", "timed_out") and outcomes[1].status == "completed"
+    record = store.get(call_key("s", "resp_1", "bulky", "a"))
+    assert record is not None
+    assert record.status == ("completed" if outcomes[0].status == "completed" else "unknown")
+    # Let the abandoned serialisation finish, so later tests do not share its CPU.
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), background_loop()).result(timeout=30)

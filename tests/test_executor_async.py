@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from pathlib import Path
@@ -11,82 +10,17 @@ from typing import Any
 
 import pytest
 
+from executor_support import AsyncMemoryStore, response
 from toolwire import (
     AsyncExecutor,
     MemoryStore,
-    Response,
     RetryableError,
     SQLiteStore,
     Toolbox,
-    ToolCall,
     ToolContext,
 )
 from toolwire._idempotency import arguments_hash, call_key
-from toolwire.stores import AsyncStore, Claim, FinalStatus, Record
-
-
-def response(*calls: tuple[str, str, Any], response_id: str | None = "resp_1") -> Response:
-    """A finished response holding ``(call_id, tool_name, arguments)`` calls."""
-    return Response(
-        text="",
-        reasoning="",
-        tool_calls=[
-            ToolCall(id=cid, name=name, arguments=args, raw_arguments=json.dumps(args), index=i)
-            for i, (cid, name, args) in enumerate(calls)
-        ],
-        rejected=[],
-        finish_reason="tool_calls",
-        raw_finish_reason="tool_calls",
-        usage=None,
-        response_id=response_id,
-        model=None,
-    )
-
-
-class AsyncMemoryStore:
-    """An ``AsyncStore`` over ``MemoryStore``, counting its calls (the async Protocol path)."""
-
-    def __init__(self) -> None:
-        self.inner = MemoryStore()
-        self.calls: list[str] = []
-
-    async def claim(self, key: str, **kw: Any) -> Claim:
-        self.calls.append("claim")
-        await asyncio.sleep(0)
-        return self.inner.claim(key, **kw)
-
-    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
-        self.calls.append("heartbeat")
-        return self.inner.heartbeat(key, owner=owner, fence=fence, lease=lease)
-
-    async def finish(
-        self,
-        key: str,
-        *,
-        owner: str,
-        fence: int,
-        status: FinalStatus,
-        result: str | None,
-        error: str | None,
-    ) -> bool:
-        self.calls.append("finish")
-        await asyncio.sleep(0)
-        return self.inner.finish(
-            key, owner=owner, fence=fence, status=status, result=result, error=error
-        )
-
-    async def release(self, key: str, *, owner: str, fence: int) -> bool:
-        self.calls.append("release")
-        return self.inner.release(key, owner=owner, fence=fence)
-
-    async def get(self, key: str) -> Record | None:
-        return self.inner.get(key)
-
-    async def purge(self) -> int:
-        return self.inner.purge()
-
-    async def aclose(self) -> None:
-        self.inner.close()
+from toolwire.stores import AsyncStore, Claim
 
 
 @pytest.fixture
@@ -391,9 +325,11 @@ def test_deadlines_hold_and_no_tool_task_survives(runs: dict[str, int]) -> None:
     assert {"completed", "timed_out"} <= set(statuses)
 
 
-def test_tool_that_swallows_cancellation_does_not_hang_run(runs: dict[str, int]) -> None:
-    """A tool ignoring its cancellation is abandoned after a bounded grace; run returns."""
+def test_tool_that_swallows_cancellation_is_bounded(runs: dict[str, int]) -> None:
+    """A tool ignoring its cancellation is cancelled again after the grace: run returns by
+    timeout + grace, the tool ends there too, the outcome is timed_out, the record unknown."""
     box = Toolbox()
+    ended: list[float] = []
 
     @box.tool(timeout=0.05)
     async def stubborn(x: int) -> int:
@@ -401,15 +337,189 @@ def test_tool_that_swallows_cancellation_does_not_hang_run(runs: dict[str, int])
         try:
             await asyncio.sleep(10)
         except asyncio.CancelledError:
-            await asyncio.sleep(3)
+            try:
+                await asyncio.sleep(3)
+            finally:
+                ended.append(time.monotonic())
         return x
+
+    store = MemoryStore()
 
     async def main() -> str:
         started = time.monotonic()
-        [o] = await AsyncExecutor(box, scope="s").run(response(("a", "stubborn", {"x": 1})))
-        assert time.monotonic() - started < 0.05 + 1.0 + 0.5  # timeout + grace + slack
-        for task in asyncio.all_tasks() - {asyncio.current_task()}:
-            task.cancel()  # the test cleans up what the tool refused to stop
+        ex = AsyncExecutor(box, store=store, scope="s", cancel_grace=0.2)
+        [o] = await ex.run(response(("a", "stubborn", {"x": 1})))
+        assert time.monotonic() - started < 0.05 + 0.2 + 0.5  # timeout + grace + slack
+        await asyncio.sleep(0.05)  # the second cancellation reaches it at its next await
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+        assert ended and ended[0] - started < 0.05 + 0.2 + 0.5
         return o.status
 
     assert asyncio.run(main()) == "timed_out"
+    record = store.get(call_key("s", "resp_1", "stubborn", "a"))
+    assert record is not None and record.status == "unknown"
+
+
+def test_cancellation_landing_as_a_claim_completes_releases_it(runs: dict[str, int]) -> None:
+    """Regression: a cancel arriving after the claim's write, before the driver resumed,
+    used to lose the claim (left in_progress, later unknown, although nothing ran)."""
+    box = Toolbox()
+
+    @box.tool
+    async def act(x: int) -> int:
+        """Never reached."""
+        runs["act"] = runs.get("act", 0) + 1
+        return x
+
+    victim: list[asyncio.Task[Any]] = []
+
+    class CancelOnClaim(AsyncMemoryStore):
+        async def claim(self, key: str, **kw: Any) -> Claim:
+            claim = await super().claim(key, **kw)
+            # Scheduled before the driver learns the result: lands "just as" it completes.
+            asyncio.get_running_loop().call_soon(victim[0].cancel)
+            return claim
+
+    store = CancelOnClaim()
+    ex = AsyncExecutor(box, store=store, scope="s")
+
+    async def main() -> None:
+        victim.append(asyncio.ensure_future(ex.run(response(("a", "act", {"x": 1})))))
+        with pytest.raises(asyncio.CancelledError):
+            await victim[0]
+
+    asyncio.run(main())
+    assert store.inner.get(call_key("s", "resp_1", "act", "a")) is None  # released
+    assert store.calls == ["claim", "release"] and runs == {}
+
+
+def test_cancellation_after_the_tool_returned_keeps_its_result(runs: dict[str, int]) -> None:
+    """Regression: a cancel landing after the tool returned used to record unknown; the
+    result is now recorded completed (and replayed), and the cancellation re-raised."""
+    box = Toolbox()
+    victim: list[asyncio.Task[Any]] = []
+
+    @box.tool
+    async def pay(amount: int) -> int:
+        """Returns; the caller's cancellation is already on its way."""
+        runs["pay"] = runs.get("pay", 0) + 1
+        victim[0].cancel()  # lands before the driver has seen the return
+        return amount
+
+    store = MemoryStore()
+    ex = AsyncExecutor(box, store=store, scope="s")
+    r = response(("a", "pay", {"amount": 7}))
+
+    async def main() -> None:
+        victim.append(asyncio.ensure_future(ex.run(r)))
+        with pytest.raises(asyncio.CancelledError):
+            await victim[0]
+
+    asyncio.run(main())
+    record = store.get(call_key("s", "resp_1", "pay", "a"))
+    assert record is not None and record.status == "completed" and record.result == "7"
+    [again] = asyncio.run(ex.run(r))
+    assert again.status == "replayed" and again.value == 7 and runs == {"pay": 1}
+
+
+def test_default_settings_do_not_throttle_async_tools(runs: dict[str, int]) -> None:
+    """Regression: 100 async tools of one response all run at once by default (was 8)."""
+    box = Toolbox()
+    state = {"active": 0, "peak": 0}
+
+    @box.tool
+    async def io(i: int) -> int:
+        """Waits (bounded) until every call of the response is running."""
+        state["active"] += 1
+        state["peak"] = max(state["peak"], state["active"])
+        for _ in range(200):
+            if state["peak"] == 100:
+                break
+            await asyncio.sleep(0.005)
+        state["active"] -= 1
+        return i
+
+    calls = [(f"c{i}", "io", {"i": i}) for i in range(100)]
+    outcomes = asyncio.run(AsyncExecutor(box, scope="s").run(response(*calls)))
+    assert [o.value for o in outcomes] == list(range(100)) and state["peak"] == 100
+
+
+def test_sync_tools_are_bounded_by_max_threads(runs: dict[str, int]) -> None:
+    """Sync tools under AsyncExecutor run on at most max_threads threads at once."""
+    box = Toolbox()
+    lock = threading.Lock()
+    state = {"active": 0, "peak": 0}
+
+    @box.tool
+    def work(i: int) -> int:
+        """Holds a thread for a moment."""
+        with lock:
+            state["active"] += 1
+            state["peak"] = max(state["peak"], state["active"])
+        time.sleep(0.02)
+        with lock:
+            state["active"] -= 1
+        return i
+
+    calls = [(f"c{i}", "work", {"i": i}) for i in range(12)]
+    ex = AsyncExecutor(box, scope="s", max_threads=3)
+    outcomes = asyncio.run(ex.run(response(*calls)))
+    assert [o.value for o in outcomes] == list(range(12)) and 1 < state["peak"] <= 3
+
+
+def test_unserialisable_async_result_is_in_doubt(runs: dict[str, int]) -> None:
+    """An async tool returning what JSON cannot carry: unknown, and the error says why."""
+    box = Toolbox()
+
+    @box.tool
+    async def weird(n: int) -> Any:
+        """Returns a set of objects."""
+        return {object()}
+
+    [o] = asyncio.run(AsyncExecutor(box, scope="s").run(response(("a", "weird", {"n": 1}))))
+    assert o.status == "unknown" and o.error is not None
+    assert "the tool ran, but its return value could not be stored" in o.error
+
+
+def test_sync_store_commands_are_batched_off_the_loop(tmp_path: Path) -> None:
+    """A sync store (not MemoryStore) is called off the event loop, in batches."""
+    box = Toolbox()
+
+    @box.tool
+    async def noop(i: int) -> int:
+        """Returns at once."""
+        return i
+
+    loop_thread: list[int] = []
+    store_threads: list[int] = []
+
+    class Watched(SQLiteStore):
+        def claim(self, key: str, **kw: Any) -> Claim:
+            store_threads.append(threading.get_ident())
+            return super().claim(key, **kw)
+
+    from toolwire import _workers
+
+    submitted = [0]
+    original = _workers.WorkerPool.submit
+
+    def counting(self: Any, job: Any) -> None:
+        submitted[0] += 1
+        original(self, job)
+
+    async def main() -> list[str]:
+        loop_thread.append(threading.get_ident())
+        store = Watched(tmp_path / "b.db")
+        store_threads.clear()  # its start-up self-test claimed on this thread
+        ex = AsyncExecutor(box, store=store, scope="s")
+        outcomes = await ex.run(response(*((f"c{i}", "noop", {"i": i}) for i in range(20))))
+        return [o.status for o in outcomes]
+
+    _workers.WorkerPool.submit = counting  # type: ignore[method-assign]
+    try:
+        statuses = asyncio.run(main())
+    finally:
+        _workers.WorkerPool.submit = original  # type: ignore[method-assign]
+    assert statuses == ["completed"] * 20
+    assert len(store_threads) == 20 and loop_thread[0] not in store_threads
+    assert submitted[0] < 40 / 2  # 40 store commands (claims and finishes) in few hand-offs

@@ -274,3 +274,70 @@ def test_number_form_matches_node_json_stringify() -> None:
     ours = [rfc8785.dumps(d).decode() for d in doubles]
     mismatches = [(d, a, b) for d, a, b in zip(doubles, ours, expected, strict=True) if a != b]
     assert mismatches == []
+
+
+wide_text = st.text(
+    st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=8
+)  # controls, BMP above U+E000, astral, lone surrogates
+wide_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats()
+    | wide_text,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(wide_text, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=3000)
+@given(wide_values)
+def test_fast_canonical_form_is_the_reference_implementation(value: Any) -> None:
+    """The C-encoder fast path writes exactly rfc8785's bytes, and refuses what it refuses."""
+    from toolwire._idempotency import canonical_json
+
+    try:
+        expected = rfc8785.dumps(value)
+    except (ValueError, TypeError):
+        with pytest.raises(IdempotencyKeyError):
+            canonical_json(value)
+        return
+    assert canonical_json(value) == expected
+
+
+def test_fast_path_edge_cases_match_the_reference() -> None:
+    """Keys ordered by UTF-16 (astral before U+E000+), escapes, the integer bound, DEL."""
+    from toolwire._idempotency import canonical_json
+
+    for value in (
+        {"\U0001f600": 1, "\ue000": 2, "a": 3},
+        {"\x7f": '\x00\x1f\b\f\n\r\t"\\/', "é": "\u2028"},
+        [2**53 - 1, -(2**53 - 1), True, None, ("t",)],
+    ):
+        assert canonical_json(value) == rfc8785.dumps(value)
+    for bad in (2**53, {"\ud800": 1}, "\udfff", {1: 2}):
+        with pytest.raises(IdempotencyKeyError):
+            canonical_json(bad)
+
+
+@given(st.text(max_size=70), st.text(max_size=70))
+def test_idempotency_key_shortcut_is_the_json_form(call: str, digest: str) -> None:
+    """For any strings, the key equals the hash of the compact JSON of the pair."""
+    import hashlib
+
+    expected = hashlib.sha256(
+        b"toolwire-idempotency-key/v1\x00"
+        + json.dumps([call, digest], ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    ).hexdigest()
+    assert idempotency_key(call, digest) == expected
+    hex_a, hex_b = call.encode().hex()[:64] or "0", digest.encode().hex()[:64] or "0"
+    assert (
+        idempotency_key(hex_a, hex_b)
+        == hashlib.sha256(
+            b"toolwire-idempotency-key/v1\x00" + f'["{hex_a}","{hex_b}"]'.encode()
+        ).hexdigest()
+    )

@@ -381,3 +381,43 @@ def test_agrees_with_json_loads_and_offset_is_minimal(doc: str, rnd: random.Rand
         return
     assert valid, f"invalid JSON accepted: {doc!r}"
     assert value == expected
+
+
+_ESCAPE_BITS = [
+    *("\\", "u", "d", "D", "8", "3", "b", "c", "e", "0", "f", "n", '"', "a", "x", "é"),
+    *("\\ud83d", "\\ude80", "\\uDBFF", "\\u00e9", "\\\\", "\\n", "\\u", "\x00", "\x1f"),
+]
+
+
+def outcome(pieces: list[str]) -> tuple[Any, ...]:
+    """("ok", value) or ("error", type, offset, message) for the pieces fed in order."""
+    parser = PartialJSONParser()
+    try:
+        for piece in pieces:
+            parser.feed(piece)
+        return ("ok", parser.close())
+    except JSONSyntaxError as exc:
+        return ("error", type(exc), exc.offset, exc.msg)
+
+
+@given(
+    st.lists(st.sampled_from(_ESCAPE_BITS), max_size=30),
+    st.lists(st.integers(1, 80), max_size=16),
+)
+@settings(max_examples=300)
+def test_escapes_split_anywhere_agree_with_json_loads(bits: list[str], cuts: list[int]) -> None:
+    """String content built from escape fragments (valid, cut, invalid, lone surrogates),
+    split anywhere and char by char: json.loads' value, or the same error at the same
+    offset as the whole text."""
+    doc = '["' + "".join(bits) + '", "' + "".join(reversed(bits)) + '"]'
+    whole = outcome([doc])
+    try:
+        expected: Any = strict_loads(doc)
+    except ValueError:
+        assert whole[0] == "error"
+    else:
+        assert whole == ("ok", expected)
+    points = sorted({c for c in cuts if 0 < c < len(doc)})
+    pieces = [doc[i:j] for i, j in pairwise([0, *points, len(doc)])]
+    assert outcome(pieces) == whole
+    assert outcome(list(doc)) == whole

@@ -229,8 +229,10 @@ class InvalidOutcome(UsageError, ValueError):
 
 class ExecutorSettingsError(UsageError, ValueError):
     """An ``Executor`` or ``AsyncExecutor`` was given settings it cannot work with
-    (a non-string scope, a non-positive lease, a heartbeat not shorter than the lease,
-    a retention not longer than it, an object that is not a store...)."""
+    (no scope, no timeout, a non-positive lease, a heartbeat not shorter than the lease,
+    a retention that a tool's timeout could outlive, an object that is not a store...),
+    or ``run()`` a response it cannot key: no response id, no timestamp, synthesised
+    call ids and no ``turn=``."""
 
 
 class DriverSettingsError(UsageError, ValueError):

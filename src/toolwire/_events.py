@@ -8,16 +8,31 @@ Two families live here:
   provider.
 
 Each event is a past-tense fact; its docstring says when it is emitted.
+
+Paths of JSON events are shared, not copied
+-------------------------------------------
+A value at depth *d* has a path of *d* keys. Giving every event its own tuple would cost
+O(d) time and memory per event (a document 999 levels deep would spend 8 KB on the path of
+each number). The parser instead hands each event a *link*: ``()`` for the root, or
+``(parent_link, key)``, so all values below one container share its link and an event costs
+O(1) whatever its depth. ``path`` is a data descriptor that materialises the tuple on every
+read (O(d), the size of the answer; not cached, so memory stays O(1) per event). To
+everything else the field looks like a plain tuple field: the constructor takes
+``path=(...)`` (stored wrapped as ``(path,)``, a 1-tuple, which no link ever is), and
+equality, hashing, ``repr``, ``dataclasses.fields``/``asdict``/``replace``, pickling and
+``FrozenInstanceError`` on assignment behave as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 if TYPE_CHECKING:
     from ._response import Usage
+
+_E = TypeVar("_E")
 
 JSONPath = tuple[str | int, ...]
 ValueKind = Literal["object", "array", "string", "number", "true", "false", "null"]
@@ -26,17 +41,81 @@ ValueKind = Literal["object", "array", "string", "number", "true", "false", "nul
 # --------------------------------------------------------------------------- JSON events
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ValueStarted:
+def _path_of_link(link: tuple[Any, ...]) -> JSONPath:
+    """The path tuple that an event's stored link stands for (see the module docstring).
+
+    ``()`` is the root; ``(path,)`` is a path given to a constructor; ``(parent, key)`` is a
+    parser link, walked up to the root (O(depth)).
+    """
+    if len(link) != 2:
+        return cast(JSONPath, link[0]) if link else ()
+    parent, key = link
+    if not parent:
+        return (key,)
+    keys = [key]
+    while parent:
+        parent, key = parent
+        keys.append(key)
+    keys.reverse()
+    return tuple(keys)
+
+
+class _LinkSlot:
+    """Base of the JSON events: the ``_at`` slot holds the path as a shared link."""
+
+    __slots__ = ("_at",)
+
+
+_get_at = cast(Callable[[object], Any], _LinkSlot.__dict__["_at"].__get__)
+_set_at = cast(Callable[[object, Any], None], _LinkSlot.__dict__["_at"].__set__)
+
+
+class _PathField:
+    """The ``path`` field of the JSON events: a tuple materialised from the ``_at`` link.
+
+    A data descriptor, so the frozen dataclass ``__init__`` (which sets fields with
+    ``object.__setattr__``) stores through it, while assignment on an instance still raises
+    ``FrozenInstanceError``. Asked on the class it raises ``AttributeError``, which tells
+    ``dataclasses`` that the field has no default.
+    """
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _PathField: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> JSONPath: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError("path")
+        return _path_of_link(_get_at(obj))
+
+    def __set__(self, obj: object, value: JSONPath) -> None:
+        _set_at(obj, (value,))
+
+
+_PATH: Any = _PathField()
+
+
+def _rebuild(cls: type[_E], path: JSONPath, name: str, value: Any) -> _E:
+    """Unpickle a JSON event through its constructor (see ``__reduce__``)."""
+    return cls(path=path, **{name: value})  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValueStarted(_LinkSlot):
     """A value began at ``path``: emitted at its first character (``{``, ``[``, ``"``, a
     digit or ``-``, ``t``, ``f``, ``n``)."""
 
-    path: JSONPath
+    __slots__ = ("kind",)
+
+    path: JSONPath = _PATH
     kind: ValueKind
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.path, "kind", self.kind))
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StringAppended:
+
+@dataclass(frozen=True, kw_only=True)
+class StringAppended(_LinkSlot):
     """Decoded text was appended to the string at ``path``.
 
     The texts emitted for one path join to that string's final value. Text is emitted only
@@ -44,22 +123,58 @@ class StringAppended:
     following escape could still pair.
     """
 
-    path: JSONPath
+    __slots__ = ("text",)
+
+    path: JSONPath = _PATH
     text: str
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.path, "text", self.text))
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ValueCompleted:
+
+@dataclass(frozen=True, kw_only=True)
+class ValueCompleted(_LinkSlot):
     """The value at ``path`` is complete; ``value`` is what ``json.loads`` gives for it.
 
     A number completes when the character after it arrives (or at ``close()``).
     """
 
-    path: JSONPath
+    __slots__ = ("value",)
+
+    path: JSONPath = _PATH
     value: Any
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.path, "value", self.value))
 
 
 JSONEvent = ValueStarted | StringAppended | ValueCompleted
+
+
+def _maker(cls: type[_E], name: str) -> Callable[[tuple[Any, ...], Any], _E]:
+    """A constructor ``make(link, value)`` for the parser's hot path.
+
+    It fills the two slots directly: the same frozen instance as ``cls(path=..., name=...)``
+    would give for that link, without the generated ``__init__`` (one ``object.__setattr__``
+    per field, through the path descriptor), which costs about twice as much.
+    """
+    set_second = cast(Callable[[object, Any], None], cls.__dict__[name].__set__)
+    new = object.__new__
+
+    def make(link: tuple[Any, ...], value: Any) -> _E:
+        event = new(cls)
+        _set_at(event, link)
+        set_second(event, value)
+        return event
+
+    return make
+
+
+# What the parser calls to build its events: make_started(link, kind),
+# make_appended(link, text), make_completed(link, value).
+make_started: Callable[[tuple[Any, ...], ValueKind], ValueStarted] = _maker(ValueStarted, "kind")
+make_appended: Callable[[tuple[Any, ...], str], StringAppended] = _maker(StringAppended, "text")
+make_completed: Callable[[tuple[Any, ...], Any], ValueCompleted] = _maker(ValueCompleted, "value")
 
 
 # ------------------------------------------------------------------------- stream events

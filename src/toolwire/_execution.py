@@ -12,33 +12,42 @@ here, once:
 - claim first (G10): a claim that raises means the tool never runs; the outcome is
   ``failed`` with a ``StoreError`` message (nothing ran, nothing was recorded as done, so
   a later run may try again);
-- a claim not acquired is reported from the existing record: ``conflict`` (other args
-  hash), ``replayed`` (completed: the stored JSON text, byte for byte), ``failed``
-  (a stored failure), ``unknown``, ``in_progress``;
+- a claim not acquired is reported from the existing record, marked ``replayed``:
+  ``conflict`` (other args hash), ``replayed`` (completed: the stored JSON text, byte for
+  byte), ``failed`` (a stored failure), ``unknown``, ``in_progress``;
 - while the tool runs, every ``AwaitTool`` that comes back pending is followed by a
   heartbeat; a heartbeat answered ``False`` means the lease is lost: the tool is abandoned
   and the outcome is ``unknown`` (another worker may have taken over). A heartbeat that
   *raises* is tolerated: every later write is fenced, so a missed beat can cost the call
   its record (it turns ``unknown``) but never allows a second owner to be overwritten;
-- the tool returned: ``finish(completed, result_json)``; it raised ``RetryableError``:
-  ``release``; it raised another ``Exception``: ``finish(failed)``; it raised a
-  ``BaseException`` (its own cancellation, ``SystemExit``): ``finish(unknown)``;
+- the tool returned a JSON value: ``finish(completed, result_json)``; it returned a value
+  that JSON cannot carry: its effect happened but its result cannot be stored, so the
+  call is in doubt (``unknown``, and ``Outcome.error`` says so); it raised
+  ``RetryableError`` or one of the plan's ``retry_on`` types (the tool's statement that
+  nothing happened): ``release``; it raised another ``Exception``: ``finish(failed)``
+  with the text the driver prepared for the model; it raised a ``BaseException`` (its own
+  cancellation, ``SystemExit``): in doubt;
 - the deadline passed: the tool is abandoned (an async task is cancelled, a thread cannot
-  be) and the record is finished ``unknown``; the outcome is ``timed_out``. Whenever the
-  effect is in doubt like this (timeout, cancellation, the tool's own ``BaseException``)
-  and the tool is declared ``idempotent=True``, the claim is released instead, so that a
-  later run repeats the call rather than reporting ``unknown`` forever;
+  be); if it ended meanwhile, its own result is settled as above, otherwise the record is
+  finished ``unknown`` and the outcome is ``timed_out``. Whenever the effect is in doubt
+  like this and the tool is declared ``idempotent=True``, the claim is released instead,
+  so that a later run repeats the call rather than reporting ``unknown`` forever;
 - a final write that is refused or raises leaves the outcome ``unknown``: the store does
   not hold the result, so the caller must not treat it as durable (the tool's value is
   still attached to the outcome);
 - the caller's cancellation (thrown in as a ``BaseException`` that is not an
   ``Exception``) before the tool started releases the claim; while the tool runs it
-  abandons the tool and finishes the record ``unknown``; the cancellation is re-raised.
+  abandons the tool, and the tool's own end, when the driver saw one, wins: a tool that
+  had returned is recorded ``completed`` (its result is never lost to a cancellation that
+  arrived late), one still running is recorded in doubt. The cancellation is re-raised.
 
-Drivers deliver a cancellation only at *interruptible* commands (``ClaimCall``,
-``StartTool``, ``AwaitTool``, ``Heartbeat``); store writes in flight complete first, so
-the core always knows whether it holds a claim. Closing the generator (``GeneratorExit``:
-its driver died) yields nothing more, as a crashed process would not.
+Driver contract. Drivers deliver a cancellation only at *interruptible* commands
+(``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store writes in flight
+complete first, so the core always knows whether it holds a claim. ``AbandonTool`` is
+answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
+has ended by the time the driver lets go of it, else ``None``. Closing the generator
+(``GeneratorExit``: its driver died) yields nothing more, as a crashed process would not.
 
 Cost: O(1) per command; a call takes 2 + 2 x (tool duration / heartbeat interval) + 2
 commands.
@@ -48,9 +57,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ._errors import RetryableError
 from ._outcome import Outcome, OutcomeStatus
@@ -66,17 +74,24 @@ __all__ = [
     "Heartbeat",
     "ReleaseCall",
     "StartTool",
+    "ToolNotStarted",
     "ToolPending",
     "ToolRaised",
     "ToolReturned",
     "ToolTimedOut",
+    "ToolUnstorable",
     "execute_call",
 ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallPlan:
-    """Everything the core needs to decide about one validated call (no I/O handles)."""
+    """Everything the core needs to decide about one validated call (no I/O handles).
+
+    ``retry_on`` names the exception types that, like :class:`RetryableError`, mean
+    "nothing happened, the call may run again": the claim is released instead of a
+    failure being recorded.
+    """
 
     call_id: str
     name: str
@@ -89,6 +104,7 @@ class CallPlan:
     heartbeat_interval: float
     idempotent: bool
     timeout: float | None
+    retry_on: tuple[type[Exception], ...] = ()
 
 
 # ------------------------------------------------------------------------- commands
@@ -121,7 +137,8 @@ class StartTool:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AwaitTool:
     """Wait up to ``interval`` seconds (and no later than the deadline) for the tool; the
-    driver sends back ``ToolReturned``, ``ToolRaised``, ``ToolTimedOut`` or ``ToolPending``."""
+    driver sends back the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+    ``ToolRaised``), ``ToolTimedOut`` or ``ToolPending``."""
 
     interruptible: ClassVar[bool] = True
     interval: float
@@ -138,12 +155,21 @@ class Heartbeat:
     lease: float
 
 
+AbandonReason = Literal["timed out", "cancelled", "lease lost"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AbandonTool:
-    """Stop waiting for the tool: cancel an async task (a thread cannot be stopped)."""
+    """Let go of the tool; the driver sends back its final event if it has ended, else
+    ``None``.
+
+    An async task is cancelled and given the driver's grace period to end. A thread
+    cannot be stopped: it is waited for (up to the grace) only when the reason is the
+    caller's cancellation, since on a timeout or a lost lease it has already overrun.
+    """
 
     interruptible: ClassVar[bool] = False
-    reason: str
+    reason: AbandonReason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,10 +210,27 @@ class ToolReturned:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUnstorable:
+    """The tool returned ``value``, which JSON cannot carry (``reason`` says why): its
+    effect happened, but its result cannot be stored or replayed."""
+
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolRaised:
-    """The tool (or the serialisation of its value) raised ``exception``."""
+    """The tool raised ``exception``; ``text`` is what the model is to read of it (the
+    driver's ``error_text``), ``None`` for the core's default ``Type: message``."""
 
     exception: BaseException
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolNotStarted:
+    """The tool never began: it was let go before its thread or task started it, so
+    nothing ran (the claim is released)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,7 +245,8 @@ class ToolTimedOut:
     timeout: float | None
 
 
-ToolEvent = ToolReturned | ToolRaised | ToolPending | ToolTimedOut
+ToolEnded = ToolReturned | ToolUnstorable | ToolRaised | ToolNotStarted
+ToolEvent = ToolEnded | ToolPending | ToolTimedOut
 CallFlow = Generator[Command, Any, Outcome]
 
 
@@ -216,9 +260,11 @@ class _Held:
 
 
 _NOT_DURABLE = "; the store did not record it, so the outcome is in doubt"
+_CANCELLED = "cancelled while the tool was running"
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
+    """``Type: message`` (or ``Type`` alone when the message is empty)."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -230,6 +276,7 @@ def _outcome(
     error: str | None = None,
     value: Any = None,
     result_json: str | None = None,
+    replayed: bool = False,
 ) -> Outcome:
     return Outcome(
         call_id=plan.call_id,
@@ -239,11 +286,16 @@ def _outcome(
         error=error,
         idempotency_key=plan.idempotency_key,
         result_json=result_json,
+        replayed=replayed,
     )
 
 
 def report_record(plan: CallPlan, record: Record) -> Outcome:
-    """The outcome of a call whose claim was not acquired, read from the existing record."""
+    """The outcome of a call whose claim was not acquired, read from the existing record.
+
+    What the record says about an earlier run (completed, failed, unknown) is marked
+    ``replayed``; a conflict or a call another worker holds is news, not a replay.
+    """
     if record.args_hash != plan.args_hash:
         return _outcome(
             plan,
@@ -256,13 +308,18 @@ def report_record(plan: CallPlan, record: Record) -> Outcome:
         try:
             value = json.loads(text) if text is not None else None
         except ValueError:
-            return _outcome(plan, "unknown", error="the stored result is not valid JSON")
-        return _outcome(plan, "replayed", value=value, result_json=text)
+            return _outcome(
+                plan, "unknown", error="the stored result is not valid JSON", replayed=True
+            )
+        return _outcome(plan, "replayed", value=value, result_json=text, replayed=True)
     if record.status == "failed":
-        return _outcome(plan, "failed", error=record.error or "the tool failed")
+        return _outcome(plan, "failed", error=record.error or "the tool failed", replayed=True)
     if record.status == "unknown":
         return _outcome(
-            plan, "unknown", error=record.error or "the tool may have run; it is not re-run"
+            plan,
+            "unknown",
+            error=record.error or "the tool may have run; it is not re-run",
+            replayed=True,
         )
     return _outcome(plan, "in_progress", error="another worker is running this call")
 
@@ -308,7 +365,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
         except GeneratorExit:
             raise
         except BaseException:
-            yield from _abandon(held, plan.idempotent, "cancelled while the tool was running")
+            yield from _cancelled(plan, held)
             raise
         if not isinstance(event, ToolPending):
             break
@@ -321,22 +378,31 @@ def execute_call(plan: CallPlan) -> CallFlow:
         except GeneratorExit:
             raise
         except BaseException:
-            yield from _abandon(held, plan.idempotent, "cancelled while the tool was running")
+            yield from _cancelled(plan, held)
             raise
         if not alive:
-            yield AbandonTool(reason="lease lost")
+            ended = yield from _let_go("lease lost")
+            returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
             return _outcome(
                 plan,
                 "unknown",
                 error="the lease was lost while the tool was running; its effect is in doubt",
+                value=None if returned is None else returned.value,
             )
 
     if isinstance(event, ToolTimedOut):
-        yield AbandonTool(reason="timed out")
+        ended = yield from _let_go("timed out")
+        if ended is not None:
+            # It ended while being abandoned: its own result is better than a doubt.
+            return (yield from _settle(plan, held, ended))
         message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
         yield from _in_doubt(held, plan.idempotent, message)
         return _outcome(plan, "timed_out", error=message)
+    return (yield from _settle(plan, held, event))
 
+
+def _settle(plan: CallPlan, held: _Held, event: ToolEnded) -> Generator[Command, Any, Outcome]:
+    """Record how the tool ended and return the outcome (the heart of G6)."""
     if isinstance(event, ToolReturned):
         stored = yield from _finish_quietly(held, "completed", event.result_json, None)
         if stored:
@@ -348,10 +414,20 @@ def execute_call(plan: CallPlan) -> CallFlow:
             value=event.value,
             result_json=event.result_json,
         )
-
+    if isinstance(event, ToolNotStarted):
+        message = "the tool was stopped before it began; nothing ran"
+        released = yield from _release_quietly(held)
+        return _outcome(plan, "failed" if released else "unknown", error=message)
+    if isinstance(event, ToolUnstorable):
+        message = (
+            "the tool ran, but its return value could not be stored: "
+            f"{event.reason}; its effect happened, its result is lost"
+        )
+        yield from _in_doubt(held, plan.idempotent, message)
+        return _outcome(plan, "unknown", error=message, value=event.value)
     raised = event.exception
-    message = _describe(raised)
-    if isinstance(raised, RetryableError):
+    message = event.text if event.text is not None else describe(raised)
+    if isinstance(raised, (RetryableError, *plan.retry_on)):
         released = yield from _release_quietly(held)
         if released:
             return _outcome(plan, "failed", error=message)
@@ -364,6 +440,28 @@ def execute_call(plan: CallPlan) -> CallFlow:
     if stored:
         return _outcome(plan, "failed", error=message)
     return _outcome(plan, "unknown", error=message + _NOT_DURABLE)
+
+
+def _let_go(reason: AbandonReason) -> Generator[Command, Any, ToolEnded | None]:
+    """Abandon the tool; its final event if the driver saw it end, else ``None``."""
+    try:
+        ended = yield AbandonTool(reason=reason)
+    except Exception:
+        return None  # letting go is best effort; the record below is what matters
+    if isinstance(ended, ToolRaised) and not isinstance(ended.exception, Exception):
+        return None  # it ended *by* being abandoned (its cancellation): still in doubt
+    if isinstance(ended, (ToolReturned, ToolUnstorable, ToolRaised, ToolNotStarted)):
+        return ended
+    return None
+
+
+def _cancelled(plan: CallPlan, held: _Held) -> Generator[Command, Any, None]:
+    """The caller cancelled while the tool ran: settle what the tool did, or the doubt."""
+    ended = yield from _let_go("cancelled")
+    if ended is None:
+        yield from _in_doubt(held, plan.idempotent, _CANCELLED)
+    else:
+        yield from _settle(plan, held, ended)
 
 
 def _finish_quietly(
@@ -400,10 +498,3 @@ def _in_doubt(held: _Held, idempotent: bool, message: str) -> Generator[Command,
         yield from _release_quietly(held)
     else:
         yield from _finish_quietly(held, "unknown", None, message)
-
-
-def _abandon(held: _Held, idempotent: bool, message: str) -> Generator[Command, Any, None]:
-    """Stop the tool and settle its record as in doubt (the cancellation path)."""
-    with suppress(Exception):  # abandoning is best effort; the record below is what matters
-        yield AbandonTool(reason=message)
-    yield from _in_doubt(held, idempotent, message)

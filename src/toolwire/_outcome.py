@@ -26,13 +26,14 @@ class Outcome:
 
     - ``"completed"``: the tool ran now and returned ``value``;
     - ``"replayed"``: a stored result was returned, the tool did not run;
-    - ``"failed"``: the tool raised (now, or when it first ran); ``error`` says what;
+    - ``"failed"``: the tool raised (now, or when it first ran: see ``replayed``);
+      ``error`` says what, as the executor's ``error_text`` wrote it for the model;
     - ``"rejected"``: unknown tool or invalid arguments; ``error`` is written for the model;
     - ``"skipped"``: not run because another call of the same response was rejected;
     - ``"timed_out"``: the tool did not finish within its timeout; its effect is in doubt,
       so the store keeps the call as ``unknown``;
-    - ``"unknown"``: the tool may have run (crash, cancellation, lost lease); never re-run
-      automatically;
+    - ``"unknown"``: the tool may have run (crash, cancellation, lost lease, a return value
+      that JSON cannot carry); never re-run automatically;
     - ``"in_progress"``: another worker holds the call right now;
     - ``"conflict"``: the same call identity was seen before with different arguments.
 
@@ -40,6 +41,11 @@ class Outcome:
     ``result_json`` is the stored JSON text of it, byte-identical between the first run
     and every replay; ``idempotency_key`` is the key the tool received in its context
     (``None`` for calls that never got one: rejected or skipped).
+
+    ``replayed`` is ``True`` when the outcome was read from the store instead of coming
+    from running the tool now: every ``"replayed"`` outcome, and a ``"failed"`` or
+    ``"unknown"`` one that repeats what an earlier run recorded (a stored failure is
+    replayed until the store's retention passes, even after the bug behind it was fixed).
     """
 
     call_id: str
@@ -49,3 +55,4 @@ class Outcome:
     error: str | None = None
     idempotency_key: str | None = None
     result_json: str | None = None
+    replayed: bool = False

@@ -13,17 +13,18 @@ Strategy
   a surrogate pair, inside a number or a literal. Only an unfinished escape (at most 11
   characters: a high-surrogate escape plus the beginning of its partner) is carried over
   and looked at again; the buffer is never re-parsed. ``feed(text)`` therefore costs
-  O(len(text)) amortised, and ``feed("")`` costs nothing.
+  O(len(text)) amortised, whatever the depth, and ``feed("")`` costs nothing.
 * **Runs, not characters.** Compiled regular expressions consume whole runs of plain string
   characters (with the complete escapes between them), whitespace and digits, and the
   common shapes in one step (a plain key with its colon, after its comma; a number with
-  its delimiter in sight; a whole literal); a segment that holds escapes is decoded in one
-  call of the C string decoder that ``json.loads`` itself uses, so decoding (including
-  surrogate pairs and lone surrogates) is identical to ``json.loads``. Python-level work
-  per character happens only for structure (``{``, ``,``...) and for the non-digit
-  characters of a number split across pieces. A piece that lies inside a string takes a
-  short fast path (one regex match, one event). Measured by ``benchmarks/partial_json.py``:
-  a 467 KB argument in 55k deltas costs about 0.1 s in total, a few µs per delta.
+  its delimiter in sight; a whole literal; a whole plain string); a segment that holds
+  escapes is decoded in one call of the C string decoder that ``json.loads`` itself uses,
+  so decoding (including surrogate pairs and lone surrogates) is identical to
+  ``json.loads``. Python-level work per character happens only for structure (``{``,
+  ``,``...) and for the non-digit characters of a number split across pieces. A piece that
+  continues a string takes a short fast path (one regex match, one event), also when it
+  starts with the rest of an escape cut by the previous piece or ends inside one, so
+  escape-heavy text costs about what plain text costs.
 * **Strict.** Invalid JSON raises :class:`~toolwire.JSONSyntaxError` at the first character
   that cannot continue a valid document, with its 0-based ``offset`` in the whole input
   and a message that says what was expected and what was found. Only whitespace may follow
@@ -57,12 +58,34 @@ the ``ValueCompleted`` event of the enclosing object carry ``json.loads``' resul
 value, at the first key's position). That is the only case where the final value is not an
 extension of the previews.
 
-Cost of a snapshot: it is cached, so calling it again without new input is O(1). Otherwise
-it costs O(entries of the open containers + length of the open string), not O(document):
-it makes shallow copies of the open containers (the stack path) plus the open string's
-text (whose pieces are joined lazily; the joined prefix is cached); completed subtrees are
-immutable and **shared** between snapshots, the ``ValueCompleted`` events and ``close()``.
-Treat every returned value as read-only: mutating one changes the others.
+How snapshots are built (and what a caller may do with one)
+-----------------------------------------------------------
+Previews are plain ``dict``, ``list`` and ``str`` objects (the contract compares types with
+the final value, and callers pass previews to ``json.dumps`` and UI code), so they cannot
+share storage the way persistent structures do; a fresh full copy per snapshot would make
+one preview per delta quadratic. Instead each open container keeps the *view* (its copy)
+that the last snapshot showed, and the open string keeps its text as shown:
+
+* a completed value is never copied: it is put in its parent once and shared by every
+  later snapshot, the ``ValueCompleted`` events and ``close()``;
+* an open container's view is updated in place (the members completed since, the open
+  child's entry) when nothing outside the parser refers to it any more, as CPython's
+  reference count tells; otherwise it is left alone and a new copy is made. The check runs
+  top-down, so a view is only reused when every view above it was (a caller holding the
+  root preview pins everything in it). Containers of up to ``_SMALL`` (64) members are
+  simply copied: that costs less than the bookkeeping and is still O(1);
+* the open string's text grows with ``+=`` once the parser has let go of its own other
+  references, which CPython performs in place exactly when no preview still refers to the
+  old text, and as a copy when one does.
+
+So, cached snapshots aside (O(1) while nothing changed), a snapshot costs O(what changed
+since the last one + depth) amortised when the caller dropped the previous preview (the
+usual render-and-forget loop), and O(entries of the open containers + length of the open
+string) for the parts a caller still holds, which is what a copy of them costs. A preview,
+or any part of it, that a caller keeps **never changes**. Previews are read-only: a
+mutated preview may be reused for the next snapshot, and completed subtrees are shared with
+other snapshots and with ``close()``'s value. Interpreters without reference counts (PyPy)
+copy as if every preview were held.
 
 Events
 ------
@@ -71,25 +94,33 @@ character), :class:`~toolwire.StringAppended` (decoded text appended to a string
 usually one per ``feed`` call and string; never empty) and
 :class:`~toolwire.ValueCompleted` (a string at its closing quote, a literal at its last
 letter, a number at the delimiter after it, a container at its closing bracket, carrying
-the finished container). Paths are tuples built once per member and shared by its events.
-Object keys produce no events of their own. A top-level number completed by ``close()``
-produces no event (``close()`` returns the value).
+the finished container). Object keys produce no events of their own. A top-level number
+completed by ``close()`` produces no event (``close()`` returns the value). An event holds
+its path as a link ``(parent_link, key)`` shared with its siblings' (see ``_events``), so it
+costs O(1) time and memory at any depth; ``.path`` builds the tuple when read. With
+``events=False`` no event and no link is built and ``feed`` returns ``()``: for callers that
+only read previews.
 
-Memory is linear in the input: the parser keeps the decoded value, plus O(depth) state.
+Memory is linear in the input: the parser keeps the decoded value (with one ``str`` per
+distinct object key, as ``json.loads`` makes it), its O(depth) state (about 200 bytes per
+open container) and, once snapshots were taken, one view per open container (a pointer per
+member). Without events the parser holds nothing per value beyond the value itself;
+``parse_partial`` builds its preview into the parser's own containers, so its peak is the
+value's, the same as ``json.loads``' for the completed text, plus O(depth).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json.decoder
 import re
-import types
+import sys
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar, cast
+from itertools import islice
+from typing import Any, Final, Literal, cast
 
 from ._errors import JSONDepthError, JSONSizeError, JSONSyntaxError
-from ._events import JSONEvent, JSONPath, StringAppended, ValueCompleted, ValueStarted
+from ._events import JSONEvent, make_appended, make_completed, make_started
 
 __all__ = ["MISSING", "PartialJSONParser", "parse_partial"]
 
@@ -112,6 +143,11 @@ MISSING: Final = _MissingType.MISSING
 DEFAULT_MAX_DEPTH: Final = 1000
 DEFAULT_MAX_SIZE: Final = 64 * 1024 * 1024
 
+# What the snapshot cache holds instead of a snapshot: _STALE once the structure changed
+# since the last snapshot, _GROWN while only the open string grew (its fast path).
+_STALE: Final[Any] = object()
+_GROWN: Final[Any] = object()
+
 # ------------------------------------------------------------------------ regular expressions
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -129,9 +165,13 @@ _ESCAPE = (
 _SEGMENT = re.compile(f"{_STR_CHAR}*(?:{_ESCAPE}{_STR_CHAR}*)*")
 _HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 # What may still become the low half of a pair when the input ends here.
-_LOW_PREFIX = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?\Z")
+_LOW_PREFIX = r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?\Z"
+_MATCH_LOW_PREFIX = re.compile(_LOW_PREFIX).match
 # An escape that is valid so far but cut by the end of the input.
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
+# Everything that must wait for the next piece at the end of a string piece: an escape cut
+# short, or a high surrogate whose partner may still follow (with that partner's beginning).
+_CUT = r"\\(?:u(?:[0-9a-fA-F]{0,3}|[dD][89abAB][0-9a-fA-F]{2}(?:" + _LOW_PREFIX[:-2] + r")?))?\Z"
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 # The C string decoder behind json.loads (typeshed does not declare it): decoding escapes
@@ -147,11 +187,34 @@ _match_ws = cast(_MatchAt, _WS.match)
 _match_digits = cast(_MatchAt, _DIGITS.match)
 _match_segment = cast(_MatchAt, _SEGMENT.match)
 _match_plain = cast(_MatchAt, re.compile(f"{_STR_CHAR}*").match)
+# A string piece that can be decoded now (group 1) and the cut escape it ends with (group
+# 2): the whole piece matches unless it holds a quote, a control character, an invalid
+# escape or a lone high surrogate. The optional group is tried once, where group 1 stops.
+_match_piece = cast(_MatchAt, re.compile(f"({_SEGMENT.pattern})({_CUT})?").match)
 # Shortcuts for the common shapes: a whole plain key with its colon, the same after a comma,
 # a whole number (its delimiter is checked by the caller).
 _match_key = re.compile(f'"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
 _match_comma_key = re.compile(f',[ \\t\\n\\r]*"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
 _match_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?").match
+
+# ------------------------------------------------------------------ reusing preview objects
+#
+# A preview container or string may be updated in place for the next snapshot only when
+# nothing outside the parser refers to it any more. CPython's reference count says so;
+# _SOLE is the count sys.getrefcount reports for an object held by one local variable
+# alone, measured here with the same call shape the snapshot code uses, so it follows
+# whatever the interpreter version counts. Without reference counts (PyPy), every snapshot
+# copies what changed, as if every preview were still held.
+
+_refcount: Callable[[object], int] = getattr(sys, "getrefcount", lambda _obj: sys.maxsize)
+
+
+def _sole_count() -> int:
+    probe: list[Any] = []
+    return _refcount(probe)
+
+
+_SOLE: Final = _sole_count() if hasattr(sys, "getrefcount") else -1
 
 # ------------------------------------------------------------------------------ scan states
 
@@ -179,46 +242,22 @@ _N_NEEDS = {
     _N_ESIGN: "a digit in the exponent",
 }
 
-# ------------------------------------------------------------------------ event factories
-#
-# The events are frozen slotted dataclasses; their generated __init__ goes through
-# object.__setattr__ per field, which is most of the cost of an event. These factories fill
-# the slots directly (the same end state, about twice as fast). If the event classes ever
-# stop being two-slot dataclasses with these field names, the plain constructor is used.
-
-_E = TypeVar("_E")
-
-
-def _pair_factory(cls: type[_E], first: str, second: str) -> Callable[[Any, Any], _E]:
-    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-    slots = (cls.__dict__.get(first), cls.__dict__.get(second))
-    if names != (first, second) or not all(
-        isinstance(slot, types.MemberDescriptorType) for slot in slots
-    ):
-        return lambda a, b: cls(**{first: a, second: b})
-    set_first = cast(types.MemberDescriptorType, slots[0]).__set__
-    set_second = cast(types.MemberDescriptorType, slots[1]).__set__
-    new = object.__new__
-
-    def make(a: Any, b: Any) -> _E:
-        event = new(cls)
-        set_first(event, a)
-        set_second(event, b)
-        return event
-
-    return make
-
-
-_started = _pair_factory(ValueStarted, "path", "kind")
-_appended = _pair_factory(StringAppended, "path", "text")
-_completed = _pair_factory(ValueCompleted, "path", "value")
-
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 _LITERAL_START = {"t": "true", "f": "false", "n": "null"}
 _NUMBER_START = frozenset("-0123456789")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 _Kind = Literal["object", "array", "string", "number", "true", "false", "null"]
+# A path link (see _events): () for the root, (parent_link, key) below it.
+_Link = tuple[Any, ...]
+
+# A snapshot copies an open container this small afresh rather than updating its last
+# view: the copy costs less than the bookkeeping, and the bound stays O(1) per container.
+_SMALL = 64
+
+# Pieces of an open string are joined into one block every this many pieces, which bounds
+# the per-piece overhead (a list slot and a str header per piece) to a small fraction.
+_FOLD = 256
 
 
 def _found(text: str, pos: int) -> str:
@@ -230,20 +269,30 @@ def _found(text: str, pos: int) -> str:
 class _Frame:
     """One open container on the stack.
 
-    ``container`` is the preview form (first value of a duplicate key wins); ``final`` is
-    ``None`` until the final form differs from it (a duplicate key inside), from then on it
-    is maintained in parallel with ``json.loads`` semantics.
+    ``container`` holds the completed members in preview form (first value of a duplicate
+    key wins); ``final`` is ``None`` until the final form differs from it (a duplicate key
+    inside), from then on it is maintained in parallel with ``json.loads`` semantics.
+    ``link`` is the container's path link (events only); ``key`` the key of the member being
+    read. ``view`` is the copy of ``container`` that the last snapshot showed (``None``
+    before the first). Once the container has more than ``_SMALL`` members its view is
+    updated rather than copied, and ``synced`` and ``vslot`` describe it: ``synced``
+    completed members (-1: none counted yet) and, when ``vslot`` is not ``None``, one more
+    entry for the open child (``True`` for an array, the key for an object).
     """
 
-    __slots__ = ("child_path", "container", "final", "is_obj", "key", "path")
+    __slots__ = ("container", "final", "is_obj", "key", "link", "synced", "view", "vslot")
 
-    def __init__(self, is_obj: bool, container: Any, path: JSONPath) -> None:
+    synced: int
+    vslot: Any
+
+    def __init__(self, is_obj: bool, container: Any, link: _Link) -> None:
         self.is_obj = is_obj
         self.container = container
         self.final: Any = None
-        self.path = path
+        self.link = link
         self.key = ""
-        self.child_path: JSONPath = path
+        self.view: Any = None
+        self.synced = -1  # no view of this container counts its members yet
 
 
 class PartialJSONParser:
@@ -253,42 +302,54 @@ class PartialJSONParser:
     :meth:`snapshot`, and finish with :meth:`close`, which returns the value ``json.loads``
     would return for the whole input or raises :class:`~toolwire.JSONSyntaxError`.
 
-    ``max_depth`` bounds the nesting of containers (:class:`~toolwire.JSONDepthError`);
-    ``max_size`` bounds the number of characters fed (:class:`~toolwire.JSONSizeError`).
+    ``events=False`` builds no events at all (``feed`` returns the empty tuple ``()``), for
+    callers that only read :meth:`snapshot`; everything else (errors, offsets, limits,
+    ``complete``, previews, ``close()``) is identical. ``max_depth`` bounds the nesting of
+    containers (:class:`~toolwire.JSONDepthError`); ``max_size`` bounds the number of
+    characters fed (:class:`~toolwire.JSONSizeError`).
     """
 
     __slots__ = (
         "_carry",
+        "_emit",
         "_error",
+        "_keys",
         "_kpieces",
         "_lit",
         "_lit_i",
-        "_lpath",
+        "_llink",
         "_max_depth",
         "_max_size",
+        "_nlink",
         "_nparts",
-        "_npath",
         "_nstart",
         "_nstate",
         "_offset",
         "_root",
         "_root_final",
         "_sblocks",
+        "_slink",
         "_snap",
-        "_snap_ok",
-        "_spath",
         "_spieces",
         "_stack",
         "_state",
+        "_stext",
     )
 
     def __init__(
-        self, *, max_depth: int = DEFAULT_MAX_DEPTH, max_size: int = DEFAULT_MAX_SIZE
+        self,
+        *,
+        events: bool = True,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_size: int = DEFAULT_MAX_SIZE,
     ) -> None:
+        if not isinstance(events, bool):
+            raise TypeError(f"events must be True or False, got {events!r}")
         if not isinstance(max_depth, int) or max_depth < 1:
             raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
         if not isinstance(max_size, int) or max_size < 1:
             raise ValueError(f"max_size must be a positive int, got {max_size!r}")
+        self._emit = events
         self._max_depth = max_depth
         self._max_size = max_size
         self._state = _VALUE
@@ -296,25 +357,28 @@ class PartialJSONParser:
         self._offset = 0
         self._carry = ""
         self._error: JSONSyntaxError | None = None
-        # the open string value: its path and decoded text (pieces, then joined blocks)
-        self._spath: JSONPath = ()
-        self._spieces: list[str] = []
+        # the open string value: its link, and its decoded text so far in three parts, in
+        # order: _stext (consolidated, what the last snapshot showed), then _sblocks (joined
+        # pieces), then _spieces (pieces as fed)
+        self._slink: _Link = ()
+        self._stext = ""
         self._sblocks: list[str] = []
+        self._spieces: list[str] = []
         self._kpieces: list[str] = []
+        self._keys: dict[str, str] = {}
         # the open number
         self._nstate = _N_START
         self._nparts: list[str] = []
         self._nstart = 0
-        self._npath: JSONPath = ()
+        self._nlink: _Link = ()
         # the open literal
         self._lit = ""
         self._lit_i = 0
-        self._lpath: JSONPath = ()
+        self._llink: _Link = ()
         # the finished top-level value: preview form and json.loads form
         self._root: Any = MISSING
         self._root_final: Any = MISSING
         self._snap: Any = MISSING
-        self._snap_ok = True
 
     # ------------------------------------------------------------------------ properties
 
@@ -335,6 +399,11 @@ class PartialJSONParser:
         return self._error is not None
 
     @property
+    def emits_events(self) -> bool:
+        """Whether :meth:`feed` returns JSON events (the ``events`` argument)."""
+        return self._emit
+
+    @property
     def max_depth(self) -> int:
         """The nesting limit this parser enforces."""
         return self._max_depth
@@ -349,8 +418,9 @@ class PartialJSONParser:
     def feed(self, text: str) -> tuple[JSONEvent, ...]:
         """Consume the next piece of the document; return the JSON events it completed.
 
-        Raises :class:`~toolwire.JSONSyntaxError` (or its depth / size subclasses) at the
-        first character that cannot continue valid JSON, and again on every later call.
+        Returns ``()`` when the parser was made with ``events=False``. Raises
+        :class:`~toolwire.JSONSyntaxError` (or its depth / size subclasses) at the first
+        character that cannot continue valid JSON, and again on every later call.
         """
         if not text:
             if not isinstance(text, str):
@@ -358,20 +428,44 @@ class PartialJSONParser:
             return ()
         if self._error is not None:
             raise self._refusal()
-        # Fast path: the piece lies entirely inside a string value and holds only plain
-        # characters and complete escapes (the common case for long arguments).
-        if self._state == _STRING and not self._carry and isinstance(text, str):
-            n = len(text)
-            if self._offset + n <= self._max_size and _match_segment(text, 0).end() == n:
-                self._offset += n
-                piece = _scanstring(text + '"', 0)[0] if "\\" in text else text
+        # Fast path: the piece continues a string value (the common case for long
+        # arguments). Plain text is checked without a regex when it is printable; a piece
+        # with escapes, or the rest of an escape cut by the previous piece, is matched by
+        # one regex (what can be decoded now, and an escape cut by the end of the piece)
+        # and decoded by json's C decoder. Anything else (the closing quote, an error, a
+        # lone surrogate, the size limit) goes to the scanner, from the same state.
+        if self._state == _STRING and isinstance(text, str):
+            carry = self._carry
+            piece: str | None = None
+            if "\\" not in text and not carry:
+                if (
+                    '"' not in text
+                    and (text.isprintable() or _match_plain(text, 0).end() == len(text))
+                    and self._offset + len(text) <= self._max_size
+                ):
+                    piece = text
+            elif self._offset + len(text) <= self._max_size:
+                whole = carry + text if carry else text
+                match = _match_piece(whole, 0)
+                if match.end() == len(whole):
+                    segment, cut = match.groups()
+                    self._carry = cut or ""
+                    if not segment:
+                        self._offset += len(text)
+                        return ()
+                    piece = _scanstring(segment + '"', 0)[0] if "\\" in segment else segment
+            if piece is not None:
+                self._offset += len(text)
                 pieces = self._spieces
                 pieces.append(piece)
-                if len(pieces) >= 256:  # bound the per-piece overhead (memory)
+                if len(pieces) >= _FOLD:
                     self._sblocks.append("".join(pieces))
                     pieces.clear()
-                self._snap_ok = False
-                return (_appended(self._spath, piece),)
+                if self._snap is not _STALE:
+                    self._snap = _GROWN
+                if self._emit:
+                    return (make_appended(self._slink, piece),)
+                return ()
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         events: list[JSONEvent] = []
@@ -383,7 +477,7 @@ class PartialJSONParser:
         except JSONSyntaxError as exc:
             self._error = exc
             raise
-        return tuple(events)
+        return tuple(events) if events else ()
 
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
@@ -407,7 +501,8 @@ class PartialJSONParser:
         # colon, plain strings, delimited numbers, whole literals) are inlined with the
         # state in a local variable; rarer work (escapes, split numbers and literals,
         # errors) goes through helpers, which read and write self._state, so the local is
-        # synchronised around each helper call.
+        # synchronised around each helper call. Events and their path links are built only
+        # when ``emit``.
         carry = self._carry
         base = self._offset - len(carry)
         self._offset += len(text)
@@ -418,22 +513,31 @@ class PartialJSONParser:
         pos = 0
         stack = self._stack
         append = ev.append
+        emit = self._emit
         state = self._state
+        path: _Link = ()
         try:
             while pos < n:
                 if state >= _STRING:  # inside a token, or after the top-level value
                     if state == _STRING:
                         end = _match_plain(text, pos).end()
                         if end == n or text[end] == '"':  # no escape: no decoding needed
+                            pieces = self._spieces
                             if end > pos:
                                 piece = text[pos:end]
-                                self._spieces.append(piece)
-                                append(_appended(self._spath, piece))
-                                self._snap_ok = False
+                                pieces.append(piece)
+                                if emit:
+                                    append(make_appended(self._slink, piece))
+                                if self._snap is not _STALE:
+                                    self._snap = _GROWN
                             if end == n:
                                 break
-                            value = self._string_text()
-                            append(_completed(self._spath, value))
+                            if len(pieces) == 1 and not self._sblocks and not self._stext:
+                                value = pieces.pop()  # the whole string in one piece
+                            else:
+                                value = self._take_text()
+                            if emit:
+                                append(make_completed(self._slink, value))
                             state = self._attach(value, value)
                             pos = end + 1
                             continue
@@ -453,9 +557,7 @@ class PartialJSONParser:
                                 kpieces.append(key)
                                 key = "".join(kpieces)
                                 kpieces.clear()
-                            top = stack[-1]
-                            top.key = key
-                            top.child_path = (*top.path, key)
+                            stack[-1].key = self._keys.setdefault(key, key)
                             state = _COLON
                             pos = end + 1
                             continue
@@ -491,8 +593,7 @@ class PartialJSONParser:
                                 pos += 1
                                 continue
                             key = m.group(1)
-                            top.key = key
-                            top.child_path = (*top.path, key)
+                            top.key = self._keys.setdefault(key, key)
                             state = _VALUE
                             pos = m.end()
                             continue
@@ -500,7 +601,7 @@ class PartialJSONParser:
                         pos += 1
                         continue
                     if ch == ("}" if top.is_obj else "]"):
-                        state = self._close_container(append)
+                        state = self._close_container(append if emit else None)
                         pos += 1
                         continue
                     raise self._unexpected(state, text, pos, base)
@@ -518,35 +619,53 @@ class PartialJSONParser:
                             pos += 1
                             continue
                         key = m.group(1)
-                        top = stack[-1]
-                        top.key = key
-                        top.child_path = (*top.path, key)
+                        # one str per distinct key, as json.loads does: arrays of records
+                        # cost the memory of their distinct keys once
+                        stack[-1].key = self._keys.setdefault(key, key)
                         state = _VALUE
                         pos = m.end()
                         continue
                     if ch == "}" and state == _OBJ_FIRST:
-                        state = self._close_container(append)
+                        state = self._close_container(append if emit else None)
                         pos += 1
                         continue
                     raise self._unexpected(state, text, pos, base)
                 # _VALUE, _ELEM, _ARR_FIRST: a value starts here
                 if ch == "]" and state == _ARR_FIRST:
-                    state = self._close_container(append)
+                    state = self._close_container(append if emit else None)
                     pos += 1
                     continue
-                if stack:
+                if emit and stack:
                     top = stack[-1]
-                    path = top.child_path if top.is_obj else (*top.path, len(top.container))
-                else:
-                    path = ()
+                    path = (top.link, top.key if top.is_obj else len(top.container))
                 if ch == '"':
-                    self._spath = path
-                    self._spieces = []
-                    self._sblocks = []
-                    self._snap_ok = False  # the key shows up now, with ""
-                    append(_started(path, "string"))
-                    state = _STRING
                     pos += 1
+                    end = _match_plain(text, pos).end()
+                    if end < n and text[end] == '"':  # a plain string, whole: complete it
+                        value = text[pos:end]
+                        if emit:
+                            append(make_started(path, "string"))
+                            if value:
+                                append(make_appended(path, value))
+                            append(make_completed(path, value))
+                        state = self._attach(value, value)
+                        pos = end + 1
+                        continue
+                    self._slink = path
+                    self._snap = _STALE  # the key shows up now, with ""
+                    if emit:
+                        append(make_started(path, "string"))
+                    state = _STRING
+                    if end > pos:
+                        piece = text[pos:end]
+                        self._spieces.append(piece)
+                        if emit:
+                            append(make_appended(path, piece))
+                        pos = end
+                    if end < n:  # an escape (or an invalid character) follows
+                        self._state = state
+                        pos = self._scan_string(text, pos, base, ev)
+                        state = self._state
                     continue
                 if ch == "{" or ch == "[":
                     if len(stack) >= self._max_depth:
@@ -556,13 +675,15 @@ class PartialJSONParser:
                         )
                     if ch == "{":
                         stack.append(_Frame(True, {}, path))
-                        append(_started(path, "object"))
+                        if emit:
+                            append(make_started(path, "object"))
                         state = _OBJ_FIRST
                     else:
                         stack.append(_Frame(False, [], path))
-                        append(_started(path, "array"))
+                        if emit:
+                            append(make_started(path, "array"))
                         state = _ARR_FIRST
-                    self._snap_ok = False
+                    self._snap = _STALE
                     pos += 1
                     continue
                 if ch in _NUMBER_START:
@@ -573,8 +694,9 @@ class PartialJSONParser:
                         if end < n and text[end] not in _NUMBER_CHARS and end - pos < 300:
                             token = m.group()
                             number: Any = int(token) if m.lastindex is None else float(token)
-                            append(_started(path, "number"))
-                            append(_completed(path, number))
+                            if emit:
+                                append(make_started(path, "number"))
+                                append(make_completed(path, number))
                             state = self._attach(number, number)
                             pos = end
                             continue
@@ -582,8 +704,9 @@ class PartialJSONParser:
                     word = _LITERAL_START.get(ch)
                     if word is not None and text.startswith(word, pos):
                         literal = _LITERALS[word]
-                        append(_started(path, word))
-                        append(_completed(path, literal))
+                        if emit:
+                            append(make_started(path, cast(_Kind, word)))
+                            append(make_completed(path, literal))
                         state = self._attach(literal, literal)
                         pos += len(word)
                         continue
@@ -594,107 +717,138 @@ class PartialJSONParser:
             self._state = state
 
     def _start_scalar(
-        self, path: JSONPath, text: str, pos: int, base: int, ev: list[JSONEvent]
+        self, path: _Link, text: str, pos: int, base: int, ev: list[JSONEvent]
     ) -> int:
         """Start a number or a literal at ``pos`` (or raise: no value starts there)."""
         ch = text[pos]
         if ch in _NUMBER_START:
-            self._npath = path
+            self._nlink = path
             self._nstate = _N_START
             self._nparts = []
             self._nstart = base + pos
             self._state = _NUMBER
-            ev.append(_started(path, "number"))
+            if self._emit:
+                ev.append(make_started(path, "number"))
             return pos  # the number scanner reads the first character itself
         word = _LITERAL_START.get(ch)
         if word is None:
             raise self._unexpected(self._state, text, pos, base)
-        self._lpath = path
+        self._llink = path
         self._lit = word
         self._lit_i = 1
         self._state = _LITERAL
-        kind: _Kind = "true" if ch == "t" else "false" if ch == "f" else "null"
-        ev.append(_started(path, kind))
+        if self._emit:
+            ev.append(make_started(path, cast(_Kind, word)))
         return pos + 1
 
     def _scan_string(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
         is_key = self._state == _KEY_STRING
         pieces = self._kpieces if is_key else self._spieces
+        emit = self._emit and not is_key
         n = len(text)
-        while True:
-            end = _match_segment(text, pos).end()
-            if end > pos:
-                seg = text[pos:end]
-                piece = _scanstring(seg + '"', 0)[0] if "\\" in seg else seg
-                pieces.append(piece)
-                if not is_key:
-                    ev.append(_appended(self._spath, piece))
-                    self._snap_ok = False
-            if end == n:
-                return n
-            ch = text[end]
-            if ch == '"':
-                self._finish_string(is_key, ev)
-                return end + 1
-            if ch != "\\":
-                raise JSONSyntaxError(
-                    f"control character {ch!r} in a string (it must be escaped)", base + end
-                )
-            if _HIGH_SURROGATE.match(text, end):
-                after = end + 6
-                if after == n or _LOW_PREFIX.match(text, after):
-                    # A low-surrogate escape may still follow: hold the high half back.
-                    self._carry = text[end:]
+        try:
+            while True:
+                end = _match_segment(text, pos).end()
+                if end > pos:
+                    seg = text[pos:end]
+                    piece = _scanstring(seg + '"', 0)[0] if "\\" in seg else seg
+                    pieces.append(piece)
+                    if not is_key:
+                        if self._snap is not _STALE:
+                            self._snap = _GROWN
+                        if emit:
+                            ev.append(make_appended(self._slink, piece))
+                if end == n:
                     return n
-                # Anything else follows: a lone surrogate, as json.loads decodes it.
-                piece = chr(int(text[end + 2 : after], 16))
-                pieces.append(piece)
-                if not is_key:
-                    ev.append(_appended(self._spath, piece))
-                    self._snap_ok = False
-                pos = after
-                continue
-            if _ESCAPE_PREFIX.match(text, end):
-                self._carry = text[end:]  # an escape cut by the end of this piece
-                return n
-            if text[end + 1] != "u":
+                ch = text[end]
+                if ch == '"':
+                    self._finish_string(is_key, ev)
+                    return end + 1
+                if ch != "\\":
+                    raise JSONSyntaxError(
+                        f"control character {ch!r} in a string (it must be escaped)", base + end
+                    )
+                if _HIGH_SURROGATE.match(text, end):
+                    after = end + 6
+                    if after == n or _MATCH_LOW_PREFIX(text, after):
+                        # A low-surrogate escape may still follow: hold the high half back.
+                        self._carry = text[end:]
+                        return n
+                    # Anything else follows: a lone surrogate, as json.loads decodes it.
+                    piece = chr(int(text[end + 2 : after], 16))
+                    pieces.append(piece)
+                    if not is_key:
+                        if self._snap is not _STALE:
+                            self._snap = _GROWN
+                        if emit:
+                            ev.append(make_appended(self._slink, piece))
+                    pos = after
+                    continue
+                if _ESCAPE_PREFIX.match(text, end):
+                    self._carry = text[end:]  # an escape cut by the end of this piece
+                    return n
+                if text[end + 1] != "u":
+                    raise JSONSyntaxError(
+                        f"invalid escape '\\{text[end + 1]}' in a string "
+                        '(valid: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)',
+                        base + end + 1,
+                    )
+                j = end + 2
+                while text[j] in _HEX:  # at most 3: four would have been a complete escape
+                    j += 1
                 raise JSONSyntaxError(
-                    f"invalid escape '\\{text[end + 1]}' in a string "
-                    '(valid: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)',
-                    base + end + 1,
+                    f"expected 4 hexadecimal digits after '\\u', {_found(text, j)}", base + j
                 )
-            j = end + 2
-            while text[j] in _HEX:  # at most 3: four would have been a complete escape
-                j += 1
-            raise JSONSyntaxError(
-                f"expected 4 hexadecimal digits after '\\u', {_found(text, j)}", base + j
-            )
+        finally:
+            if not is_key and len(pieces) >= _FOLD:
+                self._sblocks.append("".join(pieces))
+                pieces.clear()
 
-    def _string_text(self) -> str:
-        """The open string value's decoded text so far (joins pieces once, then caches)."""
-        blocks = self._sblocks
+    def _leaf_text(self) -> str:
+        """The open string value's decoded text so far.
+
+        Folds the pending blocks and pieces into ``_stext`` with ``+=`` while no other
+        reference of the parser's holds it, so CPython extends the string in place
+        (amortised O(new text)) whenever no earlier preview still refers to it; otherwise
+        ``+=`` copies, and the preview that holds the old text keeps it unchanged.
+        """
         pieces = self._spieces
+        blocks = self._sblocks
         if pieces:
-            blocks.append("".join(pieces))
+            more = pieces[0] if len(pieces) == 1 else "".join(pieces)
             pieces.clear()
-        if len(blocks) > 1:
-            joined = "".join(blocks)
+            if blocks:
+                blocks.append(more)
+                more = "".join(blocks)
+                blocks.clear()
+        elif blocks:
+            more = blocks[0] if len(blocks) == 1 else "".join(blocks)
             blocks.clear()
-            blocks.append(joined)
-        return blocks[0] if blocks else ""
+        else:
+            return self._stext
+        text = self._stext
+        self._stext = ""
+        text += more
+        self._stext = text
+        return text
+
+    def _take_text(self) -> str:
+        """The open string value's whole text, at its closing quote (resets the builder)."""
+        text = self._leaf_text()
+        self._stext = ""
+        return text
 
     def _finish_string(self, is_key: bool, ev: list[JSONEvent]) -> None:
         if is_key:
             pieces = self._kpieces
             key = pieces[0] if len(pieces) == 1 else "".join(pieces)
             pieces.clear()
-            top = self._stack[-1]
-            top.key = key
-            top.child_path = (*top.path, key)
+            self._stack[-1].key = self._keys.setdefault(key, key)
             self._state = _COLON
             return
-        value = self._string_text()
-        ev.append(_completed(self._spath, value))
+        value = self._take_text()
+        if self._emit:
+            ev.append(make_completed(self._slink, value))
         self._attach(value, value)
 
     def _scan_number(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -771,8 +925,8 @@ class PartialJSONParser:
                 ) from None
         else:
             value = float(s)
-        if ev is not None:
-            ev.append(_completed(self._npath, value))
+        if ev is not None and self._emit:
+            ev.append(make_completed(self._nlink, value))
         self._attach(value, value)
 
     def _scan_literal(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -791,28 +945,31 @@ class PartialJSONParser:
         self._lit_i = i
         if i == len(word):
             value = _LITERALS[word]
-            ev.append(_completed(self._lpath, value))
+            if self._emit:
+                ev.append(make_completed(self._llink, value))
             self._attach(value, value)
         return pos + k
 
     # ------------------------------------------------------------------- tree building
 
-    def _close_container(self, append: Callable[[JSONEvent], None]) -> int:
+    def _close_container(self, append: Callable[[JSONEvent], None] | None) -> int:
         frame = self._stack.pop()
         value = frame.container
         final = value if frame.final is None else frame.final
-        append(_completed(frame.path, final))
+        if append is not None:
+            append(make_completed(frame.link, final))
         return self._attach(value, final)
 
     def _attach(self, value: Any, final: Any) -> int:
         """Put a completed value (preview form, json.loads form) into its parent; return
         (and set) the new state."""
-        self._snap_ok = False
+        self._snap = _STALE
         stack = self._stack
         if not stack:
             self._root = value
             self._root_final = final
             self._state = _DONE
+            self._keys.clear()  # only whitespace may follow: no key will be read again
             return _DONE
         self._state = _AFTER
         parent = stack[-1]
@@ -934,31 +1091,157 @@ class PartialJSONParser:
     def snapshot(self) -> Any:
         """The monotonic preview of the document so far, or :data:`MISSING`.
 
-        Cached: O(1) when nothing changed since the last call; otherwise shallow copies of
-        the open containers plus the open string's text. The result shares completed
-        subtrees with other snapshots and with the final value: do not mutate it.
+        Cached: the same object while no input changed it. Otherwise amortised O(what
+        changed since the last snapshot + depth) when no earlier preview is still held,
+        and O(open containers' entries + open string) when one is (see the module
+        docstring). Previews share completed subtrees with each other and with the final
+        value, and the parser may reuse a preview object once nothing refers to it: treat
+        previews as read-only.
         """
-        if self._snap_ok:
-            return self._snap
+        snap = self._snap
+        if snap is _GROWN:
+            snap = self._grown()
+            self._snap = snap
+            return snap
+        if snap is not _STALE:
+            return snap
         state = self._state
-        child: Any
         if state == _DONE:
-            child = self._root
+            snap = self._root
+        elif self._stack:
+            snap = self._views()
         elif state == _STRING:
-            child = self._string_text()
+            snap = self._leaf_text()
         else:
-            child = MISSING
+            snap = MISSING
+        self._snap = snap
+        return snap
+
+    def _grown(self) -> Any:
+        """The snapshot when only the open string grew since the last one: if every view
+        on the path is still the parser's alone, put the longer text in the innermost
+        view's entry (O(new text + depth)); else the general way."""
+        stack = self._stack
+        if not stack:
+            return self._leaf_text()
+        limit = _SOLE + 1  # the local and frame.view; below the root the parent's entry too
+        for frame in stack:
+            view = frame.view
+            if view is None or _refcount(view) > limit:
+                return self._views()
+            limit = _SOLE + 2
+        slot: str | int = -1
+        if frame.is_obj:
+            slot = frame.key
+            if slot in frame.container:  # a duplicate key's value: not shown
+                return self._views()
+        view[slot] = None  # let go of the old text, so that += can extend it in place
+        pieces = self._spieces
+        if len(pieces) == 1 and not self._sblocks:  # _leaf_text's common case, inlined
+            text = self._stext
+            self._stext = ""
+            text += pieces.pop()
+            self._stext = text
+        else:
+            text = self._leaf_text()
+        view[slot] = text
+        return stack[0].view
+
+    def _views(self) -> Any:
+        """Bring the open containers' previews up to date; return the root's.
+
+        One pass from the root down. A small container's view is a fresh copy (cheaper
+        than any bookkeeping). A larger one's view is reused when nothing but its frame
+        refers to it (its parent, settled just before, has let go of it): it gets the
+        members completed since the last snapshot, and its open child's entry is freed,
+        so that the child's view in turn counts no reference of the parser's but its
+        frame's; otherwise it is replaced by a fresh copy. Each view then goes in its
+        parent's entry; the open string, if shown, goes in last.
+        """
+        stack = self._stack
+        parent: _Frame | None = None
+        pview: Any = None
+        pbig = False
+        for frame in stack:
+            c = frame.container
+            n = len(c)
+            big = n > _SMALL
+            if not big:
+                view = c.copy()
+            else:
+                view = frame.view
+                frame.view = None
+                if view is None or frame.synced < 0 or _refcount(view) > _SOLE:
+                    view = c.copy()  # the first view since it grew, or somebody holds it
+                    frame.synced = n
+                    frame.vslot = None
+                else:
+                    synced = frame.synced
+                    slot = frame.vslot
+                    if frame.is_obj:
+                        if n > synced:  # the open child completed: it is a new member
+                            items = list(islice(reversed(c.items()), n - synced))
+                            items.reverse()
+                            view.update(items)
+                            frame.synced = n
+                            frame.vslot = None
+                        elif slot is not None:
+                            view[slot] = None  # let go of the open child's old preview
+                    else:
+                        if slot is not None:
+                            del view[synced:]
+                            frame.vslot = None
+                        if n > synced:
+                            view += c[synced:]
+                            frame.synced = n
+            frame.view = view
+            if parent is not None:  # put this view in its parent's (now free) entry
+                if parent.is_obj:
+                    pview[parent.key] = view
+                    if pbig:
+                        parent.vslot = parent.key
+                else:
+                    pview.append(view)
+                    if pbig:
+                        parent.vslot = True
+            if frame.is_obj and frame.key in c:
+                break  # a duplicate key: its value (and everything below) is hidden
+            parent, pview, pbig = frame, view, big
+        else:  # the deepest container is shown: and its open string, if any
+            assert parent is not None
+            if self._state == _STRING:
+                if parent.is_obj:
+                    pview[parent.key] = self._leaf_text()
+                    if pbig:
+                        parent.vslot = parent.key
+                else:
+                    pview.append(self._leaf_text())
+                    if pbig:
+                        parent.vslot = True
+            elif pbig and parent.vslot is not None:  # a child no longer there (errors)
+                if parent.is_obj:
+                    del pview[parent.vslot]
+                else:
+                    del pview[parent.synced :]
+                parent.vslot = None
+        return stack[0].view
+
+    def _final_preview(self) -> Any:
+        """The preview, built into the parser's own containers (no copies): for a parser
+        that is thrown away right after (``parse_partial``), never fed again."""
+        state = self._state
+        if state == _DONE:
+            return self._root
+        child: Any = self._leaf_text() if state == _STRING else MISSING
         for frame in reversed(self._stack):
             c = frame.container
-            copy = c.copy()
             if child is not MISSING:
                 if not frame.is_obj:
-                    copy.append(child)
+                    c.append(child)
                 elif frame.key not in c:  # a duplicate key keeps showing its first value
-                    copy[frame.key] = child
-            child = copy
-        self._snap = child
-        self._snap_ok = True
+                    c[frame.key] = child
+            child = c
+        self._error = JSONSyntaxError("parse_partial's parser is spent", self._offset)
         return child
 
 
@@ -969,8 +1252,9 @@ def parse_partial(
 
     Equal to feeding ``text`` into a new :class:`PartialJSONParser` and taking
     :meth:`~PartialJSONParser.snapshot`; raises :class:`~toolwire.JSONSyntaxError` when
-    ``text`` cannot begin a valid JSON document.
+    ``text`` cannot begin a valid JSON document. Builds no events and copies nothing, so
+    its peak memory is the value's plus O(depth).
     """
-    parser = PartialJSONParser(max_depth=max_depth, max_size=max_size)
+    parser = PartialJSONParser(events=False, max_depth=max_depth, max_size=max_size)
     parser.feed(text)
-    return parser.snapshot()
+    return parser._final_preview()

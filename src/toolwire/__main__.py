@@ -1,0 +1,7 @@
+"""``python -m toolwire``: the same as the ``toolwire`` command."""
+
+from __future__ import annotations
+
+from ._cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""Scenario -> Anthropic Messages stream events (``/v1/messages``).
+
+The inverse of ``_adapters/anthropic.py``. SSE events named after their ``type``:
+``message_start`` (the message with empty content and the input usage, as the API reports
+it up front), a ``ping``, then the content blocks one at a time (Anthropic never interleaves
+blocks): a ``thinking`` block (``thinking_delta`` pieces, then a ``signature_delta``), a
+``text`` block (``text_delta`` pieces), and one ``tool_use`` block per call, opened with
+``input: {}``, whose first ``input_json_delta`` is the API's empty ``partial_json: ""``
+followed by buffered pieces of 5 to 40 characters; each block ends with
+``content_block_stop``. Terminal events: ``message_delta`` (``stop_reason`` ``tool_use``,
+``end_turn`` or ``max_tokens``, and the output token count) and ``message_stop``.
+
+The non-streamed body is the ``message`` object; its ``tool_use.input`` must be a JSON
+object, so raw argument text that is not one cannot be served there. Linear in the size of
+the response.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Any
+
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Unencodable,
+    check_profiles,
+    mint,
+    pieces,
+)
+from ._scenario import ScenarioResponse
+
+__all__ = ["AnthropicEncoder"]
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def _stop_reason(response: ScenarioResponse) -> str:
+    kind = response.finish_kind
+    if kind == "length":
+        return "max_tokens"
+    return "tool_use" if kind == "tool_calls" and response.tool_calls else "end_turn"
+
+
+class AnthropicEncoder:
+    """Writes Anthropic Messages streams and bodies (``format = "anthropic"``)."""
+
+    format = "anthropic"
+    framing = "sse"
+    text_arguments = True
+
+    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
+        """Mint ``msg_01...`` and ``toolu_01...`` ids where the scenario gives none."""
+        calls = tuple(
+            call if call.id else replace(call, id=mint(rng, "toolu_01", 22))
+            for call in response.tool_calls
+        )
+        return response.with_changes(
+            response_id=response.response_id or mint(rng, "msg_01", 22), tool_calls=calls
+        )
+
+    def _message(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
+        usage = response.reported_usage()
+        return {
+            "id": response.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": response.model or options.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+                "service_tier": "standard",
+            },
+        }
+
+    def stream(
+        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """The events of ``response`` (see the module docstring)."""
+        check_profiles(self.format, options)
+        frames: list[Frame] = []
+
+        def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
+            frames.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
+
+        emit("message_start", message=self._message(response, options))
+        emit("ping")
+        index = 0
+        if response.reasoning:
+            emit(
+                "content_block_start",
+                index=index,
+                content_block={"type": "thinking", "thinking": "", "signature": ""},
+            )
+            for piece in pieces(response.reasoning, rng, 2, 24):
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "thinking_delta", "thinking": piece},
+                )
+            signature = mint(rng, "", 64)
+            emit(
+                "content_block_delta",
+                index=index,
+                delta={"type": "signature_delta", "signature": signature},
+            )
+            emit("content_block_stop", index=index)
+            index += 1
+        if response.text:
+            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
+            for piece in pieces(response.text, rng, 1, 12):
+                emit(
+                    "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
+                )
+            emit("content_block_stop", index=index)
+            index += 1
+        for call in response.tool_calls:
+            block: dict[str, Any] = {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": {},
+            }
+            emit("content_block_start", index=index, content_block=block)
+            fragments = ["", *pieces(call.raw_arguments, rng, 5, 40)]
+            for piece in fragments:
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": piece},
+                )
+            emit("content_block_stop", index=index)
+            index += 1
+        emit(
+            "message_delta",
+            terminal=True,
+            delta={"stop_reason": _stop_reason(response), "stop_sequence": None},
+            usage={"output_tokens": response.reported_usage().output_tokens},
+        )
+        emit("message_stop", terminal=True)
+        return frames
+
+    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+        """The ``message`` object of a non-streamed ``POST /v1/messages``."""
+        message = self._message(response, options)
+        content: list[dict[str, Any]] = []
+        if response.reasoning:
+            content.append({"type": "thinking", "thinking": response.reasoning, "signature": "s"})
+        if response.text:
+            content.append({"type": "text", "text": response.text})
+        for call in response.tool_calls:
+            arguments = call.object_arguments()
+            if arguments is None:
+                raise Unencodable(
+                    f"the arguments of {call.name!r} are not a JSON object; a non-streamed "
+                    "Anthropic body carries tool input as an object"
+                )
+            content.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+            )
+        message["content"] = content
+        message["stop_reason"] = _stop_reason(response)
+        message["usage"]["output_tokens"] = response.reported_usage().output_tokens
+        return message
+
+    def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
+        """Anthropic's in-stream ``error`` event (``overloaded_error``, its HTTP 529)."""
+        payload = {
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"},
+        }
+        return Frame(payload, event="error")
+
+    def error_body(self, status: int, message: str) -> ErrorReply:
+        """Anthropic's error reply: ``{"type": "error", "error": {type, message}}``."""
+        kind = _ERROR_TYPES.get(status, "api_error")
+        body = {
+            "type": "error",
+            "error": {"type": kind, "message": message},
+            "request_id": "req_011CSimulated",
+        }
+        return ErrorReply(status, body, {"request-id": "req_011CSimulated"})

@@ -1,0 +1,168 @@
+"""Scenario -> Cohere v2 chat stream events (``/v2/chat``).
+
+The inverse of ``_adapters/cohere.py``. SSE events named after their ``type``:
+``message-start`` (the response id and an empty assistant message); reasoning as a
+``tool-plan-delta`` stream when the turn calls tools (Cohere's plan) and as ``thinking``
+content otherwise; text as ``content-start`` / ``content-delta`` (1 to 8 characters) /
+``content-end`` at content index 0; per call ``tool-call-start`` (id, name, empty
+arguments), ``tool-call-delta`` argument pieces of 1 to 8 characters and
+``tool-call-end``, one call after another. The terminal event is ``message-end`` with
+``finish_reason`` (``TOOL_CALL``, ``COMPLETE`` or ``MAX_TOKENS``) and the usage, both
+billed units and real token counts.
+
+The in-stream error is a ``message-end`` whose ``finish_reason`` is ``ERROR`` with an
+``error`` message (what the v2 stream sends when generation fails). HTTP errors are
+``{"id", "message"}``. Linear in the response size.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import replace
+from typing import Any
+
+from ._encoding import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    check_profiles,
+    mint,
+    pieces,
+)
+from ._scenario import ScenarioResponse
+
+__all__ = ["CohereEncoder"]
+
+_LOWER = string.ascii_lowercase + string.digits
+_HEX = "0123456789abcdef"
+
+
+def _uuid(rng: random.Random) -> str:
+    raw = mint(rng, "", 32, _HEX)
+    return f"{raw[:8]}-{raw[8:12]}-4{raw[13:16]}-a{raw[17:20]}-{raw[20:]}"
+
+
+def _finish(response: ScenarioResponse) -> str:
+    kind = response.finish_kind
+    if kind == "length":
+        return "MAX_TOKENS"
+    return "TOOL_CALL" if kind == "tool_calls" and response.tool_calls else "COMPLETE"
+
+
+def _usage(response: ScenarioResponse) -> dict[str, Any]:
+    usage = response.reported_usage()
+    counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    return {"billed_units": dict(counts), "tokens": dict(counts), "cached_tokens": 0}
+
+
+class CohereEncoder:
+    """Writes Cohere v2 chat streams and bodies (``format = "cohere"``)."""
+
+    format = "cohere"
+    framing = "sse"
+    text_arguments = True
+
+    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
+        """Mint a UUID response id and ``<name>_<12 chars>`` call ids where none are given."""
+        calls = tuple(
+            call if call.id else replace(call, id=mint(rng, f"{call.name}_", 12, _LOWER))
+            for call in response.tool_calls
+        )
+        return response.with_changes(
+            response_id=response.response_id or _uuid(rng), tool_calls=calls
+        )
+
+    def stream(
+        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """The events of ``response`` (see the module docstring)."""
+        check_profiles(self.format, options)
+        frames: list[Frame] = []
+
+        def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
+            frames.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
+
+        empty = {
+            "role": "assistant",
+            "content": [],
+            "tool_plan": "",
+            "tool_calls": [],
+            "citations": [],
+        }
+        emit("message-start", id=response.response_id, delta={"message": empty})
+        content_index = 0
+        if response.reasoning and response.tool_calls:
+            for piece in pieces(response.reasoning, rng, 1, 8):
+                emit("tool-plan-delta", delta={"message": {"tool_plan": piece}})
+        elif response.reasoning:
+            start = {"type": "thinking", "thinking": ""}
+            emit("content-start", index=0, delta={"message": {"content": start}})
+            for piece in pieces(response.reasoning, rng, 1, 8):
+                emit("content-delta", index=0, delta={"message": {"content": {"thinking": piece}}})
+            emit("content-end", index=0)
+            content_index = 1
+        if response.text:
+            start = {"type": "text", "text": ""}
+            emit("content-start", index=content_index, delta={"message": {"content": start}})
+            for piece in pieces(response.text, rng, 1, 8):
+                emit(
+                    "content-delta",
+                    index=content_index,
+                    delta={"message": {"content": {"text": piece}}},
+                )
+            emit("content-end", index=content_index)
+        for index, call in enumerate(response.tool_calls):
+            header = {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": ""},
+            }
+            emit("tool-call-start", index=index, delta={"message": {"tool_calls": header}})
+            for piece in pieces(call.raw_arguments, rng, 1, 8):
+                fragment = {"function": {"arguments": piece}}
+                emit("tool-call-delta", index=index, delta={"message": {"tool_calls": fragment}})
+            emit("tool-call-end", index=index)
+        emit(
+            "message-end",
+            terminal=True,
+            delta={"finish_reason": _finish(response), "usage": _usage(response)},
+        )
+        return frames
+
+    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+        """The non-streamed v2 chat response."""
+        message: dict[str, Any] = {"role": "assistant"}
+        if response.text:
+            message["content"] = [{"type": "text", "text": response.text}]
+        if response.reasoning:
+            message["tool_plan"] = response.reasoning
+        if response.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.raw_arguments},
+                }
+                for call in response.tool_calls
+            ]
+        return {
+            "id": response.response_id,
+            "message": message,
+            "finish_reason": _finish(response),
+            "usage": _usage(response),
+        }
+
+    def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
+        """A ``message-end`` that reports a failed generation."""
+        payload = {
+            "type": "message-end",
+            "delta": {"finish_reason": "ERROR", "error": "internal server error"},
+        }
+        return Frame(payload, event="message-end")
+
+    def error_body(self, status: int, message: str) -> ErrorReply:
+        """Cohere's error reply: ``{"id", "message"}``."""
+        return ErrorReply(
+            status, {"id": "00000000-0000-4000-a000-000000000000", "message": message}
+        )

@@ -1,0 +1,273 @@
+"""The encoder interface (one implementation per provider) and what the encoders share.
+
+An encoder is the inverse of one of toolwire's adapters: it turns a
+:class:`~toolwire.testing.ScenarioResponse` into that provider's wire shapes. The interface
+is small on purpose, so that each encoder can move into its provider's module unchanged:
+
+.. code-block:: python
+
+    class Encoder(Protocol):
+        format: str          # toolwire's name for the wire format ("openai-chat", ...)
+        framing: Framing     # how its streamed frames are written: "sse", "ndjson",
+                             # "json-array" or "aws-eventstream"
+        text_arguments: bool # whether it streams argument *text* (so cut JSON can be sent)
+        def ids(self, response, *, rng) -> ScenarioResponse        # fill in missing ids
+        def stream(self, response, *, rng, options) -> list[Frame]  # streamed events
+        def body(self, response, *, options) -> dict                # non-streamed body
+        def error_event(self, *, rng, options) -> Frame             # in-stream error
+        def error_body(self, status, message) -> ErrorReply         # HTTP error reply
+
+``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
+one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
+(SSE with ``event:`` names where the provider sends them, NDJSON lines, AWS event-stream
+binary messages with their CRCs). Every choice an encoder makes (fragment sizes, the
+interleaving of parallel calls, minted ids) comes from the ``rng`` it is handed, so a seed
+gives the same bytes on every run. Encoders are pure: no I/O, no clock.
+
+Fragment sizes are drawn per provider from what their streams show: OpenAI-style token
+deltas of 1 to 8 characters, Anthropic's buffered ``input_json_delta`` pieces of 5 to 40,
+Gemini's sentence-sized text chunks. :func:`pieces` never returns an empty piece; the
+pieces of a text always join to it. Complexity: linear in the size of the response.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import struct
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .._errors import UnknownFormat
+
+if TYPE_CHECKING:
+    from ._profiles import Profile
+    from ._scenario import ScenarioResponse
+
+__all__ = [
+    "EncodeOptions",
+    "Encoder",
+    "ErrorReply",
+    "Frame",
+    "Framing",
+    "Unencodable",
+    "check_profiles",
+    "encoder_for",
+    "eventstream_message",
+    "mint",
+    "pieces",
+    "serialise",
+]
+
+Framing = Literal["sse", "ndjson", "json-array", "aws-eventstream"]
+
+CONTENT_TYPES: dict[Framing, str] = {
+    "sse": "text/event-stream; charset=utf-8",
+    "ndjson": "application/x-ndjson",
+    "json-array": "application/json; charset=utf-8",
+    "aws-eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+class Unencodable(Exception):
+    """An encoder cannot write this response in its format (argument text that is not a
+    JSON object for a format that sends arguments as objects, a quirk profile of another
+    format). Internal: the server answers 500 with the message, so the test sees why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One streamed event: its payload (a JSON object, or raw text written as it is), the
+    SSE event name (``None``: a bare ``data:`` event), and whether it is one of the
+    provider's terminal events (what ``no-terminal`` drops)."""
+
+    payload: dict[str, Any] | str
+    event: str | None = None
+    terminal: bool = False
+    headers: Mapping[str, str] | None = None  # AWS event-stream headers, when not an event
+
+    def json(self) -> str:
+        """The payload as text: compact JSON for objects, raw text as it is."""
+        if isinstance(self.payload, str):
+            return self.payload
+        return json.dumps(self.payload, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EncodeOptions:
+    """What the request said that changes the encoding."""
+
+    model: str = "simulated-model"
+    include_usage: bool = False  # OpenAI chat ``stream_options.include_usage``
+    profiles: tuple[Profile, ...] = ()
+    request: Mapping[str, Any] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        """Whether the quirk profile ``name`` applies."""
+        return any(p.name == name for p in self.profiles)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """An HTTP error response: status, JSON body and extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class Encoder(Protocol):
+    """Turns a scenario response into one provider's wire shapes (see the module docs)."""
+
+    format: str
+    framing: Framing
+    text_arguments: bool
+
+    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
+        """``response`` with every missing id (response, calls) minted in this provider's
+        style; ids already given are kept."""
+        ...
+
+    def stream(
+        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """The streamed events of ``response``, terminal ones marked."""
+        ...
+
+    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+        """The non-streamed response body."""
+        ...
+
+    def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
+        """The provider's in-stream error event."""
+        ...
+
+    def error_body(self, status: int, message: str) -> ErrorReply:
+        """The provider's HTTP error reply for ``status``."""
+        ...
+
+
+_ENCODERS: dict[str, tuple[str, str]] = {
+    "openai-chat": ("_encode_openai_chat", "OpenAIChatEncoder"),
+    "openai-responses": ("_encode_openai_responses", "OpenAIResponsesEncoder"),
+    "anthropic": ("_encode_anthropic", "AnthropicEncoder"),
+    "gemini": ("_encode_gemini", "GeminiEncoder"),
+    "bedrock-converse": ("_encode_bedrock", "BedrockEncoder"),
+    "ollama": ("_encode_ollama", "OllamaEncoder"),
+    "cohere": ("_encode_cohere", "CohereEncoder"),
+}
+FORMATS: tuple[str, ...] = tuple(_ENCODERS)
+
+
+def encoder_for(format: str) -> Encoder:
+    """The encoder of ``format``; :class:`~toolwire.UnknownFormat` for other names."""
+    entry = _ENCODERS.get(format)
+    if entry is None:
+        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {FORMATS}")
+    import importlib
+
+    module = importlib.import_module(f"{__package__}.{entry[0]}")
+    encoder: Encoder = getattr(module, entry[1])()
+    return encoder
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def pieces(text: str, rng: random.Random, low: int, high: int) -> list[str]:
+    """``text`` split into pieces of ``low`` to ``high`` characters (seeded); ``[]`` for
+    an empty text. The pieces join to ``text``."""
+    out: list[str] = []
+    position = 0
+    while position < len(text):
+        size = rng.randint(low, high)
+        out.append(text[position : position + size])
+        position += size
+    return out
+
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def mint(rng: random.Random, prefix: str, length: int, alphabet: str = _ALNUM) -> str:
+    """A seeded id: ``prefix`` plus ``length`` characters of ``alphabet``."""
+    return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def check_profiles(format: str, options: EncodeOptions) -> None:
+    """Refuse (``Unencodable``) the quirk profiles that do not shape ``format``."""
+    foreign = [p.name for p in options.profiles if format not in p.formats]
+    if foreign:
+        raise Unencodable(
+            f"the quirk profile(s) {', '.join(foreign)} shape {options.profiles[0].formats[0]} "
+            f"streams, not {format}"
+        )
+
+
+def truncate_arguments(response: ScenarioResponse, rng: random.Random) -> ScenarioResponse:
+    """``response`` with the last call's argument text cut at a seeded point (at least one
+    character kept, at least one dropped), as a token limit leaves it."""
+    if not response.tool_calls:
+        return response
+    *head, last = response.tool_calls
+    raw = last.raw_arguments
+    if len(raw) < 2:
+        return response
+    cut = rng.randint(1, len(raw) - 1)
+    from dataclasses import replace
+
+    return response.with_changes(
+        tool_calls=(*head, replace(last, raw_arguments=raw[:cut], arguments=None))
+    )
+
+
+# ------------------------------------------------------------------------ framing
+
+
+def serialise(frames: list[Frame], framing: Framing) -> list[bytes]:
+    """One write per frame, in ``framing``; a JSON array gets its brackets and commas."""
+    if framing == "sse":
+        out = []
+        for frame in frames:
+            data = "\n".join(f"data: {line}" for line in frame.json().split("\n"))
+            head = f"event: {frame.event}\n" if frame.event else ""
+            out.append(f"{head}{data}\n\n".encode())
+        return out
+    if framing == "ndjson":
+        return [f"{frame.json()}\n".encode() for frame in frames]
+    if framing == "json-array":
+        if not frames:
+            return [b"[]"]
+        writes = [("[" if i == 0 else ",\r\n") + f.json() for i, f in enumerate(frames)]
+        writes[-1] += "]"
+        return [w.encode() for w in writes]
+    return [_eventstream(frame) for frame in frames]
+
+
+def _eventstream(frame: Frame) -> bytes:
+    headers = frame.headers
+    if headers is None:
+        headers = {
+            ":event-type": frame.event or "",
+            ":content-type": "application/json",
+            ":message-type": "event",
+        }
+    return eventstream_message(headers, frame.json().encode())
+
+
+def eventstream_message(headers: Mapping[str, str], payload: bytes) -> bytes:
+    """One AWS event-stream message: prelude (lengths and their CRC-32), string headers,
+    payload and the CRC-32 of everything before it (the inverse of ``_eventstream``)."""
+    block = bytearray()
+    for name, value in headers.items():
+        raw_name = name.encode()
+        raw_value = value.encode()
+        block += struct.pack(">B", len(raw_name)) + raw_name
+        block += struct.pack(">BH", 7, len(raw_value)) + raw_value  # 7: string
+    total = 12 + len(block) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(block))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + bytes(block) + payload
+    return message + struct.pack(">I", zlib.crc32(message))

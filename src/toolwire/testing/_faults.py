@@ -1,0 +1,275 @@
+"""Faults the simulator injects, by name, deterministic under the seed and combinable.
+
+Spec strings (API.md §6; also ``toolwire serve --fault``):
+
+==========================  =========================================================
+``cut:FRACTION``            close the connection after that fraction of the body's
+                            bytes (0 to 1); the HTTP body is left unfinished
+``cut-bytes:N``             the same after N body bytes
+``no-terminal``             the body ends cleanly but without the provider's terminal
+                            events (finish chunk, ``message_stop``, ``[DONE]``...)
+``stall-first:SECONDS``     send the headers, then nothing for that long
+``stall:SECONDS``           stall once in the middle of the body (a seeded event boundary)
+``drip:BYTES_PER_SECOND``   send the body at that rate, in tenth-of-a-second pieces
+``duplicate-chunk[:N]``     send one seeded event (or event N, from 0) twice in a row
+``error-event``             the provider's in-stream error event at a seeded point; the
+                            stream stops there
+``http:STATUS``             answer with that status and the provider's own error body
+                            before any body byte (429 with ``Retry-After``)
+``length``                  the provider's token-limit finish; argument text streamed
+                            as text is cut at a seeded point first
+``malformed-chunk[:N]``     one seeded event (or event N) whose payload is not valid JSON
+==========================  =========================================================
+
+Strategy: faults act at two levels. *Event* faults (``length``, ``no-terminal``,
+``error-event``, ``duplicate-chunk``, ``malformed-chunk``) rewrite the list of frames an
+encoder produced (:func:`apply_event_faults`); *byte* faults (``cut``, ``cut-bytes``,
+``stall-first``, ``stall``, ``drip``) become a :class:`BytePlan` that the server follows
+while writing (:func:`byte_plan`); ``http`` replaces the response. Any combination is
+allowed (a stall, then a cut). A non-streamed body has no events: there ``error-event``
+becomes an HTTP 500 with the provider's error body, ``malformed-chunk`` cuts the JSON in
+half, and ``no-terminal`` and ``duplicate-chunk`` do nothing (the request's notes say
+so). Seeded choices use the ``rng`` handed in, so one seed and one script give the same
+bytes on every run. Parsing is O(length of the spec); applying is O(number of frames).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .._errors import UsageError
+
+if TYPE_CHECKING:
+    from ._encoding import EncodeOptions, Encoder, Frame
+
+__all__ = [
+    "EVENT_FAULTS",
+    "FAULT_KINDS",
+    "BytePlan",
+    "Fault",
+    "apply_event_faults",
+    "byte_plan",
+    "parse_fault",
+    "parse_faults",
+]
+
+# kind -> the type of its value (None: the fault takes no value)
+FAULT_KINDS: dict[str, type | None] = {
+    "cut": float,
+    "cut-bytes": int,
+    "no-terminal": None,
+    "stall-first": float,
+    "stall": float,
+    "drip": float,
+    "duplicate-chunk": int,
+    "error-event": None,
+    "http": int,
+    "length": None,
+    "malformed-chunk": int,
+}
+# kinds whose value may be left out (then the position is seeded)
+OPTIONAL_VALUE = frozenset({"duplicate-chunk", "malformed-chunk"})
+EVENT_FAULTS = frozenset(
+    {"length", "no-terminal", "error-event", "duplicate-chunk", "malformed-chunk"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One parsed fault: its ``kind`` and its value (``None`` for faults without one)."""
+
+    kind: str
+    value: float | int | None = None
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return self.kind
+        return (
+            f"{self.kind}:{self.value:g}"
+            if isinstance(self.value, float)
+            else (f"{self.kind}:{self.value}")
+        )
+
+
+def parse_fault(spec: str | Fault) -> Fault:
+    """Parse one spec string (``"cut:0.5"``); :class:`~toolwire.UsageError` names the problem."""
+    if isinstance(spec, Fault):
+        return spec
+    if not isinstance(spec, str):
+        raise UsageError(f"a fault is a spec string such as 'cut:0.5', not {type(spec).__name__}")
+    kind, colon, raw = spec.strip().partition(":")
+    if kind not in FAULT_KINDS:
+        known = ", ".join(sorted(FAULT_KINDS))
+        raise UsageError(f"unknown fault {spec!r}; known: {known}")
+    wanted = FAULT_KINDS[kind]
+    if wanted is None:
+        if colon:
+            raise UsageError(f"the fault {kind!r} takes no value (got {spec!r})")
+        return Fault(kind)
+    if not colon and kind in OPTIONAL_VALUE:
+        return Fault(kind)
+    if not colon or not raw:
+        raise UsageError(f"the fault {kind!r} needs a value, as in '{kind}:{_example(kind)}'")
+    try:
+        value: float | int = wanted(raw)
+    except ValueError:
+        raise UsageError(f"the value of {spec!r} is not a {wanted.__name__}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"the value of {spec!r} must be finite")
+    if kind == "cut" and not 0 <= value <= 1:
+        raise UsageError(f"cut takes a fraction between 0 and 1, not {raw}")
+    if kind in ("cut-bytes", "stall-first", "stall", *OPTIONAL_VALUE) and value < 0:
+        raise UsageError(f"{kind} takes a non-negative value, not {raw}")
+    if kind == "drip" and value <= 0:
+        raise UsageError(f"drip takes a positive number of bytes per second, not {raw}")
+    if kind == "http" and not 400 <= value <= 599:
+        raise UsageError(f"http takes an error status between 400 and 599, not {raw}")
+    return Fault(kind, value)
+
+
+def _example(kind: str) -> str:
+    return {"cut": "0.5", "cut-bytes": "100", "http": "429", "drip": "200"}.get(kind, "2")
+
+
+def parse_faults(specs: Iterable[str | Fault]) -> tuple[Fault, ...]:
+    """Parse every spec; a single string is refused (it would be read letter by letter)."""
+    if isinstance(specs, str):
+        raise UsageError(f"faults is a list of spec strings; wrap {specs!r} in a list")
+    return tuple(parse_fault(spec) for spec in specs)
+
+
+def has(faults: Iterable[Fault], kind: str) -> bool:
+    """Whether a fault of ``kind`` is among ``faults``."""
+    return any(f.kind == kind for f in faults)
+
+
+def http_status(faults: Iterable[Fault]) -> int | None:
+    """The status of the first ``http`` fault, if any."""
+    for fault in faults:
+        if fault.kind == "http":
+            return int(fault.value or 500)
+    return None
+
+
+# ------------------------------------------------------------------- event faults
+
+
+def apply_event_faults(
+    frames: list[Frame],
+    faults: Iterable[Fault],
+    *,
+    encoder: Encoder,
+    rng: random.Random,
+    options: EncodeOptions,
+    notes: list[str] | None = None,
+) -> list[Frame]:
+    """``frames`` rewritten by the event faults among ``faults`` (``length`` excepted: it
+    changes the response before encoding); what was done is appended to ``notes``."""
+    notes = [] if notes is None else notes
+    from ._encoding import Frame
+
+    faults = tuple(faults)
+    out = list(frames)
+    if has(faults, "no-terminal"):
+        out = [frame for frame in out if not frame.terminal]
+    if has(faults, "error-event"):
+        content = [i for i, frame in enumerate(out) if not frame.terminal]
+        # after at least one event (the provider accepted the request), before the end
+        position = rng.randint(1, len(content)) if content else 0
+        cut_at = content[position - 1] + 1 if position else 0
+        out = [*out[:cut_at], encoder.error_event(rng=rng, options=options)]
+        notes.append(f"error-event: the stream stops with the error after event {cut_at - 1}")
+    duplicate = _value(faults, "duplicate-chunk")
+    if duplicate is not None:
+        candidates = [i for i, frame in enumerate(out) if frame.payload != "[DONE]"]
+        i = _pick(duplicate, candidates, rng)
+        if i is not None:
+            out.insert(i + 1, out[i])
+            notes.append(f"duplicate-chunk: event {i} ({_name(out[i])}) sent twice")
+    malformed = _value(faults, "malformed-chunk")
+    if malformed is not None:
+        candidates = [i for i, frame in enumerate(out) if isinstance(frame.payload, dict)]
+        i = _pick(malformed, candidates, rng)
+        if i is not None:
+            frame = out[i]
+            text = frame.json()
+            # a strict prefix of a JSON object's text is never valid JSON
+            out[i] = Frame(payload=text[: max(1, len(text) // 2)], event=frame.event)
+            notes.append(f"malformed-chunk: event {i} ({_name(frame)}) cut to half its JSON")
+    return out
+
+
+def _value(faults: tuple[Fault, ...], kind: str) -> int | None:
+    """-1 for a seeded position, N for event N, ``None`` when the fault is absent."""
+    for fault in faults:
+        if fault.kind == kind:
+            return -1 if fault.value is None else int(fault.value)
+    return None
+
+
+def _pick(wanted: int, candidates: list[int], rng: random.Random) -> int | None:
+    if wanted >= 0:
+        return wanted if wanted in candidates else None
+    return rng.choice(candidates) if candidates else None
+
+
+def _name(frame: Frame) -> str:
+    """A short description of an event, for the request's notes."""
+    if frame.event:
+        return frame.event
+    if isinstance(frame.payload, dict):
+        kind = frame.payload.get("type")
+        if isinstance(kind, str):
+            return kind
+        choices = frame.payload.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            delta = choices[0].get("delta") or {}
+            if choices[0].get("finish_reason"):
+                return "finish chunk"
+            return "chunk with " + (", ".join(sorted(delta)) or "an empty delta")
+        return "chunk with " + ", ".join(sorted(frame.payload))
+    return str(frame.payload)[:20]
+
+
+# --------------------------------------------------------------------- byte faults
+
+
+@dataclass(slots=True)
+class BytePlan:
+    """How the server writes one body: pauses, rate and where to cut.
+
+    ``stalls`` maps a write index to the seconds to wait before that write; ``cut_at`` is
+    the body offset after which the connection is closed without finishing the body;
+    ``drip`` the rate in bytes per second (``None``: as fast as the client reads).
+    """
+
+    stall_first: float = 0.0
+    stalls: dict[int, float] = field(default_factory=dict)
+    drip: float | None = None
+    cut_at: int | None = None
+
+
+def byte_plan(faults: Iterable[Fault], sizes: list[int], rng: random.Random) -> BytePlan:
+    """The :class:`BytePlan` for a body written in pieces of ``sizes`` bytes."""
+    plan = BytePlan()
+    total = sum(sizes)
+    for fault in faults:
+        if fault.kind == "stall-first":
+            plan.stall_first += float(fault.value or 0)
+        elif fault.kind == "stall":
+            # a boundary inside the body: after the first write and before the last
+            index = rng.randint(1, len(sizes) - 1) if len(sizes) >= 2 else 0
+            plan.stalls[index] = plan.stalls.get(index, 0.0) + float(fault.value or 0)
+        elif fault.kind == "drip":
+            plan.drip = float(fault.value or 1)
+        elif fault.kind == "cut":
+            offset = math.floor(float(fault.value or 0) * total)
+            plan.cut_at = offset if plan.cut_at is None else min(plan.cut_at, offset)
+        elif fault.kind == "cut-bytes":
+            offset = min(int(fault.value or 0), total)
+            plan.cut_at = offset if plan.cut_at is None else min(plan.cut_at, offset)
+    return plan

@@ -1,0 +1,425 @@
+"""What the simulator serves: scripted responses, recordings, and the script that orders them.
+
+A :class:`ScenarioResponse` is one model turn described independently of any wire format:
+text, reasoning, tool calls (name plus arguments as a JSON object, or raw argument text so
+that invalid JSON can be served), the finish, usage, ids and model, the faults to inject and
+the quirk profiles to apply. Each endpoint's encoder turns it into that provider's bytes.
+A :class:`Recording` is a recorded body served byte-exact, whatever endpoint asks.
+
+A :class:`Script` hands entries out: first from the list registered for the request's model
+(``fnmatch`` patterns, first match wins), else from the ordered list, in the order they were
+added; with ``loop`` the lists start over instead of running dry.
+
+Scenario files (JSON, or TOML by the ``.toml`` suffix) hold the same data::
+
+    seed = 7
+    loop = false
+    [[responses]]
+    text = "On it."
+    tool_calls = [{ name = "get_weather", arguments = { city = "Lyon" } }]
+    faults = ["stall-first:1", "cut:0.5"]
+    [[responses]]
+    recording = "recordings/parallel.sse"     # relative to the scenario file
+    [[models."gpt-4o*"]]                     # served to requests for matching models
+    text = "Hello from the gpt-4o list."
+
+Every field is checked when the entry is made, so a typo fails at ``add_response`` (a
+:class:`~toolwire.UsageError` naming the field), not in the middle of a test run. All
+operations are O(size of the entry); the script's lock makes it safe to add entries from
+the test's thread while the server thread takes them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from .._errors import UsageError
+from ._faults import Fault, parse_faults
+from ._profiles import Profile, parse_profiles
+from ._recordings import Recording, load_recording
+
+__all__ = [
+    "Finish",
+    "ScenarioCall",
+    "ScenarioResponse",
+    "ScenarioUsage",
+    "Script",
+    "load_scenario",
+    "make_call",
+    "make_response",
+]
+
+Finish = Literal["auto", "stop", "tool_calls", "length"]
+_FINISHES = ("auto", "stop", "tool_calls", "length")
+
+
+def _compact(value: Any) -> str:
+    """Compact JSON, non-ASCII kept (what providers stream as argument text)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioCall:
+    """One tool call: ``name`` and ``raw_arguments`` (the argument text to stream).
+
+    ``arguments`` is the parsed value when ``raw_arguments`` is valid JSON (``None`` when
+    it is not: such a call can only be served by formats that stream argument text).
+    ``id`` is the provider call id to send; ``None`` lets each encoder mint one in its
+    provider's style, deterministically under the seed.
+    """
+
+    name: str
+    raw_arguments: str
+    arguments: Any = None
+    id: str | None = None
+
+    @property
+    def valid_json(self) -> bool:
+        """Whether ``raw_arguments`` parses as JSON (an empty text counts as ``{}``)."""
+        if not self.raw_arguments:
+            return True
+        try:
+            json.loads(self.raw_arguments)
+        except ValueError:
+            return False
+        return True
+
+    def object_arguments(self) -> dict[str, Any] | None:
+        """The arguments as a JSON object (``{}`` for empty text), ``None`` if they are not one."""
+        if not self.raw_arguments:
+            return {}
+        try:
+            value = json.loads(self.raw_arguments)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioUsage:
+    """Token counts to report, each in the provider's own way."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioResponse:
+    """One scripted model turn, in no particular wire format.
+
+    ``finish="auto"`` means ``tool_calls`` when there are calls and ``stop`` otherwise;
+    ``"length"`` is the provider's token-limit finish. ``usage=None`` reports an estimate
+    (about four characters per token). ``response_id`` and ``model`` default to what the
+    encoder mints and what the request asked for. ``faults`` and ``profiles`` are applied
+    when the response is served.
+    """
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ScenarioCall, ...] = ()
+    finish: Finish = "auto"
+    usage: ScenarioUsage | None = None
+    response_id: str | None = None
+    model: str | None = None
+    faults: tuple[Fault, ...] = ()
+    profiles: tuple[Profile, ...] = ()
+
+    @property
+    def finish_kind(self) -> Literal["stop", "tool_calls", "length"]:
+        """The finish this turn ends with (``auto`` resolved)."""
+        if self.finish == "auto":
+            return "tool_calls" if self.tool_calls else "stop"
+        return self.finish
+
+    def reported_usage(self) -> ScenarioUsage:
+        """The usage to report: the given one, or a deterministic estimate."""
+        if self.usage is not None:
+            return self.usage
+        produced = len(self.text) + len(self.reasoning)
+        produced += sum(len(c.name) + len(c.raw_arguments) for c in self.tool_calls)
+        return ScenarioUsage(input_tokens=12, output_tokens=max(1, produced // 4))
+
+    def with_changes(self, **changes: Any) -> ScenarioResponse:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------- construction
+
+
+def make_call(spec: Any) -> ScenarioCall:
+    """A :class:`ScenarioCall` from what users write.
+
+    Accepted: a ``ScenarioCall``; a tuple ``(name, arguments)`` or ``(name, arguments,
+    id)``; a mapping with ``name`` and ``arguments`` (or ``raw_arguments``) and an optional
+    ``id``. ``arguments`` given as a ``str`` is raw argument text (served as it is, so
+    invalid JSON can be served); anything else is serialised as compact JSON.
+    """
+    if isinstance(spec, ScenarioCall):
+        return spec
+    call_id: Any = None
+    if isinstance(spec, tuple) and len(spec) in (2, 3):
+        name, arguments = spec[0], spec[1]
+        if len(spec) == 3:
+            call_id = spec[2]
+    elif isinstance(spec, Mapping):
+        unknown = set(spec) - {"name", "arguments", "raw_arguments", "id"}
+        if unknown:
+            raise UsageError(f"a tool call has unknown fields {sorted(unknown)}")
+        if "arguments" in spec and "raw_arguments" in spec:
+            raise UsageError("a tool call takes 'arguments' or 'raw_arguments', not both")
+        name = spec.get("name")
+        arguments = spec["raw_arguments"] if "raw_arguments" in spec else spec.get("arguments", {})
+        if "raw_arguments" in spec and not isinstance(arguments, str):
+            raise UsageError("a tool call's 'raw_arguments' must be a string")
+        call_id = spec.get("id")
+    else:
+        raise UsageError(
+            "a tool call is (name, arguments), (name, arguments, id), a mapping with "
+            f"'name' and 'arguments', or a ScenarioCall; got {type(spec).__name__}"
+        )
+    if not isinstance(name, str):
+        raise UsageError(f"a tool call's name must be a string, not {type(name).__name__}")
+    if call_id is not None and not isinstance(call_id, str):
+        raise UsageError(f"a tool call's id must be a string, not {type(call_id).__name__}")
+    if isinstance(arguments, str):
+        raw = arguments
+        try:
+            parsed: Any = json.loads(raw) if raw else {}
+        except ValueError:
+            parsed = None
+    else:
+        try:
+            raw = _compact(arguments)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"the arguments of tool call {name!r} are not JSON: {exc}") from None
+        parsed = json.loads(raw)
+    return ScenarioCall(name=name, raw_arguments=raw, arguments=parsed, id=call_id)
+
+
+def _usage(value: Any) -> ScenarioUsage | None:
+    if value is None or isinstance(value, ScenarioUsage):
+        return value
+    if isinstance(value, tuple) and len(value) == 2:
+        value = {"input_tokens": value[0], "output_tokens": value[1]}
+    if not isinstance(value, Mapping) or set(value) - {"input_tokens", "output_tokens"}:
+        raise UsageError(
+            f"usage is (input_tokens, output_tokens) or a mapping with those keys, not {value!r}"
+        )
+    counts = {key: value.get(key, 0) for key in ("input_tokens", "output_tokens")}
+    for key, count in counts.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise UsageError(f"usage {key} must be a non-negative integer, not {count!r}")
+    return ScenarioUsage(**counts)
+
+
+def _optional_str(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise UsageError(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
+def make_response(
+    *,
+    text: Any = "",
+    reasoning: str = "",
+    tool_calls: Iterable[Any] = (),
+    finish: str = "auto",
+    usage: Any = None,
+    id: str | None = None,
+    model: str | None = None,
+    faults: Iterable[str | Fault] = (),
+    profile: str | Sequence[str] | None = None,
+) -> ScenarioResponse:
+    """A checked :class:`ScenarioResponse` from the arguments of ``Simulator.add_response``.
+
+    ``text`` that is not a string (a dict, a list...) is served as its compact JSON, the
+    shape of structured output.
+    """
+    if not isinstance(text, str):
+        try:
+            text = _compact(text)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"text is neither a string nor JSON: {exc}") from None
+    if not isinstance(reasoning, str):
+        raise UsageError(f"reasoning must be a string, not {type(reasoning).__name__}")
+    if isinstance(tool_calls, (str, bytes)) or not isinstance(tool_calls, Iterable):
+        raise UsageError("tool_calls must be a list of calls")
+    if finish not in _FINISHES:
+        raise UsageError(f"finish must be one of {', '.join(_FINISHES)}; got {finish!r}")
+    return ScenarioResponse(
+        text=text,
+        reasoning=reasoning,
+        tool_calls=tuple(make_call(spec) for spec in tool_calls),
+        finish=finish,  # type: ignore[arg-type]
+        usage=_usage(usage),
+        response_id=_optional_str(id, "id"),
+        model=_optional_str(model, "model"),
+        faults=parse_faults(faults),
+        profiles=parse_profiles(profile),
+    )
+
+
+# ------------------------------------------------------------------------ the script
+
+Entry = ScenarioResponse | Recording
+
+
+@dataclass(slots=True)
+class Script:
+    """The responses to serve, in order, and per model pattern; thread-safe."""
+
+    loop: bool = False
+    _ordered: list[Entry] = field(default_factory=list)
+    _by_model: dict[str, list[Entry]] = field(default_factory=dict)
+    _next: int = 0
+    _next_by_model: dict[str, int] = field(default_factory=dict)
+    _repeat: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, entry: Entry, *, model: str | None = None, repeat: bool = False) -> None:
+        """Queue ``entry``: in the ordered list, or for requests whose model matches (with
+        ``repeat``, that model's list starts over whenever it runs out, loop or not)."""
+        with self._lock:
+            if model is None:
+                self._ordered.append(entry)
+            else:
+                self._by_model.setdefault(model, []).append(entry)
+                if repeat:
+                    self._repeat.add(model)
+
+    def take(self, model: str | None) -> Entry | None:
+        """The next entry for a request for ``model``; ``None`` when none is left."""
+        with self._lock:
+            if model is not None:
+                for pattern, entries in self._by_model.items():
+                    if fnmatch.fnmatchcase(model, pattern):
+                        position = self._next_by_model.get(pattern, 0)
+                        again = self.loop or pattern in self._repeat
+                        if position >= len(entries) and again and entries:
+                            position = 0
+                        if position < len(entries):
+                            self._next_by_model[pattern] = position + 1
+                            return entries[position]
+                        break
+            if self._next >= len(self._ordered) and self.loop and self._ordered:
+                self._next = 0
+            if self._next < len(self._ordered):
+                self._next += 1
+                return self._ordered[self._next - 1]
+            return None
+
+    @property
+    def remaining(self) -> int:
+        """Entries of the ordered list not yet served (``loop`` aside)."""
+        with self._lock:
+            return len(self._ordered) - self._next
+
+
+# ---------------------------------------------------------------------- scenario files
+
+
+def _read_table(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read the scenario file {path}: {exc}") from None
+    try:
+        if path.suffix.lower() == ".toml":
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # Python 3.10: the backport, from the testing extra
+                import tomli as tomllib
+            data: Any = tomllib.loads(raw.decode("utf-8"))
+        else:
+            data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"the scenario file {path} cannot be parsed: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"the scenario file {path} must hold an object (a table)")
+    return data
+
+
+_ENTRY_KEYS = {
+    "text",
+    "reasoning",
+    "tool_calls",
+    "finish",
+    "usage",
+    "id",
+    "model",
+    "faults",
+    "profile",
+    "recording",
+}
+
+
+def _entry(spec: Any, base: Path, where: str) -> Entry:
+    if not isinstance(spec, Mapping):
+        raise UsageError(f"{where} must be a table (an object)")
+    unknown = set(spec) - _ENTRY_KEYS
+    if unknown:
+        raise UsageError(f"{where} has unknown fields {sorted(unknown)}")
+    if "recording" in spec:
+        others = set(spec) - {"recording", "faults"}
+        if others:
+            raise UsageError(f"{where}: a recording takes only 'faults', not {sorted(others)}")
+        return load_recording(base / str(spec["recording"]), faults=spec.get("faults", ()))
+    fields = dict(spec)
+    if isinstance(fields.get("usage"), list):
+        fields["usage"] = tuple(fields["usage"])
+    fields["tool_calls"] = [
+        tuple(call) if isinstance(call, list) else call for call in fields.get("tool_calls", [])
+    ]
+    try:
+        return make_response(**fields)
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioFile:
+    """A parsed scenario file: its seed, loop flag, ordered and per-model entries."""
+
+    seed: int | None
+    loop: bool
+    responses: tuple[Entry, ...]
+    models: dict[str, tuple[Entry, ...]]
+
+
+def load_scenario(path: str | Path) -> ScenarioFile:
+    """Parse a JSON or TOML scenario file (see the module docstring for the layout)."""
+    path = Path(path)
+    data = _read_table(path)
+    unknown = set(data) - {"seed", "loop", "responses", "models"}
+    if unknown:
+        raise UsageError(f"the scenario file {path} has unknown keys {sorted(unknown)}")
+    seed = data.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise UsageError(f"the scenario file's seed must be an integer, not {seed!r}")
+    loop = data.get("loop", False)
+    if not isinstance(loop, bool):
+        raise UsageError("the scenario file's 'loop' must be true or false")
+    base = path.parent
+    responses = data.get("responses", [])
+    if not isinstance(responses, list):
+        raise UsageError("the scenario file's 'responses' must be a list")
+    models = data.get("models", {})
+    if not isinstance(models, dict) or not all(isinstance(v, list) for v in models.values()):
+        raise UsageError("the scenario file's 'models' must map patterns to lists of responses")
+    return ScenarioFile(
+        seed=seed,
+        loop=loop,
+        responses=tuple(_entry(s, base, f"responses[{i}]") for i, s in enumerate(responses)),
+        models={
+            pattern: tuple(_entry(s, base, f"models[{pattern!r}][{i}]") for i, s in enumerate(v))
+            for pattern, v in models.items()
+        },
+    )

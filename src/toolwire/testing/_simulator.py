@@ -1,0 +1,332 @@
+"""``Simulator``: the provider simulator as a context manager (sync and async).
+
+Lifecycle: ``start()`` binds a listening socket on ``host`` (127.0.0.1) and a free port
+*before* the server thread starts, so the address is known at once and no other process
+can take it; the thread runs uvicorn on its own event loop; ``start()`` returns when the
+server accepts connections (or raises with the reason it could not). ``stop()`` tells the
+app to end stalls and drips, asks uvicorn to shut down (it closes idle keep-alive
+connections and waits, at most ``shutdown_timeout`` seconds, for the others), and joins the
+thread; nothing is left behind: no thread, no listening socket, no event loop.
+``async with`` runs the same two steps in a worker thread so the caller's loop never
+blocks.
+
+Thread safety: ``add_response`` / ``add_recording`` may be called at any time from any
+thread; ``requests`` and ``connections`` are lists appended by the server thread (reading
+them is safe; snapshot with ``list(...)`` while requests are in flight).
+
+The server stack (uvicorn) is imported by ``start()``, not by ``import toolwire.testing``:
+scenario building and the encoders work without the ``testing`` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+import types
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._errors import UnknownFormat, UsageError
+from ._encoding import FORMATS
+from ._faults import Fault, parse_faults
+from ._recordings import load_recording
+from ._scenario import ScenarioResponse, Script, load_scenario, make_response
+from ._server import (
+    ConnectionRecord,
+    RecordedRequest,
+    SimulatorApp,
+    Tracker,
+    counting_protocol,
+    install_log_filter,
+)
+
+__all__ = ["Simulator"]
+
+_RECORDING_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json", ".eventstream", ".txt")
+
+
+class Simulator:
+    """A deterministic HTTP server that speaks seven providers' protocols, with faults.
+
+    ``seed`` makes every seeded choice (fragment sizes, interleaving, ids, fault positions)
+    reproducible. ``faults`` apply to every response served (after each response's own).
+    ``loop`` makes the script start over instead of running dry. ``scenario`` loads a JSON
+    or TOML scenario file (its ``seed`` and ``loop`` are used unless given here). ``keep``
+    bounds how many requests and connections are remembered (the oldest are forgotten
+    first; ``None``, the default, keeps all), for servers that run for days.
+    """
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Iterable[str | Fault] = (),
+        loop: bool | None = None,
+        scenario: str | Path | None = None,
+        shutdown_timeout: float = 5.0,
+        keep: int | None = None,
+    ) -> None:
+        loaded = load_scenario(scenario) if scenario is not None else None
+        if seed is None:
+            seed = loaded.seed if loaded is not None and loaded.seed is not None else 0
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise UsageError(f"seed must be an integer, not {seed!r}")
+        if loop is None:
+            loop = loaded.loop if loaded is not None else False
+        self.seed = seed
+        self.host = host
+        self._port = port
+        self._shutdown_timeout = shutdown_timeout
+        self._script = Script(loop=loop)
+        if loaded is not None:
+            for entry in loaded.responses:
+                self._script.add(entry)
+            for pattern, entries in loaded.models.items():
+                for entry in entries:
+                    self._script.add(entry, model=pattern)
+        if keep is not None and (not isinstance(keep, int) or keep < 1):
+            raise UsageError(f"keep must be a positive number of requests, not {keep!r}")
+        self._tracker = Tracker(keep)
+        self._app = SimulatorApp(
+            self._script, seed=seed, faults=parse_faults(faults), tracker=self._tracker, keep=keep
+        )
+        self._sock: socket.socket | None = None
+        self._bound_port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._server: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+
+    # ------------------------------------------------------------------ script
+
+    def add_response(
+        self,
+        text: Any = "",
+        *,
+        tool_calls: Iterable[Any] = (),
+        reasoning: str = "",
+        finish: str = "auto",
+        usage: Any = None,
+        id: str | None = None,
+        model: str | None = None,
+        faults: Iterable[str | Fault] = (),
+        profile: str | Sequence[str] | None = None,
+        for_model: str | None = None,
+    ) -> ScenarioResponse:
+        """Queue a scripted response and return it (checked; see ``ScenarioResponse``).
+
+        ``tool_calls`` items are ``(name, arguments)``, ``(name, arguments, id)`` or
+        mappings; ``arguments`` given as a string is served as raw text (so it can be
+        invalid JSON). ``for_model`` (an ``fnmatch`` pattern) serves it only to requests
+        for matching models; otherwise responses are served in the order they were added,
+        whichever endpoint asks.
+        """
+        response = make_response(
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tool_calls,
+            finish=finish,
+            usage=usage,
+            id=id,
+            model=model,
+            faults=faults,
+            profile=profile,
+        )
+        self._script.add(response, model=for_model)
+        return response
+
+    def add_recording(
+        self,
+        path: str | Path,
+        *,
+        faults: Iterable[str | Fault] = (),
+        for_model: str | None = None,
+    ) -> None:
+        """Queue a recorded body, served byte-exact (its framing found from its content)."""
+        self._script.add(load_recording(path, faults=faults), model=for_model)
+
+    def add_recordings(self, directory: str | Path) -> list[str]:
+        """Register every recording in ``directory`` for requests whose model is its file
+        name (or the name without its suffix), served again on every such request; return
+        the names registered."""
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a directory of recordings")
+        names = []
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and path.suffix in _RECORDING_SUFFIXES:
+                recording = load_recording(path)
+                self._script.add(recording, model=path.name, repeat=True)
+                self._script.add(recording, model=path.stem, repeat=True)
+                names.append(path.name)
+        return names
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, in order, with what was served for it."""
+        return self._app.requests
+
+    @property
+    def connections(self) -> list[ConnectionRecord]:
+        """Every TCP connection accepted, open or closed, with the body bytes it carried."""
+        return self._tracker.connections
+
+    @property
+    def open_connections(self) -> int:
+        """How many TCP connections are open now."""
+        return self._tracker.open_count
+
+    def wait_for_connections_closed(self, timeout: float = 5.0) -> bool:
+        """Wait until no connection is open and every request received has been dealt
+        with (answered, cut or abandoned); whether that happened within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        for record in list(self._app.requests):
+            if not record.finished.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return self._tracker.wait_closed(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (known once started)."""
+        if self._bound_port is None:
+            raise UsageError("the simulator is not started: use it in a with block")
+        return self._bound_port
+
+    @property
+    def url(self) -> str:
+        """The server's root URL, ``http://127.0.0.1:PORT``."""
+        return f"http://{self.host}:{self.port}"
+
+    def base_url(self, format: str) -> str:
+        """What the provider's SDK client takes as its base URL for ``format``.
+
+        OpenAI (chat and Responses): ``.../v1``; Anthropic, Cohere: the root; Gemini: the
+        root for google-genai's ``http_options``; Bedrock: boto3's ``endpoint_url``;
+        Ollama: the client's ``host``.
+        """
+        if format not in FORMATS:
+            raise UnknownFormat(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+        return self._app.base_urls(self.url)[format]
+
+    def base_urls(self) -> dict[str, str]:
+        """``base_url`` of every format."""
+        return self._app.base_urls(self.url)
+
+    # -------------------------------------------------------------- lifecycle
+
+    def start(self) -> Simulator:
+        """Bind, start the server thread and wait until it accepts connections."""
+        if self._thread is not None:
+            raise UsageError("the simulator is already started")
+        try:
+            import uvicorn
+        except ModuleNotFoundError:
+            raise UsageError(
+                "the simulator's server needs the testing extra: pip install 'toolwire[testing]'"
+            ) from None
+        install_log_filter()
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self._port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise UsageError(f"cannot listen on {self.host}:{self._port}: {exc}") from None
+        self._sock = sock
+        self._bound_port = int(sock.getsockname()[1])
+        config = uvicorn.Config(
+            self._app,
+            http=counting_protocol(self._tracker),
+            lifespan="off",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            ws="none",
+            timeout_graceful_shutdown=max(1, round(self._shutdown_timeout)),
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name="toolwire-simulator", daemon=True)
+        self._thread.start()
+        while not self._ready.wait(0.05):
+            if not self._thread.is_alive():
+                break
+        if self._failure is not None or not getattr(self._server, "started", False):
+            self.stop()
+            raise UsageError(f"the simulator's server did not start: {self._failure!r}")
+        return self
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # reported by start() / stop()
+            self._failure = exc
+        finally:
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._app.stopping = asyncio.Event()
+        server = self._server
+
+        async def announce() -> None:
+            while not server.started and not server.should_exit:
+                await asyncio.sleep(0.01)
+            self._ready.set()
+
+        notifier = asyncio.ensure_future(announce())
+        try:
+            await server.serve(sockets=[self._sock])
+        finally:
+            notifier.cancel()
+
+    def stop(self) -> None:
+        """Shut down and join the server thread; safe to call twice."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            loop, stopping = self._loop, self._app.stopping
+            if loop is not None and stopping is not None and not loop.is_closed():
+                # RuntimeError: the loop just closed, so the server is already down
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(stopping.set)
+            if self._server is not None:
+                self._server.should_exit = True
+            thread.join(self._shutdown_timeout + 5.0)
+        if self._sock is not None:
+            self._sock.close()
+
+    def __enter__(self) -> Simulator:
+        """Start; the simulator stops when the block ends."""
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: types.TracebackType | None,
+    ) -> None:
+        """Stop, whatever ended the block."""
+        self.stop()
+
+    async def __aenter__(self) -> Simulator:
+        """Start in a worker thread, so the caller's event loop never blocks."""
+        await asyncio.to_thread(self.start)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: types.TracebackType | None,
+    ) -> None:
+        """Stop in a worker thread."""
+        await asyncio.to_thread(self.stop)
