@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shlex
 import shutil
@@ -14,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -389,13 +387,13 @@ def test_a_reader_that_goes_away_ends_the_replay_quietly(tmp_path: Path) -> None
 class Terminal:
     """A tmux session of a fixed size on a private server: run a command, read the screen."""
 
-    def __init__(self, socket: str) -> None:
+    def __init__(self, socket: Path) -> None:
         self.socket = socket
 
     def tmux(self, *args: str) -> str:
         """Run a tmux command on this server; its stdout."""
         done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
+            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, timeout=30
         )
         assert done.returncode == 0, done.stderr
         return done.stdout
@@ -424,14 +422,17 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal() -> Iterator[Terminal]:
-    """A private tmux server (skipped without tmux, a failure under CI=true)."""
+def terminal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Terminal]:
+    """A private tmux server whose socket lives in a temporary directory (skipped without
+    tmux, a failure under CI=true)."""
     require(shutil.which("tmux") is not None, "tmux is not installed (make system-deps adds it)")
-    term = Terminal(f"toolwire-test-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    # a short directory of its own: a socket path must stay under about 100 bytes
+    term = Terminal(tmp_path_factory.mktemp("tmux", numbered=True) / "socket")
     try:
         yield term
     finally:
-        subprocess.run(["tmux", "-L", term.socket, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-S", str(term.socket), "kill-server"], capture_output=True)
+        term.socket.unlink(missing_ok=True)
 
 
 def _content_shown(screen: str) -> str | None:
