@@ -91,7 +91,7 @@ def test_the_heuristic_never_exceeds_the_characters(text: str) -> None:
 
 
 def test_huge_texts_are_sampled_deterministically_and_close_to_exact() -> None:
-    """Above 32,768 characters the count comes from windows, within 5% of the exact one."""
+    """Above 8,192 characters the count comes from windows, within 5% of the exact one."""
     import toolwire._usage_estimate as estimate
 
     text = ('{"path": "src/app.py", "content": "def main():\\n    return 42\\n"}, ' * 6000)[
