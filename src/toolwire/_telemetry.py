@@ -36,6 +36,9 @@ for a tool, its status (``failed``, ``rejected``, ``timed_out``, ``unknown``,
 ``conflict``). ``completed``, ``replayed``, ``skipped`` (not run, nothing failed in it) and
 ``in_progress`` (another worker runs it) are not errors.
 
+Where. The drivers (``stream()``, ``astream()``, and ``run_turn`` through them) and the
+executors record; a ``StreamAssembler`` fed by hand records nothing (it is sans-IO).
+
 Cost. Nothing happens per event: the drivers call :meth:`StreamObserver.begin` when a
 stream opens and :meth:`StreamObserver.end` once when it ends, the executor once per call.
 OpenTelemetry is never imported by toolwire: it is used only when the application has
@@ -107,6 +110,7 @@ _DURATION_BUCKETS = (
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 )  # fmt: skip
 _NAME = "toolwire"
+_MAX_PROVIDERS = 8  # remembered tracer / meter providers
 _MESSAGE_LIMIT = 500  # characters of an error message put on a span's status
 
 
@@ -179,6 +183,8 @@ def _tracer() -> Any:
     if found is None or found[0] is not provider:
         tracer = provider.get_tracer(_NAME, _version())
         with _lock:
+            if len(_tracers) >= _MAX_PROVIDERS:
+                _tracers.clear()  # providers replaced again and again (tests): keep few
             _tracers[id(provider)] = found = (provider, tracer)
     return found[1]
 
@@ -201,6 +207,8 @@ def _instruments() -> _Instruments | None:
     if found is None or found[0] is not provider:
         instruments = _Instruments(provider.get_meter(_NAME, _version()))
         with _lock:
+            if len(_meters) >= _MAX_PROVIDERS:
+                _meters.clear()
             _meters[id(provider)] = found = (provider, instruments)
     return found[1]
 
