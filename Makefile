@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh Debian machine (Python 3.11, as root):
 #   make demo   - virtual environment, toolwire, the demo
-#   make test   - everything the tests need (Debian's postgresql and redis-server too), then
+#   make test   - everything the tests need (Debian's postgresql, redis-server and tmux too), then
 #                 ruff check, ruff format --check, mypy --strict on src/, and pytest
 # make bench prints toolwire's figures against the competitors measured in the same run.
 
@@ -29,10 +29,12 @@ $(VENV)/.bench-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/python examples/demo.py
 
-# Debian's PostgreSQL and Redis servers; the test suite starts throwaway instances itself.
+# Debian's PostgreSQL and Redis servers (the test suite starts throwaway instances itself)
+# and tmux (the replay tests read the live terminal view off a tmux screen).
 system-deps:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; \
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
+		|| ! command -v tmux >/dev/null 2>&1; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server tmux; \
 	fi
 
 lint: $(VENV)/.dev-installed

@@ -14,6 +14,7 @@ SUITES = [
     "benchmarks.validation",
     "benchmarks.stores",
     "benchmarks.executor",
+    "benchmarks.usage",
 ]
 
 

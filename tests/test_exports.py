@@ -100,11 +100,12 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 
 def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
-    """``import toolwire`` loads no optional dependency, nor the simulator's server."""
+    """``import toolwire`` loads no optional dependency (rich included), nor the simulator's
+    server."""
     code = (
         "import sys, toolwire; "
         "optional = ('pydantic', 'redis', 'psycopg', 'rfc8785', 'anyio', 'jsonschema_rs', "
-        "'uvicorn', 'h11', 'toolwire.testing'); "
+        "'uvicorn', 'h11', 'toolwire.testing', 'rich', 'opentelemetry', 'tiktoken'); "
         "print(sorted(m for m in optional if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

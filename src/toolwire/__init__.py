@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "JSONDepthError": "_errors",
     "JSONSizeError": "_errors",
     "JSONSyntaxError": "_errors",
+    "PriceTableError": "_errors",
     "ProviderError": "_errors",
     "RetryableError": "_errors",
     "StoreError": "_errors",
@@ -64,6 +65,12 @@ _EXPORTS: dict[str, str] = {
     "StreamAssembler": "_assembler",
     "ToolCall": "_response",
     "Usage": "_response",
+    # usage, cost and accounting
+    "Cost": "_response",
+    "ModelPrice": "_pricing",
+    "Prices": "_pricing",
+    "UsageLedger": "_ledger",
+    "estimate_tokens": "_usage_estimate",
     # §4 driving a live stream
     "AsyncStreamHandle": "_drivers",
     "StreamHandle": "_drivers",
@@ -97,6 +104,7 @@ __all__ = [
     "AsyncExecutor",
     "AsyncStreamHandle",
     "ContentFiltered",
+    "Cost",
     "DriverSettingsError",
     "DriverUsageError",
     "EarlyAbort",
@@ -111,10 +119,13 @@ __all__ = [
     "JSONSyntaxError",
     "MISSING",
     "MemoryStore",
+    "ModelPrice",
     "Outcome",
     "Partial",
     "PartialCall",
     "PartialJSONParser",
+    "PriceTableError",
+    "Prices",
     "ProviderError",
     "ReasoningDelta",
     "RejectedCall",
@@ -149,6 +160,7 @@ __all__ = [
     "UnknownFormat",
     "Usage",
     "UsageError",
+    "UsageLedger",
     "UsageReported",
     "ValidCall",
     "ValueCompleted",
@@ -156,6 +168,7 @@ __all__ = [
     "arguments_hash",
     "arun_turn",
     "astream",
+    "estimate_tokens",
     "parse_partial",
     "run_turn",
     "stream",
@@ -192,6 +205,7 @@ if TYPE_CHECKING:
         JSONDepthError,
         JSONSizeError,
         JSONSyntaxError,
+        PriceTableError,
         ProviderError,
         RetryableError,
         StoreError,
@@ -223,9 +237,12 @@ if TYPE_CHECKING:
     )
     from ._executor import AsyncExecutor, Executor
     from ._idempotency import arguments_hash
+    from ._ledger import UsageLedger
     from ._outcome import Outcome
     from ._partial_json import MISSING, PartialJSONParser, parse_partial
+    from ._pricing import ModelPrice, Prices
     from ._response import (
+        Cost,
         Partial,
         PartialCall,
         RejectedCall,
@@ -237,5 +254,6 @@ if TYPE_CHECKING:
     from ._retrying import RetryPolicy
     from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from ._turn import Turn, arun_turn, run_turn
+    from ._usage_estimate import estimate_tokens
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -3,8 +3,10 @@
 ``toolwire serve`` runs the provider simulator (API.md §6) until Ctrl-C or SIGTERM:
 it prints the base URL of every format, one per line, then serves. Without ``--scenario``
 or ``--recordings`` it answers every request with one looping greeting, so a client can be
-pointed at it at once. Later subcommands (``replay``, ``demo``, ``store``) plug in the same
-way: one ``_add_<name>`` function that declares the parser and sets ``run``.
+pointed at it at once. ``toolwire replay`` (``_cli_replay``) shows a recorded stream live
+and judges it; ``toolwire store`` (``_cli_store``) lists, shows, settles and purges the
+idempotency store. Each subcommand is one function that declares its parser and sets
+``run``.
 
 Exit status: 0 after a clean stop, 2 for unusable arguments (a bad fault spec, a scenario
 that cannot be read, a port already taken), with the reason on stderr. Nothing here is
@@ -20,6 +22,8 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
+from ._cli_replay import add_parser as add_replay
+from ._cli_store import add_parser as add_store
 from ._errors import UsageError
 
 __all__ = ["main"]
@@ -98,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_serve(commands)
+    add_replay(commands)
+    add_store(commands)
     return parser
 
 

@@ -1,0 +1,120 @@
+"""What every ``toolwire`` subcommand module shares: exit statuses, the one-line error,
+output that survives any text, and running one subcommand as a program of its own.
+
+A subcommand module (``_cli_replay``, ``_cli_store``) exposes ``add_parser(commands)``,
+which declares its parser on the ``toolwire`` command's subparsers and sets ``run``, and
+``run(args) -> int``, which returns the exit status. The statuses mean the same in every
+subcommand, so a script can act on them without knowing which one it ran:
+
+====  ==================================================================================
+0     done
+1     refused or not found: the command worked, the answer is no (``store show`` of an
+      absent key, ``store resolve`` of a record that is not ``unknown``)
+2     unusable arguments or input: nothing was done (argparse's own status too)
+3     the stream did not end properly (a ``StreamError``, API.md §7)
+4     the store failed (cannot connect, an operation failed): an outage, retry later
+130   interrupted (Ctrl-C)
+141   stdout was closed early (``| head``), as for a program that SIGPIPE ended
+====  ==================================================================================
+
+Errors are one line on stderr, ``toolwire <command>: <message>``; stdout carries only the
+command's output, so ``--json`` output is never mixed with messages. Text that came from a
+model or a store (stream text, tool names, error messages) is shown through
+:func:`visible`: a recording must not be able to drive the reader's terminal with escape
+sequences, nor hide or reorder what is shown with bidirectional controls. Nothing here is
+imported by ``import toolwire``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_STORE_FAILED",
+    "EXIT_STREAM_ERROR",
+    "EXIT_USAGE",
+    "fail",
+    "reader_gone",
+    "run_alone",
+    "tolerant_output",
+    "visible",
+]
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_STREAM_ERROR = 3
+EXIT_STORE_FAILED = 4
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+# C0 controls but tab and line feed, DEL, C1 controls (ESC and CSI among them), the
+# bidirectional and line-separator characters, and lone surrogates (no terminal can show
+# them, and no encoder writes them)
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every character that could act on a terminal instead of being shown
+    (controls, escape sequences, bidirectional overrides, lone surrogates) written as a
+    ``\\uXXXX`` escape; line feeds and tabs stay."""
+    return _HIDDEN.sub(_escape, text)
+
+
+def fail(command: str, message: str, status: int) -> int:
+    """Print ``toolwire <command>: <message>`` on stderr, on one line; return ``status``."""
+    line = " ".join(visible(message).split())  # one line, whatever the exception text held
+    print(f"toolwire {command}: {line}", file=sys.stderr, flush=True)
+    return status
+
+
+def tolerant_output(stream: TextIO) -> None:
+    """Let ``stream`` write any ``str``: characters its encoding lacks, and the lone
+    surrogates a model's JSON escapes can produce, come out backslash-escaped instead of
+    raising ``UnicodeEncodeError`` half-way through the output."""
+    if isinstance(stream, io.TextIOWrapper):
+        with contextlib.suppress(ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def run_alone(
+    name: str,
+    add_parser: Callable[[Any], None],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Run the subcommand ``name`` as ``toolwire <name> <argv>`` would, with only that
+    subcommand registered (``python -m toolwire._cli_<name> ...``); return its status."""
+    parser = argparse.ArgumentParser(prog="toolwire")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_parser(commands)
+    args = parser.parse_args([name, *(sys.argv[1:] if argv is None else argv)])
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
+
+
+def reader_gone() -> int:
+    """Handle ``BrokenPipeError`` on stdout (the reader went away, as ``| head`` does):
+    point stdout at ``/dev/null`` so that Python's flush at exit does not complain again,
+    and return :data:`EXIT_BROKEN_PIPE`."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
