@@ -555,3 +555,25 @@ def test_the_api_without_an_sdk_records_nothing() -> None:
         """
     )
     assert out == "True True"
+
+
+def test_run_turn_s_early_abort_is_traced_as_such_and_its_usage_priced(
+    recorded: Recorded, sim: Simulator, client: openai.OpenAI
+) -> None:
+    """A turn stopped at an unknown tool traces ``early_abort``; ``prices=`` prices its usage."""
+    tools = toolwire.Toolbox()
+
+    @tools.tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return path
+
+    sim.add_response(tool_calls=[("rm_rf", {"path": "/" * 400})], model=MODEL)
+    prices = toolwire.Prices({"gpt-4o": toolwire.ModelPrice(input=2.5, output=10)})
+    executor = toolwire.Executor(tools, store=toolwire.MemoryStore(), scope="telemetry")
+    turn = toolwire.run_turn(create(client), tools, executor=executor, prices=prices)
+    assert turn.aborted is not None and turn.aborted.kind == "unknown_tool"
+    assert turn.usage is not None and turn.usage.cost is not None
+    attributes = dict(chat_span(recorded).attributes or {})
+    assert attributes["error.type"] == "early_abort"
+    assert attributes["toolwire.early_abort"] == "unknown_tool"

@@ -55,6 +55,7 @@ from ._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsErro
 from ._events import StreamEvent
 from ._executor import AsyncExecutor, Executor
 from ._outcome import Outcome
+from ._pricing import Prices
 from ._response import Response, Usage
 from ._results import turn_messages
 from ._retrying import RetryPolicy
@@ -204,7 +205,11 @@ class _TurnRun:
         try:
             finished = handle.response
         except DriverUsageError:
-            return True  # not ended yet: stop here
+            # not ended yet: stop here, and say so, so that logs and traces record an
+            # early abort rather than a cut
+            verdict = self.watch.verdict if self.watch is not None else None
+            handle._early_abort(verdict.kind if verdict is not None else "early abort")
+            return True
         return finished is None
 
     def prepare(self, handle: StreamHandle | AsyncStreamHandle) -> tuple[Response, str | None]:
@@ -295,6 +300,7 @@ def run_turn(
     on_event: OnEvent | None = None,
     turn: str | None = None,
     retry: RetryPolicy | None = None,
+    prices: Prices | None = None,
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -329,6 +335,9 @@ def run_turn(
       response id, by the request's (a digest of its body, where the source exposes it),
       or by ``turn`` when given (see :mod:`toolwire._turn_identity`).
 
+    ``prices`` (a :class:`~toolwire.Prices` table) prices ``turn.usage`` as ``stream()``
+    does; an early abort is logged and traced as ``early_abort``.
+
     Bad arguments raise :class:`UsageError`.
     """
     plan = _TurnRun(
@@ -342,7 +351,7 @@ def run_turn(
                 handle = StreamHandle(
                     made, format=format, first_event_timeout=first_event_timeout,
                     idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events,
+                    json_events=plan.json_events, prices=prices,
                 )  # fmt: skip
             except DriverSettingsError as exc:
                 raise _turn_words(exc) from None
@@ -391,6 +400,7 @@ async def arun_turn(
     on_event: OnEvent | None = None,
     turn: str | None = None,
     retry: RetryPolicy | None = None,
+    prices: Prices | None = None,
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 
@@ -413,7 +423,7 @@ async def arun_turn(
                 handle = AsyncStreamHandle(
                     made, format=format, first_event_timeout=first_event_timeout,
                     idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events,
+                    json_events=plan.json_events, prices=prices,
                 )  # fmt: skip
             except DriverSettingsError as exc:
                 raise _turn_words(exc) from None
