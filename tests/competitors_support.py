@@ -104,16 +104,17 @@ def openai_tools(*, strict: bool = False) -> list[dict[str, Any]]:
     return out
 
 
-def record_replay(sim: Simulator, fmt: str, directory: Path) -> Path:
-    """Serve :data:`REPLAY_CALL` once in ``fmt``, save the body byte for byte, and return
-    the file: ``sim.add_recording(path)`` then replays the very same response (ids,
-    timestamps and all), as a retried turn or a replaying gateway delivers it."""
+def record_replay(sim: Simulator, fmt: str, directory: Path, *, stream: bool = True) -> Path:
+    """Serve :data:`REPLAY_CALL` once in ``fmt`` (streamed or not), save the body byte for
+    byte, and return the file: ``sim.add_recording(path)`` then replays the very same
+    response (ids, timestamps and all), as a retried turn or a replaying gateway delivers
+    it."""
     sim.add_response(tool_calls=[REPLAY_CALL], id=REPLAY_RESPONSE_ID)
-    path, body = request_body(fmt)
+    path, body = request_body(fmt, stream=stream)
     with httpx.Client(base_url=sim.url, timeout=10) as client:
         reply = client.post(path, json=body)
     assert reply.status_code == 200, reply.text
-    recording = directory / f"replay-{fmt}.sse"
+    recording = directory / f"replay-{fmt}.{'sse' if stream else 'json'}"
     recording.write_bytes(reply.content)
     return recording
 

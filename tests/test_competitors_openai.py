@@ -178,9 +178,12 @@ def test_length_finish_with_a_strict_tool_raises_while_streaming(
     the finish chunk, before any ``arguments.done`` event."""
     sim.add_response(tool_calls=[WRITE], faults=["length"])
     seen: list[str] = []
-    with client.chat.completions.stream(
-        model="gpt-4o", messages=MESSAGES, tools=openai_tools(strict=True)
-    ) as stream, pytest.raises(openai.LengthFinishReasonError):
+    with (
+        client.chat.completions.stream(
+            model="gpt-4o", messages=MESSAGES, tools=openai_tools(strict=True)
+        ) as stream,
+        pytest.raises(openai.LengthFinishReasonError),
+    ):
         seen.extend(event.type for event in stream)
     assert "tool_calls.function.arguments.done" not in seen
 
