@@ -50,8 +50,9 @@ WRITE_ARGS: dict[str, Any] = {"path": "notes/report.md", "content": REPORT}
 WRITE = ("write_file", WRITE_ARGS)
 # a call cut mid-string, served as raw text (the simulator sends it as it is)
 TRUNCATED_ARGS = '{"path": "notes/report.md", "content": "Line 0: the quarterly fig'
-# arguments that parse although the provider stopped at its token limit
-PARSEABLE_AT_LIMIT = '{"path": "notes/report.md"}'
+# arguments that parse and fit the schema although the provider stopped at its token limit
+# (the model may have meant a longer content; nothing in the stream says it had finished)
+PARSEABLE_AT_LIMIT = '{"path": "notes/report.md", "content": "Line 0: the quarterly figures"}'
 
 CITIES = ("Lyon", "Paris", "Oslo")
 CALLS3 = [("get_weather", {"city": city}) for city in CITIES]
