@@ -11,9 +11,12 @@ today; when it changes, the test fails and the README table must change.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,6 +65,31 @@ COMPACT = {city: json.dumps({"city": city}, separators=(",", ":")) for city in C
 def _installed() -> None:
     """Skip (or fail under CI) when litellm is missing."""
     need(litellm, "litellm")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_litellm() -> Iterator[None]:
+    """After the module, close the HTTP clients LiteLLM caches for reuse and collect what
+    it leaves unreferenced (an event loop, sockets), so their ResourceWarnings (LiteLLM's,
+    not ours) cannot fail a later test or the end of the session."""
+    yield
+    if litellm is None:
+        return
+    cache = litellm.in_memory_llm_clients_cache
+    for client in list(getattr(cache, "cache_dict", {}).values()):
+        close = getattr(client, "close", None)
+        if callable(close) and not asyncio.iscoroutinefunction(close):
+            close()
+    cache.flush_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # the event loop LiteLLM's sync calls leave set as the thread's current loop
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+        if not loop.is_running():
+            loop.close()
+            asyncio.set_event_loop(None)
+        gc.collect()
 
 
 @pytest.fixture
