@@ -85,8 +85,11 @@ def _release_litellm() -> Iterator[None]:
         warnings.simplefilter("ignore", ResourceWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         # the event loop LiteLLM's sync calls leave set as the thread's current loop
-        loop = asyncio.get_event_loop_policy().get_event_loop()
-        if not loop.is_running():
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none is set (an asyncio.run() earlier unset it)
+            loop = None
+        if loop is not None and not loop.is_running():
             loop.close()
             asyncio.set_event_loop(None)
         gc.collect()
