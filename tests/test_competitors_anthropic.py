@@ -41,6 +41,9 @@ from competitors_support import (
 )
 from toolwire.testing import Simulator
 
+# a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
+pytestmark = pytest.mark.compare
+
 MESSAGES: Any = [{"role": "user", "content": USER}]
 MODEL = "claude-sonnet-4-6"
 TOOLS: Any = [

@@ -49,6 +49,9 @@ try:
 except ImportError:  # the `compare` group is not installed: every test skips
     ChatOpenAI = None
 
+# a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
+pytestmark = pytest.mark.compare
+
 
 @pytest.fixture(autouse=True)
 def _installed() -> None:

@@ -50,11 +50,15 @@ try:
 except ImportError:  # the `compare` group is not installed: every test skips
     litellm = None
 
-# LiteLLM's own types trigger this pydantic warning when it builds their schemas: not ours
-# to fix, and not about the behaviour under test
-pytestmark = pytest.mark.filterwarnings(
-    r"ignore:Items? .* (are|is) using the `ReadOnly` qualifier:UserWarning"
-)
+pytestmark = [
+    # a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
+    pytest.mark.compare,
+    # LiteLLM's own types trigger this pydantic warning when it builds their schemas: not
+    # ours to fix, and not about the behaviour under test
+    pytest.mark.filterwarnings(
+        r"ignore:Items? .* (are|is) using the `ReadOnly` qualifier:UserWarning"
+    ),
+]
 
 MESSAGES: Any = [{"role": "user", "content": USER}]
 FULL = json.dumps(WRITE_ARGS, separators=(",", ":"))

@@ -50,6 +50,9 @@ from competitors_support import (
 )
 from toolwire.testing import Simulator
 
+# a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
+pytestmark = pytest.mark.compare
+
 MESSAGES: Any = [{"role": "user", "content": USER}]
 FULL = json.dumps(WRITE_ARGS, separators=(",", ":"))
 

@@ -55,6 +55,9 @@ try:
 except ImportError:  # the `compare` group is not installed: every test skips
     Agent = None
 
+# a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
+pytestmark = pytest.mark.compare
+
 
 @pytest.fixture(autouse=True)
 def _installed() -> None:
