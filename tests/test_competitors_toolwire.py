@@ -291,6 +291,18 @@ def test_replayed_turn_after_a_restart_runs_the_tool_once(
     assert len(ran) == 1
 
 
+def test_a_regenerated_call_is_a_new_call(
+    sim: Simulator, clients: Clients, executor: toolwire.Executor, ran: Ran
+) -> None:
+    """The same arguments in a new response (new response and call ids: the model asked
+    again) are a new call and run again; only a replay of the same response is deduped."""
+    for _ in range(2):
+        sim.add_response(tool_calls=[WRITE])
+    statuses = [o.status for _ in range(2) for o in turn(clients, "openai-chat", executor)]
+    assert statuses == ["completed", "completed"]
+    assert ran == [WRITE, WRITE]
+
+
 # ----------------------------------------------------------------- 7. deadlines
 
 
