@@ -1,7 +1,7 @@
 """``SQLiteStore``: the single-machine store, safe across threads and processes.
 
-Strategy. One table, one row per call key. Every operation that writes runs its flow
-(:mod:`toolwire.stores._local`, the same flows as :class:`~toolwire.MemoryStore`) inside
+Strategy. One table, one row per call key. Every operation that writes runs its function
+of :mod:`toolwire.stores._local` (the same as :class:`~toolwire.MemoryStore`'s) inside
 one ``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock before reading, so two
 connections (threads or processes) can never both see "absent" and both insert: that is
 the whole of the at-most-once argument on one host. Fenced writes read the row, check
@@ -48,9 +48,9 @@ from typing import Any
 from .._errors import StoreError
 from . import _local as local
 from ._clock import ClockMark, ClockReading, advance, reader
-from ._protocol import Record
+from ._protocol import Record, Status
 from ._requests import Request, T
-from ._shells import SyncShell, run_flow
+from ._shells import SyncShell
 
 __all__ = ["SQLiteStore"]
 
@@ -81,6 +81,7 @@ _COLUMNS = (
 )
 _SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
 _SELECT = f"SELECT {_COLUMNS} FROM toolwire_calls"
+_LOAD = f"{_SELECT} WHERE key = ?"
 
 
 def _text_in(value: str | None) -> str | bytes | None:
@@ -123,39 +124,39 @@ def _record(row: tuple[Any, ...]) -> Record:
 
 
 class _Table:
-    """The steps of a flow on one SQLite connection (inside the operation's transaction)."""
+    """The :class:`~toolwire.stores._local.Table` of one SQLite connection, inside the
+    operation's transaction."""
+
+    __slots__ = ("_db", "_read")
 
     def __init__(self, db: sqlite3.Connection, read: Callable[[], ClockReading]) -> None:
         self._db = db
         self._read = read
 
-    def step(self, action: Any) -> Any:
-        db = self._db
-        if action is local.NOW:
-            return self._now()
-        if isinstance(action, local.Load):
-            row = db.execute(f"{_SELECT} WHERE key = ?", (action.key,)).fetchone()
-            return None if row is None else _record(row)
-        if isinstance(action, local.Save):
-            r = action.record
-            row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
-            texts = (_text_in(r.result), _text_in(r.error))
-            db.execute(_SAVE, (*row, r.lease_expires_at, *texts, r.created_at, *_times(r)))
-            return None
-        if isinstance(action, local.Delete):
-            db.execute("DELETE FROM toolwire_calls WHERE key = ?", (action.key,))
-            return None
-        if isinstance(action, local.Select):
-            where = "" if action.status is None else "WHERE status = ? "
-            order = "DESC" if action.newest_first else "ASC"
-            sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
-            params = (action.limit,) if action.status is None else (action.status, action.limit)
-            return [_record(row) for row in db.execute(sql, params)]
-        assert isinstance(action, local.DeleteExpired)
-        sql = "DELETE FROM toolwire_calls WHERE expires_at <= ?"
-        return db.execute(sql, (action.now,)).rowcount
+    def load(self, key: str) -> Record | None:
+        row = self._db.execute(_LOAD, (key,)).fetchone()
+        return None if row is None else _record(row)
 
-    def _now(self) -> float:
+    def save(self, r: Record) -> None:
+        row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
+        texts = (_text_in(r.result), _text_in(r.error))
+        self._db.execute(_SAVE, (*row, r.lease_expires_at, *texts, r.created_at, *_times(r)))
+
+    def delete(self, key: str) -> None:
+        self._db.execute("DELETE FROM toolwire_calls WHERE key = ?", (key,))
+
+    def select(self, status: Status | None, newest_first: bool, limit: int) -> list[Record]:
+        where = "" if status is None else "WHERE status = ? "
+        order = "DESC" if newest_first else "ASC"
+        sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
+        params = (limit,) if status is None else (status, limit)
+        return [_record(row) for row in self._db.execute(sql, params)]
+
+    def delete_expired(self, now: float) -> int:
+        sql = "DELETE FROM toolwire_calls WHERE expires_at <= ?"
+        return self._db.execute(sql, (now,)).rowcount
+
+    def now(self) -> float:
         """Advance the clock kept in the file and return the store time (write lock held)."""
         row = self._db.execute("SELECT now, domain, elapsed FROM toolwire_clock").fetchone()
         mark = advance(None if row is None else ClockMark(*row), self._read())
@@ -274,14 +275,15 @@ class SQLiteStore(SyncShell):
             raise StoreError(f"SQLite commit failed: {exc}") from exc
 
     def _perform(self, request: Request[T]) -> T:
+        operation = local.OPERATIONS[type(request)]
         try:
             with self._connection() as db:
                 table = _Table(db, self._read)
                 if isinstance(request, local.READS):
-                    result: T = run_flow(local.flow(request), table.step)
+                    result: T = operation(table, request)
                     return result
                 with self._transaction(db):
-                    result = run_flow(local.flow(request), table.step)
+                    result = operation(table, request)
                 return result
         except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite operation failed: {exc}") from exc
