@@ -36,12 +36,12 @@ linear type check, the rest by the ``rfc8785`` reference implementation.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import rfc8785
 
 from ._errors import IdempotencyKeyError
+from ._jsontext import encoder
 
 __all__ = ["arguments_hash"]
 
@@ -49,22 +49,20 @@ _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
 
 
-# The compact JSON of the key fields; one encoder, built once (json.dumps with options
-# builds a new one per call).
-_KEY_FIELDS = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+# The compact JSON of the key fields.
+_KEY_FIELDS = encoder(ensure_ascii=True, separators=(",", ":"), sort_keys=False)
 # RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The C
 # encoder writes strings exactly as RFC 8785 does (the same two-character escapes, \u00xx
 # in lower case for the other controls, nothing else escaped).
-_CANONICAL = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
-).encode
+_CANONICAL = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 _SAFE_INT = 2**53 - 1
 _SURROGATES = "\ud800"
 
 
 def _plain(value: Any) -> bool:
     """Whether ``value`` is made only of the JSON values whose RFC 8785 form the C encoder
-    writes byte for byte: exact ``dict``/``list``/``tuple``/``str``/``int``/``bool``/``None``,
+    writes byte for byte: exact ``dict`` (or a subclass with ``dict``'s ``items``) /
+    ``list``/``tuple``/``str``/``int``/``bool``/``None``,
     integers within 2**53 - 1, strings without lone surrogates, and object keys below
     U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
     the reference implementation (ECMAScript number formatting)."""
@@ -75,7 +73,10 @@ def _plain(value: Any) -> bool:
         return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if value is None or kind is bool:
         return True
-    if kind is dict:
+    if kind is dict or (isinstance(value, dict) and kind.items is dict.items):
+        # A dict subclass that reads as a dict (the toolbox's validated arguments, which
+        # only add bookkeeping to the mutators) encodes as one: with sort_keys the C
+        # encoder reads any dict subclass through items(), as the reference does.
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
                 return False
@@ -149,12 +150,20 @@ def call_key(
     turns of a provider that sends no response id. Fields are JSON-encoded as one array,
     so no choice of field contents can make two different identities collide.
     """
-    _check_str("scope", scope)
-    _check_str("response_id", response_id, optional=True)
-    _check_str("tool_name", tool_name)
-    _check_str("call_id", call_id)
-    _check_str("created", created, optional=True)
-    _check_str("turn", turn, optional=True)
+    if not (
+        isinstance(scope, str)
+        and isinstance(tool_name, str)
+        and isinstance(call_id, str)
+        and (response_id is None or isinstance(response_id, str))
+        and (created is None or isinstance(created, str))
+        and (turn is None or isinstance(turn, str))
+    ):  # one test for the common case; the checks below name what is wrong
+        _check_str("scope", scope)
+        _check_str("response_id", response_id, optional=True)
+        _check_str("tool_name", tool_name)
+        _check_str("call_id", call_id)
+        _check_str("created", created, optional=True)
+        _check_str("turn", turn, optional=True)
     if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
         raise IdempotencyKeyError("occurrence must be a non-negative int")
     fields: list[object] = [scope, response_id, tool_name, call_id]
@@ -175,8 +184,9 @@ def call_key(
 
 def idempotency_key(call_key: str, args_hash: str) -> str:
     """Hex SHA-256 of a call key and an args hash: the key a tool receives and forwards."""
-    _check_str("call_key", call_key)
-    _check_str("args_hash", args_hash)
+    if not (isinstance(call_key, str) and isinstance(args_hash, str)):
+        _check_str("call_key", call_key)
+        _check_str("args_hash", args_hash)
     if call_key.isascii() and call_key.isalnum() and args_hash.isascii() and args_hash.isalnum():
         # Hex digests (always, from the executor) need no escaping: the same JSON text.
         text = f'["{call_key}","{args_hash}"]'

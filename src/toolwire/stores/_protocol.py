@@ -39,10 +39,10 @@ reference model).
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
+
+from .._makers import maker
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -278,24 +278,23 @@ def claim_transition(
     The rules of :meth:`Store.claim`, applied to what is stored, whatever its age.
     """
     if existing is None:
-        lease = request.lease
         record = _new_record(
-            request.key,
-            request.args_hash,
-            request.idempotency_key,
-            "in_progress",
-            request.owner,
-            1,
-            now + lease,
-            None,
-            None,
-            now,
-            now + lease + request.retention,
-            request.retention,
+            key=request.key,
+            args_hash=request.args_hash,
+            idempotency_key=request.idempotency_key,
+            status="in_progress",
+            owner=request.owner,
+            fence=1,
+            lease_expires_at=now + request.lease,
+            result=None,
+            error=None,
+            created_at=now,
+            expires_at=now + request.lease + request.retention,
+            retention=request.retention,
         )
-        return _new_claim(True, record), record
+        return _new_claim(acquired=True, record=record), record
     if existing.args_hash != request.args_hash or not lease_over(existing, now):
-        return _new_claim(False, existing), None
+        return _new_claim(acquired=False, record=existing), None
     retention = max(existing.retention or 0.0, request.retention)
     if request.reclaim:
         record = replace(
@@ -382,89 +381,22 @@ def _with(
     """``record`` with the fields a fenced write changes (``dataclasses.replace`` costs
     several times more, on the path of every call)."""
     return _new_record(
-        record.key,
-        record.args_hash,
-        record.idempotency_key,
-        status,
-        record.owner,
-        record.fence,
-        lease_expires_at,
-        result,
-        error,
-        record.created_at,
-        expires_at,
-        record.retention,
+        key=record.key,
+        args_hash=record.args_hash,
+        idempotency_key=record.idempotency_key,
+        status=status,
+        owner=record.owner,
+        fence=record.fence,
+        lease_expires_at=lease_expires_at,
+        result=result,
+        error=error,
+        created_at=record.created_at,
+        expires_at=expires_at,
+        retention=record.retention,
     )
 
 
-_RECORD_FIELDS = (
-    "key",
-    "args_hash",
-    "idempotency_key",
-    "status",
-    "owner",
-    "fence",
-    "lease_expires_at",
-    "result",
-    "error",
-    "created_at",
-    "expires_at",
-    "retention",
-)
-
-
-def _makers() -> tuple[Callable[..., Record], Callable[[bool, Record], Claim]]:
-    """Positional constructors of :class:`Record` and :class:`Claim` for the path of every
-    call. They fill the slots through their descriptors, which gives the same instance as
-    the dataclass constructor (equal, hashed and printed alike) for less than half the cost
-    of the generated frozen ``__init__`` (one ``object.__setattr__`` per field); callers
-    pass values of the declared types, which that ``__init__`` does not check either."""
-    for cls, names in ((Record, _RECORD_FIELDS), (Claim, ("acquired", "record"))):
-        if tuple(field.name for field in dataclasses.fields(cls)) != names:
-            raise TypeError(f"the fields of {cls.__name__} changed: update _makers")
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 = (
-        Record.__dict__[name].__set__ for name in _RECORD_FIELDS
-    )
-    set_acquired = Claim.__dict__["acquired"].__set__
-    set_record = Claim.__dict__["record"].__set__
-    new = object.__new__
-
-    def record(
-        key: str,
-        args_hash: str,
-        idempotency_key: str,
-        status: Status,
-        owner: str | None,
-        fence: int,
-        lease_expires_at: float | None,
-        result: str | None,
-        error: str | None,
-        created_at: float,
-        expires_at: float,
-        retention: float | None,
-    ) -> Record:
-        made: Record = new(Record)
-        s0(made, key)
-        s1(made, args_hash)
-        s2(made, idempotency_key)
-        s3(made, status)
-        s4(made, owner)
-        s5(made, fence)
-        s6(made, lease_expires_at)
-        s7(made, result)
-        s8(made, error)
-        s9(made, created_at)
-        s10(made, expires_at)
-        s11(made, retention)
-        return made
-
-    def claim(acquired: bool, record: Record) -> Claim:
-        made: Claim = new(Claim)
-        set_acquired(made, acquired)
-        set_record(made, record)
-        return made
-
-    return record, claim
-
-
-_new_record, _new_claim = _makers()
+# Records and claims on the path of every call, built by filling their slots directly: the
+# same frozen instances for half the cost of the generated __init__ (see toolwire._makers).
+_new_record = maker(Record)
+_new_claim = maker(Claim)
