@@ -404,7 +404,7 @@ class _ExecutorBase:
                 )
             return decided, []
         jobs = [
-            _Job(
+            _new_job(
                 position=position,
                 plan=plan,
                 tool=check.tool,
@@ -453,6 +453,7 @@ def _check_store(store: T) -> T:
 # same frozen instances, for a third of the cost; see _makers).
 _new_plan = maker(CallPlan)
 _new_context = maker(ToolContext)
+_new_job = maker(_Job)
 
 
 def _rejected(call_id: str, name: str, reason: str) -> Outcome:
@@ -658,11 +659,24 @@ class _SyncRun:
         self.wake = _Wake()
         self.slots = executor.max_concurrency or len(jobs)
         self.threads = executor.max_threads
+        # Sync tools started in this round of admissions, for their (reserved) workers:
+        # handed over just before the driver waits, so that a worker is not woken while
+        # the driver still holds the GIL (a wake-up in which it could only wait).
+        self.starting: list[Callable[[], None]] = []
 
     def drive(self) -> dict[int, Outcome]:
         """Run every call to its end; re-raise the caller's interruption after clean-up."""
+        try:
+            return self._drive()
+        finally:
+            if self.starting:  # never strand a reserved worker (nothing raises here, but)
+                pool().deliver(self.starting)
+
+    def _drive(self) -> dict[int, Outcome]:
         while self.queued or self.active:
             self._admit()
+            if self.starting:
+                pool().deliver(self.starting)
             if self.interrupt is not None:
                 self._interrupt_all()
             if not self.active:
@@ -821,9 +835,13 @@ class _SyncRun:
         job = call.job
         call.deadline = _deadline(command.timeout)
         ctx = _context(job, call.deadline)
-        kind = LoopTool if job.tool.is_async else ThreadTool
-        handle = kind(job.tool, job.arguments, ctx, self.wake.set)
-        handle.start()
+        handle: ThreadTool | LoopTool
+        if job.tool.is_async:
+            handle = LoopTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start()
+        else:
+            handle = ThreadTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start(self.starting)
         call.handle = handle
 
     def _ended(self, call: _SyncCall) -> ToolEnded:

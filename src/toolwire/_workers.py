@@ -71,22 +71,39 @@ class WorkerPool:
         self._idle = 0
         self._idle_timeout = idle_timeout
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(
+        self, job: Callable[[], None], later: list[Callable[[], None]] | None = None
+    ) -> None:
         """Run ``job`` on a worker; raise (``RuntimeError``) if no thread can run it.
 
         ``job`` must not raise: its exceptions are swallowed to keep the worker alive.
+        With ``later``, a job that goes to an idle worker (which is reserved for it now,
+        so nothing can fail any more) is appended to ``later`` instead of being handed
+        over: the caller must pass ``later`` to :meth:`deliver` before it waits. A caller
+        that has more to do before it waits saves the worker a wake-up in which it could
+        only wait for the GIL.
         """
         with self._lock:
             reuse = self._idle > 0
             if reuse:
                 self._idle -= 1  # that worker is promised this job
         if reuse:
-            self._jobs.put(job)
+            if later is not None:
+                later.append(job)
+            else:
+                self._jobs.put(job)
             return
         thread = threading.Thread(
             target=self._work, args=(job,), name="toolwire-worker", daemon=True
         )
         thread.start()
+
+    def deliver(self, jobs: list[Callable[[], None]]) -> None:
+        """Hand over the jobs that :meth:`submit` kept in ``jobs`` (and empty it)."""
+        put = self._jobs.put
+        for job in jobs:
+            put(job)
+        jobs.clear()
 
     def _work(self, job: Callable[[], None]) -> None:
         while True:
@@ -225,9 +242,10 @@ class ThreadTool(_ToolRun):
         self._begun = False
         self._cancelled = False
 
-    def start(self) -> None:
-        """Hand the call to a worker (raises if no thread can be started: nothing ran)."""
-        _pool.submit(self._main)
+    def start(self, later: list[Callable[[], None]] | None = None) -> None:
+        """Hand the call to a worker (raises if no thread can be started: nothing ran);
+        with ``later``, see :meth:`WorkerPool.submit`."""
+        _pool.submit(self._main, later)
 
     def _main(self) -> None:
         with self._lock:
