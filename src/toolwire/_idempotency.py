@@ -73,10 +73,7 @@ def _plain(value: Any) -> bool:
         return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if value is None or kind is bool:
         return True
-    if kind is dict or (isinstance(value, dict) and kind.items is dict.items):
-        # A dict subclass that reads as a dict (the toolbox's validated arguments, which
-        # only add bookkeeping to the mutators) encodes as one: with sort_keys the C
-        # encoder reads any dict subclass through items(), as the reference does.
+    if kind is dict or (isinstance(value, dict) and _reads_as_dict(kind)):
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
                 return False
@@ -86,6 +83,21 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
     return False
+
+
+# dict subclasses whose every read is dict's own (the toolbox's validated arguments only
+# add bookkeeping to the mutators): they encode as the dict they are. Per class, once.
+_READS_AS_DICT: dict[type, bool] = {dict: True}
+_DICT_READS = ("__iter__", "__getitem__", "__len__", "items", "keys", "values", "get")
+
+
+def _reads_as_dict(kind: type) -> bool:
+    known = _READS_AS_DICT.get(kind)
+    if known is None:
+        known = all(getattr(kind, name) is getattr(dict, name) for name in _DICT_READS)
+        if len(_READS_AS_DICT) < 256:  # a program that makes classes on the fly: bounded
+            _READS_AS_DICT[kind] = known
+    return known
 
 
 def _unicode_ok(text: str) -> bool:
