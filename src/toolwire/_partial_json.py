@@ -524,41 +524,38 @@ class PartialJSONParser:
                     piece = text
             elif self._offset + len(text) <= self._max_size:
                 whole = carry + text if carry else text
-                n = len(whole)
-                # _cut_length(whole), inlined: what the piece ends with that must wait
-                cut = 0
+                # _cut_length(whole), inlined: k is where what must wait begins
+                k = len(whole)
                 b = whole.rfind("\\", -6)
                 if b >= 0:
-                    tail = whole[b:]
-                    hold = _TAIL_HOLDS.get(tail)
+                    hold = _TAIL_HOLDS.get(whole[b:])
                     if hold is None:
-                        hold = _tail_hold(tail)
-                    if hold and b and whole[b - 1] == "\\" and not _escape_starts_at(whole, b):
-                        hold = 0
-                    elif hold < 0:
-                        hold = -hold
-                        h = b - 6
-                        if (
-                            h >= 0
-                            and whole[h + 2] in "dD"
-                            and _match_high(whole, h)
-                            and (not h or whole[h - 1] != "\\" or _escape_starts_at(whole, h))
-                        ):
-                            hold += 6
-                    cut = hold
-                if cut == n:  # nothing decodable yet: all of it waits for the next piece
+                        hold = _tail_hold(whole[b:])
+                    if hold and (not b or whole[b - 1] != "\\" or _escape_starts_at(whole, b)):
+                        if hold > 0:
+                            k -= hold
+                        else:  # whole[b:] may begin a low surrogate: a high one before waits too
+                            k = b
+                            h = b - 6
+                            if (
+                                h >= 0
+                                and whole[h + 2] in "dD"
+                                and _match_high(whole, h)
+                                and (not h or whole[h - 1] != "\\" or _escape_starts_at(whole, h))
+                            ):
+                                k = h
+                if not k:  # nothing decodable yet: all of it waits for the next piece
                     self._carry = whole
                     self._offset += len(text)
                     return ()
-                head = whole[: n - cut] if cut else whole
                 try:
-                    decoded, end = _scanstring(head + '"', 0)
+                    decoded, end = _scanstring(whole[:k] + '"', 0)
                 except ValueError:  # an invalid escape or control character: the scanner
                     pass  # reports it, at its offset
                 else:
-                    if end > n - cut:  # no closing quote inside the piece
+                    if end > k:  # no closing quote inside the piece
                         piece = decoded
-                        self._carry = whole[n - cut :] if cut else ""
+                        self._carry = whole[k:]
             if piece is not None:
                 self._offset += len(text)
                 pieces = self._spieces
