@@ -13,9 +13,10 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
 
 - ``Executor`` drives every call of a run on the calling thread: claims, heartbeats and
   final writes are made there, one after the other, with no hand-off. A sync tool runs on
-  a reused worker thread, because its timeout is enforced while the caller waits; the
-  caller waits for all its tools at once, sends the heartbeats itself when an interval
-  passes, and stops waiting at each deadline. **A thread cannot be killed**: a timed-out
+  a reused worker thread, because its timeout is enforced while the caller waits (handed
+  to its worker just before the caller starts waiting); the caller waits for all its
+  tools at once, sends the heartbeats itself when an interval passes, and stops waiting
+  at each deadline. **A thread cannot be killed**: a timed-out
   sync tool keeps running in the background, its outcome is ``timed_out`` and its record
   ``unknown``; a value it returns later is discarded, never stored as ``completed``.
   Async tools run as tasks on one background event loop and are cancelled at the

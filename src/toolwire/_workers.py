@@ -10,7 +10,10 @@ about 80 µs, more than a whole call on :class:`~toolwire.MemoryStore`.
   worker, or to a new worker when none is idle, so a tool that hangs past its timeout (a
   thread cannot be killed) never delays later jobs; a worker idle for ``idle_timeout``
   seconds exits. The job is handed to a new thread before it is queued, so a thread that
-  cannot be started means the job never runs (the caller is told, and nothing ran).
+  cannot be started means the job never runs (the caller is told, and nothing ran). A
+  caller with more to do before it waits may keep a job for a reserved idle worker and
+  :meth:`~WorkerPool.deliver` it just before waiting: the worker is not woken while the
+  caller still holds the GIL.
 - :func:`background_loop` is one process-wide event loop in a daemon thread. The
   synchronous ``Executor`` runs async tools there as tasks, where they can be cancelled.
 - A tool handle (:class:`ThreadTool`, :class:`LoopTool`) runs one call and publishes how
