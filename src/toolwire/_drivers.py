@@ -105,6 +105,10 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
+        output: Any = None,
+        output_tool: str | None = None,
+        tools: Any = None,
+        early_abort: bool = False,
     ) -> None:
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
@@ -113,7 +117,13 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(format=format)
+        assembler = StreamAssembler(
+            format=format,
+            output=output,
+            output_tool=output_tool,
+            tools=tools,
+            early_abort=early_abort,
+        )
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -243,6 +253,12 @@ class _Handle:
         """The usage the provider reported so far, even when the stream failed."""
         return self.partial.usage
 
+    @property
+    def output_preview(self) -> Any:
+        """The structured output's typed preview so far (``output=``; ``MISSING`` before
+        anything can be shown)."""
+        return self._flow.assembler.output_preview
+
 
 # ------------------------------------------------------------------- the sync driver
 
@@ -264,6 +280,12 @@ class StreamHandle(_Handle):
     or any iterable of payloads (dicts, SDK objects, JSON strings, ``"[DONE]"``) or of
     ``bytes``. ``format`` names the wire format (``"auto"``: decided from the first
     payload).
+
+    Structured output: ``output`` (a pydantic model, a type or a JSON Schema dict),
+    ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s: the
+    events then include :class:`OutputPreview` (typed previews), ``response.output`` is
+    the validated value, and with ``early_abort=True`` an output that can never be valid
+    ends the stream at once (the source is closed) with its ``OutputError``.
 
     Timeouts are seconds, or ``None`` for no limit; each raises :class:`StreamTimeout`
     with its ``kind``:
