@@ -166,7 +166,7 @@ class OutputParser:
     :meth:`finish` the validated value.
     """
 
-    __slots__ = ("_chunks", "_parser", "_typed", "spec")
+    __slots__ = ("_chunks", "_feed", "_parser", "_typed", "preview", "spec")
 
     def __init__(self, spec: OutputSpec, *, max_size: int | None = None) -> None:
         self.spec = spec
@@ -175,6 +175,9 @@ class OutputParser:
             PartialJSONParser() if max_size is None else PartialJSONParser(max_size=max_size)
         )
         self._typed = TypedPreview(spec.shape, self._final)
+        self._feed = self._parser.feed
+        self.preview: Callable[[], Any] = self._typed.preview
+        """The typed, monotonic preview (``MISSING`` before anything can be shown)."""
 
     def _final(self, raw: Any) -> Any:
         chunks = self._chunks
@@ -196,12 +199,17 @@ class OutputParser:
         """Parse the next piece of output text; return whether the preview changed."""
         self._chunks.append(text)
         try:
-            events = self._parser.feed(text)
+            events = self._feed(text)
         except JSONSyntaxError as exc:
             raise OutputSyntaxError(
                 f"the output is not JSON: {exc.msg}", offset=exc.offset
             ) from None
-        return self._apply(events) if events else False
+        if not events:
+            return False
+        try:
+            return self._typed.apply(events)
+        except Invalid as exc:
+            raise _invalid(exc) from None
 
     def feed_events(self, text: str, events: tuple[Any, ...]) -> bool:
         """Take the events another parser made of ``text``; return whether it changed."""
@@ -213,10 +221,6 @@ class OutputParser:
             return self._typed.apply(events)
         except Invalid as exc:
             raise _invalid(exc) from None
-
-    def preview(self) -> Any:
-        """The typed, monotonic preview (``MISSING`` before anything can be shown)."""
-        return self._typed.preview()
 
     def finish(self, *, parser: PartialJSONParser | None = None) -> Any:
         """The validated value; raises when the output is unterminated or invalid.

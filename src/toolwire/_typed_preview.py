@@ -50,7 +50,8 @@ O(depth).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Any, Final
 
 from ._events import StringAppended, ValueCompleted, ValueStarted, _get_at
@@ -87,11 +88,24 @@ class _Frame:
 
     ``data`` holds the members for validation (by JSON key; a list for arrays); ``shown``
     the members shown (by field name for a model; the same list for arrays). ``key`` and
-    ``name`` name the open member (JSON key, shown name or ``None`` when it is not shown);
-    ``view`` is the preview object last built for this container.
+    ``name`` name the open member (JSON key, shown name or ``None`` when it is not shown).
+    ``view`` is the preview object last built for this container; ``synced`` counts the
+    shown members it holds and ``vslot`` names the entry holding the open member's
+    preview (``True`` for an array; ``None``: none).
     """
 
-    __slots__ = ("data", "is_list", "is_model", "key", "name", "shape", "shown", "view")
+    __slots__ = (
+        "data",
+        "is_list",
+        "is_model",
+        "key",
+        "name",
+        "shape",
+        "shown",
+        "synced",
+        "view",
+        "vslot",
+    )
 
     def __init__(self, shape: Shape) -> None:
         self.shape = shape
@@ -102,6 +116,8 @@ class _Frame:
         self.key: Any = None
         self.name: Any = None
         self.view: Any = None
+        self.synced = 0
+        self.vslot: Any = None
 
     def child(self, key: Any) -> tuple[Any, Shape | None]:
         """``(shown name or None, shape or None)`` of the member at ``key``."""
@@ -111,9 +127,12 @@ class _Frame:
             if found is None:
                 return None, None
             name, child = found
-            return (name if child is not None else None), child
-        child = shape.child(key)
-        return (key if child is not None else None), child
+        else:
+            child = shape.child(key)
+            name = key
+        if child is None or (not self.is_list and name in self.shown):
+            return None, child  # not shown (a duplicate key keeps showing its first value)
+        return name, child
 
     def add(self, key: Any, name: Any, value: Any) -> None:
         """A member completed with the validated ``value``."""
@@ -124,20 +143,59 @@ class _Frame:
         if name is not None and name not in self.shown:
             self.shown[name] = value  # a preview keeps the first
 
-    def build(self, child: Any) -> Any:
-        """A fresh preview object of this container, with ``child`` as the open member."""
+    def fresh(self) -> Any:
+        """A new preview object holding the shown members (no open member yet)."""
+        shown = self.shown
+        self.synced = len(shown)
+        self.vslot = None
         if self.is_list:
-            view = self.data.copy()
-            if child is not MISSING:
-                view.append(child)
-            return view
-        members = self.shown
-        if child is not MISSING and self.name is not None and self.name not in members:
-            members = members.copy()
-            members[self.name] = child
-        elif not self.is_model:
-            members = members.copy()
-        return self.shape.build(members)
+            view = shown.copy()
+        elif self.is_model:
+            view = self.shape.build(shown)
+        else:
+            view = shown.copy()
+        self.view = view
+        return view
+
+    def sync(self, view: Any) -> None:
+        """Bring a preview object that nobody else holds up to date in place: drop the
+        open member's entry, add the members shown since."""
+        shown = self.shown
+        n = len(shown)
+        synced = self.synced
+        slot = self.vslot
+        if self.is_list:
+            if slot is not None:
+                del view[synced:]
+                self.vslot = None
+            if n > synced:
+                view += shown[synced:]
+                self.synced = n
+            return
+        values = view.__dict__ if self.is_model else view
+        if slot is not None:
+            values[slot] = None  # freed, so that the open member's preview counts no ref
+            self.vslot = None
+        if n > synced:
+            fresh = list(islice(reversed(shown.items()), n - synced))
+            values.update(fresh)
+            if self.is_model:
+                view.__pydantic_fields_set__.update(name for name, _ in fresh)
+            self.synced = n
+
+    def put(self, view: Any, child: Any) -> None:
+        """Show ``child`` as the open member's preview in ``view``."""
+        if self.is_list:
+            view.append(child)
+            self.vslot = True
+            return
+        name = self.name
+        if self.is_model:
+            view.__dict__[name] = child
+            view.__pydantic_fields_set__.add(name)
+        else:
+            view[name] = child
+        self.vslot = name
 
 
 class TypedPreview:
@@ -192,11 +250,19 @@ class TypedPreview:
 
     # ----------------------------------------------------------------------- events
 
-    def apply(self, events: Iterable[Any]) -> bool:
+    def apply(self, events: Sequence[Any]) -> bool:
         """Apply one feed's JSON events; return whether the preview changed.
 
         Raises :class:`Invalid` (with ``path``) when a completed value does not validate.
         """
+        if len(events) == 1 and self._sopen:
+            ev = events[0]
+            if type(ev) is StringAppended and self._hdepth < 0:
+                # the common case of a long value: one more piece of the open string
+                self._spieces.append(ev.text)
+                if self._snap is not _STALE:
+                    self._snap = _GROWN
+                return True
         changed = False
         for ev in events:
             t = type(ev)
@@ -337,27 +403,43 @@ class TypedPreview:
         return self._stext
 
     def _build(self) -> Any:
+        """The preview, top-down: a container's previous preview object is updated in
+        place when nobody but the parser holds it and every container above it was
+        updated in place too (a caller holding a preview pins everything in it); else it
+        is built afresh from the shown members. Then each open member's preview goes in
+        its container's entry, the open string's text last."""
         if self.complete:
             return self._root
         stack = self._stack
-        child: Any = MISSING
-        if self._sopen and (self._sname is not None or not stack):
-            child = self._text()
-        for frame in reversed(stack):
-            view = frame.build(child)
-            frame.view = view
-            child = view
-        return child
+        if not stack:
+            return self._text() if self._sopen else MISSING
+        reuse = True
+        parent: _Frame | None = None
+        pview: Any = None
+        for frame in stack:
+            view = frame.view
+            if reuse and view is not None and _refcount(view) <= _SOLE + 1:
+                frame.sync(view)
+            else:
+                reuse = False
+                view = frame.fresh()
+            if parent is not None:
+                parent.put(pview, view)
+            parent, pview = frame, view
+        assert parent is not None
+        if self._sopen and self._sname is not None:
+            parent.put(pview, self._text())
+        return stack[0].view
 
     def _grown(self) -> Any:
-        """Only the open string grew: put the longer text in the innermost view in place
-        when no preview object on the path is held outside (else rebuild)."""
+        """Only the open string grew: put the longer text in the innermost preview object
+        in place when nobody holds a preview object on the path (else rebuild)."""
         stack = self._stack
         if not stack:
             return self._text() if self._sopen else self._build()
         if self._sname is None:
             return self._build()
-        limit = _SOLE + 1  # the local and frame.view; below the root the parent's slot too
+        limit = _SOLE + 1  # the local and frame.view; below the root the parent's entry too
         for frame in stack:
             view = frame.view
             if view is None or _refcount(view) > limit:
@@ -365,16 +447,18 @@ class TypedPreview:
             limit = _SOLE + 2
         top = stack[-1]
         view = top.view
-        if top.is_list:
-            view[-1] = None  # let go of the old text so that += can extend it in place
-            view[-1] = self._text()
-        elif top.is_model:
-            values = view.__dict__
-            values[top.name] = None
-            values[top.name] = self._text()
-        else:
-            view[top.name] = None
-            view[top.name] = self._text()
+        slot: Any = -1
+        if not top.is_list:
+            slot = top.name
+            if top.is_model:
+                view = view.__dict__
+        view[slot] = None  # let go of the old text so that += can extend it in place
+        pieces = self._spieces
+        text = self._stext
+        self._stext = ""
+        text += pieces[0] if len(pieces) == 1 else "".join(pieces)
+        pieces.clear()
+        self._stext = view[slot] = text
         return stack[0].view
 
 
