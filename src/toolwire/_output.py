@@ -166,7 +166,7 @@ class OutputParser:
     :meth:`finish` the validated value.
     """
 
-    __slots__ = ("_chunks", "_feed", "_parser", "_typed", "preview", "spec")
+    __slots__ = ("_chunks", "_feed", "_feed_string", "_parser", "_typed", "preview", "spec")
 
     def __init__(self, spec: OutputSpec, *, max_size: int | None = None) -> None:
         self.spec = spec
@@ -176,6 +176,7 @@ class OutputParser:
         )
         self._typed = TypedPreview(spec.shape, self._final)
         self._feed = self._parser.feed
+        self._feed_string = self._parser.feed_string
         self.preview: Callable[[], Any] = self._typed.preview
         """The typed, monotonic preview (``MISSING`` before anything can be shown)."""
 
@@ -198,6 +199,16 @@ class OutputParser:
     def feed(self, text: str) -> bool:
         """Parse the next piece of output text; return whether the preview changed."""
         self._chunks.append(text)
+        typed = self._typed
+        if typed.growing:
+            # the common case of a long value: a piece that only continues the open string
+            # goes to the typed preview without building an event
+            piece = self._feed_string(text)
+            if piece is not None:
+                if piece:
+                    typed.grow(piece)
+                    return True
+                return False
         try:
             events = self._feed(text)
         except JSONSyntaxError as exc:

@@ -479,6 +479,52 @@ class PartialJSONParser:
             raise
         return tuple(events) if events else ()
 
+    def feed_string(self, text: str) -> str | None:
+        """Feed ``text`` if it only continues the open string value; return what it appends.
+
+        For a caller that follows the document through its own state (a typed preview): if
+        the parser is inside a string value and ``text`` neither ends it nor breaks it (no
+        closing quote, no invalid escape or control character, within ``max_size``), it is
+        consumed exactly as :meth:`feed` would consume it and the decoded text it appends
+        is returned (``""`` when it ends inside an escape); no event is built. Otherwise
+        nothing is consumed and ``None`` is returned: feed it with :meth:`feed`. The same
+        fast path as ``feed``'s, kept apart so that ``feed`` pays no extra call.
+        """
+        if self._state != _STRING or self._error is not None or not text:
+            return None
+        carry = self._carry
+        if "\\" not in text and not carry:
+            if (
+                '"' not in text
+                and (text.isprintable() or _match_plain(text, 0).end() == len(text))
+                and self._offset + len(text) <= self._max_size
+            ):
+                piece = text
+            else:
+                return None
+        elif self._offset + len(text) <= self._max_size:
+            whole = carry + text if carry else text
+            match = _match_piece(whole, 0)
+            if match.end() != len(whole):
+                return None
+            segment, cut = match.groups()
+            self._carry = cut or ""
+            if not segment:
+                self._offset += len(text)
+                return ""
+            piece = _scanstring(segment + '"', 0)[0] if "\\" in segment else segment
+        else:
+            return None
+        self._offset += len(text)
+        pieces = self._spieces
+        pieces.append(piece)
+        if len(pieces) >= _FOLD:
+            self._sblocks.append("".join(pieces))
+            pieces.clear()
+        if self._snap is not _STALE:
+            self._snap = _GROWN
+        return piece
+
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
         # the size error, at the first character beyond the limit.

@@ -215,9 +215,11 @@ class TypedPreview:
         "_hkey",
         "_hname",
         "_hshape",
+        "_path",
         "_root",
         "_shape",
         "_skey",
+        "_slot",
         "_sname",
         "_snap",
         "_sopen",
@@ -244,6 +246,8 @@ class TypedPreview:
         self._stext = ""
         self._spieces: list[str] = []
         self._snap: Any = MISSING
+        self._path: tuple[Any, ...] | None = None  # see _grown
+        self._slot: tuple[Any, Any] = (None, None)
         self._root: Any = MISSING
         self.complete = False
         self.value: Any = MISSING
@@ -280,6 +284,18 @@ class TypedPreview:
                 self._snap = _STALE
                 changed = True
         return changed
+
+    @property
+    def growing(self) -> bool:
+        """Whether a shown string is open: :meth:`grow` may take its next piece."""
+        return self._sopen and self._hdepth < 0
+
+    def grow(self, text: str) -> None:
+        """The open string grew by ``text`` (what a ``StringAppended`` event would say),
+        for a caller that knows it without the event (see :attr:`growing`)."""
+        self._spieces.append(text)
+        if self._snap is not _STALE:
+            self._snap = _GROWN
 
     def _started(self, ev: ValueStarted) -> bool:
         kind = ev.kind
@@ -411,6 +427,7 @@ class TypedPreview:
         if self.complete:
             return self._root
         stack = self._stack
+        self._path = None
         if not stack:
             return self._text() if self._sopen else MISSING
         reuse = True
@@ -427,39 +444,42 @@ class TypedPreview:
                 parent.put(pview, view)
             parent, pview = frame, view
         assert parent is not None
+        self._path = None
         if self._sopen and self._sname is not None:
             parent.put(pview, self._text())
+            self._path = tuple(frame.view for frame in stack)
+            holder = pview
+            if not parent.is_list:
+                holder = pview.__dict__ if parent.is_model else pview
+            self._slot = (holder, -1 if parent.is_list else parent.name)
         return stack[0].view
 
     def _grown(self) -> Any:
         """Only the open string grew: put the longer text in the innermost preview object
-        in place when nobody holds a preview object on the path (else rebuild)."""
-        stack = self._stack
-        if not stack:
-            return self._text() if self._sopen else self._build()
-        if self._sname is None:
+        in place when nobody holds a preview object on the path (else rebuild).
+
+        ``_path`` (set by :meth:`_build`) holds the path's preview objects, root first, and
+        ``_slot`` the container and key of the string's entry. Each object is referred to
+        by its frame, by ``_path`` and (below the root) by its parent's entry, and by the
+        local variable here: anything more is a caller's.
+        """
+        path = self._path
+        if path is None:
             return self._build()
-        limit = _SOLE + 1  # the local and frame.view; below the root the parent's entry too
-        for frame in stack:
-            view = frame.view
-            if view is None or _refcount(view) > limit:
+        limit = _SOLE + 2
+        for view in path:
+            if _refcount(view) > limit:
                 return self._build()
-            limit = _SOLE + 2
-        top = stack[-1]
-        view = top.view
-        slot: Any = -1
-        if not top.is_list:
-            slot = top.name
-            if top.is_model:
-                view = view.__dict__
-        view[slot] = None  # let go of the old text so that += can extend it in place
+            limit = _SOLE + 3
+        holder, slot = self._slot
+        holder[slot] = None  # let go of the old text so that += can extend it in place
         pieces = self._spieces
         text = self._stext
         self._stext = ""
         text += pieces[0] if len(pieces) == 1 else "".join(pieces)
         pieces.clear()
-        self._stext = view[slot] = text
-        return stack[0].view
+        self._stext = holder[slot] = text
+        return path[0]
 
 
 def _kind_of(value: Any) -> str:
