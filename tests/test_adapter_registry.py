@@ -1,6 +1,8 @@
 """The provider registry: one unit per wire format, registered once. A toy provider defined
-here alone works end to end; names, aliases and suggestions; detection order; and every
-adapter's fragment fast paths mean exactly what its ``translate`` means."""
+here alone works end to end, read (StreamAssembler, definitions, tool results) and written
+(the simulator serves it at its own path with its encoder, request check and quirk
+profile); names, aliases and suggestions; detection order; and every adapter's fragment
+fast paths mean exactly what its ``translate`` means."""
 
 from __future__ import annotations
 
@@ -8,10 +10,14 @@ import importlib
 import itertools
 import json
 import pkgutil
-from collections.abc import Iterator, Sequence
+import random
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +27,8 @@ from adapter_support import GeneralPathAssembler
 from test_corpus import NAMES, event_key, stream_payloads
 from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError
 from toolwire._deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
-from toolwire._providers import Provider, detect, names, provider, register, unregister
+from toolwire._providers import Endpoint, Provider, detect, names, provider, register, unregister
+from toolwire._providers._request_reading import ServedCalls
 from toolwire._response import Response
 from toolwire._results import (
     ResultText,
@@ -31,6 +38,17 @@ from toolwire._results import (
     turn_parts,
 )
 from toolwire._toolbox import Tool
+from toolwire._wire_writing import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Framing,
+    check_profiles,
+    mint,
+    with_ids,
+)
+from toolwire._wire_writing import pieces as split_text
+from toolwire.testing import PROFILES, Profile, ScenarioResponse, Simulator, encoder_for
 
 # ----------------------------------------------------------------- a toy wire format
 
@@ -97,6 +115,72 @@ def _toy_turn(response: Response) -> list[dict[str, Any]]:
     return [{"toy": "turn", "said": response.text, "calls": calls}]
 
 
+# ------------------------------------------- the toy format's simulator side: writing
+
+WHOLE_ARGS = Profile(
+    "toy-whole-args",
+    ("toy-wire",),
+    (),
+    "the toy server",
+    "each call's arguments in one args line",
+    sequential=True,
+)
+
+
+class ToyEncoder:
+    """Writes toy NDJSON lines, the inverse of ``ToyAdapter``, and declares one quirk
+    profile of its own."""
+
+    format = "toy-wire"
+    framing: Framing = "ndjson"
+    text_arguments = True
+    profiles: tuple[Profile, ...] = (WHOLE_ARGS,)
+
+    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
+        """Mint ``t...`` call ids and a ``toy-...`` response id where none is given."""
+        return with_ids(response, lambda call: mint(rng, "t", 6), lambda: mint(rng, "toy-", 8))
+
+    def stream(
+        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """hello, say pieces, per call: call, args pieces (one with the profile), end; bye."""
+        check_profiles(self.format, options)
+        lines: list[dict[str, Any]] = [{"toy": "hello", "id": response.response_id}]
+        lines += [{"toy": "say", "text": p} for p in split_text(response.text, rng, 1, 6)]
+        for n, call in enumerate(response.tool_calls):
+            lines.append({"toy": "call", "n": n, "id": call.id, "name": call.name})
+            raw = call.raw_arguments
+            parts = [raw] if options.has("toy-whole-args") else split_text(raw, rng, 1, 6)
+            lines += [{"toy": "args", "n": n, "text": p} for p in parts if p]
+            lines.append({"toy": "end", "n": n})
+        why = "length" if response.finish_kind == "length" else "done"
+        return [*map(Frame, lines), Frame({"toy": "bye", "why": why}, terminal=True)]
+
+    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+        """The whole turn in one object."""
+        calls = [{"id": c.id, "name": c.name, "args": c.raw_arguments} for c in response.tool_calls]
+        return {"toy": "whole", "id": response.response_id, "text": response.text, "calls": calls}
+
+    def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
+        """A line the toy adapter ignores: the stream then ends without its bye."""
+        return Frame({"toy": "oops"})
+
+    def error_body(self, status: int, message: str) -> ErrorReply:
+        """``{"toy_error": message}``."""
+        return ErrorReply(status, {"toy_error": message})
+
+
+def _toy_check(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+    """A toy result answers a call of the last toy turn before it."""
+    calls: set[str] = set()
+    for message in body.get("messages", []):
+        if message.get("toy") == "turn":
+            calls = {call["id"] for call in message["calls"]}
+        elif message.get("toy") == "result" and message.get("for") not in calls:
+            return f"toy result for an unknown call {message.get('for')!r}"
+    return None
+
+
 TOY = Provider(
     name="toy-wire",
     aliases=("toy",),
@@ -106,6 +190,10 @@ TOY = Provider(
     definition=_toy_definition,
     tool_results=_toy_results,
     assistant_turn=_toy_turn,
+    encoder=ToyEncoder,
+    check_request=_toy_check,
+    endpoints=(Endpoint("/toy/v1/say"),),
+    base_path="/toy/v1",
 )
 
 TOY_LINES: list[dict[str, Any]] = [
@@ -175,6 +263,76 @@ def test_a_provider_defined_in_a_test_works_end_to_end(toy: Provider) -> None:
     assert turn[1]["for"] == "t1"
 
 
+def _assemble(reply: httpx.Response) -> Response:
+    asm = StreamAssembler()
+    for chunk in reply.iter_bytes():
+        asm.feed_bytes(chunk)
+    return asm.close()
+
+
+def test_the_simulator_serves_a_provider_defined_in_a_test(toy: Provider) -> None:
+    """Registered with its encoder, request check, endpoint and quirk profile, the toy
+    provider is served at the path it declares: its bytes assemble (httpx -> StreamAssembler)
+    to the scripted turns, the next request built by toolwire's own messages passes its
+    check, a wrong one gets its 400, and its profile reshapes its stream only."""
+    assert isinstance(encoder_for("toy"), ToyEncoder)
+    assert PROFILES["toy-whole-args"] is WHOLE_ARGS
+    with Simulator(seed=3) as sim:
+        url = sim.base_url("toy") + "/say"
+        assert url == f"{sim.url}/toy/v1/say"
+        assert httpx.get(sim.url).json()["toolwire-simulator"]["toy-wire"] == f"{sim.url}/toy/v1"
+        sim.add_response(text="On it.", tool_calls=[("move", {"to": "Lyon", "km": 46})])
+        sim.add_response(
+            tool_calls=[("move", {"to": "Paris", "km": 465}), ("move", {"to": "Nice"})],
+            profile="toy-whole-args",
+        )
+        sim.add_response(text="Arrived.")
+        messages: list[dict[str, Any]] = [{"toy": "user", "text": "go"}]
+        with httpx.Client(timeout=10) as client:
+            with client.stream("POST", url, json={"stream": True, "messages": messages}) as reply:
+                assert reply.headers["content-type"] == "application/x-ndjson"
+                first = _assemble(reply)
+            assert first.format == "toy-wire" and first.text == "On it."
+            assert [(c.name, c.arguments) for c in first.tool_calls] == [
+                ("move", {"to": "Lyon", "km": 46})
+            ]
+            served = sim.requests[-1].response
+            assert served is not None and first.response_id == served.response_id
+            done = Outcome(call_id=first.tool_calls[0].id, name="move", status="completed")
+            messages += turn_messages(first, [done], "toy-wire")
+
+            raw = client.post(url, json={"stream": True, "messages": messages}).content
+            lines = [json.loads(line) for line in raw.splitlines()]
+            assert [line["n"] for line in lines if line["toy"] == "args"] == [0, 1]  # the profile
+            second = _events(raw, [])[1]
+            assert [c.arguments for c in second.tool_calls] == [
+                {"to": "Paris", "km": 465},
+                {"to": "Nice"},
+            ]
+
+            wrong = [*messages, {"toy": "result", "for": "t-none", "text": "x", "failed": False}]
+            refused = client.post(url, json={"stream": True, "messages": wrong})
+            assert refused.status_code == 400
+            assert refused.json() == {"toy_error": "toy result for an unknown call 't-none'"}
+
+            whole = client.post(url, json={"messages": messages}).json()  # no "stream": a body
+            assert (whole["toy"], whole["text"], whole["calls"]) == ("whole", "Arrived.", [])
+        toy_requests = [r.served for r in sim.requests if r.format == "toy-wire"]
+        assert toy_requests == ["response", "response", "refused", "response"]
+        sim.add_response(text="Hi.", profile="toy-whole-args")
+        ask = {"stream": True, "messages": []}
+        chat = httpx.post(f"{sim.base_url('openai')}/chat/completions", json=ask)
+        assert chat.status_code == 500  # OpenAI chat is routed as before, and refuses the profile
+        assert (sim.requests[-1].format, sim.requests[-1].served) == ("openai-chat", "unencodable")
+    unregister("toy-wire")
+    try:
+        with pytest.raises(UnknownFormat):
+            encoder_for("toy")
+        assert "toy-whole-args" not in PROFILES
+    finally:
+        register(TOY)
+
+
 @settings(max_examples=40, deadline=None)
 @given(cuts=st.lists(st.integers(0, len(TOY_BODY)), max_size=12))
 def test_the_toy_stream_gives_the_same_events_at_any_split(cuts: list[int]) -> None:
@@ -231,8 +389,8 @@ def test_a_name_or_alias_registers_once(toy: Provider) -> None:
 
 
 def test_every_provider_module_is_one_registered_unit() -> None:
-    """Each public module of toolwire._providers defines the PROVIDER of its format, and
-    the registry knows exactly those seven, in detection order."""
+    """Each public subpackage of toolwire._providers defines the PROVIDER of its format,
+    and the registry knows exactly those seven, in detection order."""
     package = importlib.import_module("toolwire._providers")
     modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
     found = {importlib.import_module(f"toolwire._providers.{m}").PROVIDER.name: m for m in modules}
@@ -248,8 +406,26 @@ def test_every_provider_module_is_one_registered_unit() -> None:
     )
     for name in names():
         entry = provider(name)
-        assert entry.encoder is None  # the simulator's slot, filled next round
         assert entry.adapter(0).format == name
+        assert entry.encoder is not None and entry.encoder().format == name
+
+
+def test_reading_imports_no_encoder_and_import_toolwire_no_provider() -> None:
+    """``import toolwire`` loads no provider; loading every provider (what assembling does)
+    loads no encoder, request check or writing primitive (they are the simulator's, loaded
+    when it asks)."""
+    code = (
+        "import json, sys, toolwire; "
+        "before = [m for m in sys.modules if m.startswith('toolwire._providers.')]; "
+        "from toolwire._providers import names; names(); "
+        "print(json.dumps([before, sorted(m for m in sys.modules if m.startswith('toolwire'))]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = json.loads(out.stdout)
+    assert before == []
+    assert {f"toolwire._providers.{n.replace('-', '_')}" for n in names()} <= set(after)
+    simulator_side = (".encoder", ".request_checks", "._wire_writing", "._scenario_types")
+    assert [m for m in after if m.endswith(simulator_side) or ".testing" in m] == []
 
 
 def test_openai_is_an_alias_of_openai_chat() -> None:

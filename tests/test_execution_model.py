@@ -1,4 +1,4 @@
-"""Crash/retry model test (T3): workers driven step by step through the sans-IO core.
+"""Crash/retry model test: workers driven step by step through the sans-IO core.
 
 A Hypothesis ``RuleBasedStateMachine`` plays several workers against one real store
 (``MemoryStore`` or ``SQLiteStore``) with a controlled clock. Each worker is one
@@ -404,7 +404,7 @@ class _FaultReport:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         total = sum(FAULTS.values())
-        terminalreporter.section("execution model (T3)")
+        terminalreporter.section("execution model")
         terminalreporter.write_line(
             f"{STEPS['examples']} examples, {STEPS['actions']} rule steps ({STEPS['steps']} "
             f"worker commands), {total} injected "
@@ -427,7 +427,7 @@ def report_fault_totals(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def test_model_on_memory_store() -> None:
-    """Under random crashes, duplicates, clock jumps and store faults, MemoryStore keeps G2/G3."""
+    """Crashes, duplicates, clock jumps, store faults: one execution per key, no lost result."""
     machine = type("MemoryModel", (ExecutionModel,), {"backend": "memory"})
     run_state_machine_as_test(
         machine, settings=settings(max_examples=EXAMPLES["memory"], stateful_step_count=50)

@@ -535,7 +535,7 @@ def test_run_refuses_what_is_not_a_response(tools: Toolbox) -> None:
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 def test_replay_both_sided(backend: str, tmp_path: Path, runs: Counter) -> None:
-    """T8: 1,000 identical replays return the stored bytes, 1,000 divergent ones conflict."""
+    """1,000 identical replays return the stored bytes, 1,000 divergent ones conflict."""
     box = Toolbox()
 
     @box.tool

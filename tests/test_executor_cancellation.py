@@ -1,4 +1,4 @@
-"""Cancellation at every await point (T7): no orphaned claim, no lost result, no duplicate.
+"""Cancellation at every await point: no orphaned claim, no lost result, no duplicate.
 
 ``AsyncExecutor``: for each store and tool kind, one run is first made to completion while
 a callback counts the event-loop iterations it takes; then the same response (with fresh
@@ -71,7 +71,7 @@ def _figures() -> list[str]:
 @pytest.fixture(autouse=True)
 def _report(request: pytest.FixtureRequest) -> None:
     """Print the schedules explored and the violations found at the end of the session."""
-    print_at_the_end(request.config, "cancellation schedules (T7)", _figures)
+    print_at_the_end(request.config, "cancellation schedules", _figures)
 
 
 class Ledger:

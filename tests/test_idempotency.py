@@ -1,4 +1,4 @@
-"""Canonical argument hashing and key derivation (guarantee G9, test figure T6)."""
+"""Canonical argument hashing and key derivation."""
 
 from __future__ import annotations
 

@@ -116,6 +116,59 @@ def test_base_urls_are_what_each_sdk_takes(sim: Simulator) -> None:
     assert httpx.get(root).json()["toolwire-simulator"] == sim.base_urls()
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "query", "expected"),
+    [
+        ("POST", "/v1/chat/completions", "", ("openai-chat", None, None, None, False)),
+        ("POST", "/chat/completions", "", ("openai-chat", None, None, None, False)),
+        ("POST", "/v1/responses", "", ("openai-responses", None, None, None, False)),
+        ("POST", "/responses", "", ("openai-responses", None, None, None, False)),
+        ("POST", "/v1/messages", "", ("anthropic", None, None, None, False)),
+        ("POST", "/api/chat", "", ("ollama", None, None, None, True)),
+        ("POST", "/v2/chat", "", ("cohere", None, None, None, False)),
+        (
+            "POST",
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            "alt=sse&key=k",
+            ("gemini", True, "gemini-2.5-flash", "sse", False),
+        ),
+        (
+            "POST",
+            "/v1/models/gemini-2.5-flash:streamGenerateContent",
+            "",
+            ("gemini", True, "gemini-2.5-flash", "json-array", False),
+        ),
+        ("POST", "/v1alpha/models/g:generateContent", "", ("gemini", False, "g", None, False)),
+        (
+            "POST",
+            "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream",
+            "",
+            ("bedrock-converse", True, "anthropic.claude-3-5-sonnet-20240620-v1:0", None, False),
+        ),
+        ("POST", "/model/m/converse", "", ("bedrock-converse", False, "m", None, False)),
+        ("POST", "/v2/models/g:generateContent", "", None),
+        ("POST", "/v1/models/a/b:generateContent", "", None),
+        ("POST", "/model/m/converse-stream/more", "", None),
+        ("GET", "/v1/chat/completions", "", None),
+        ("POST", "/v1/completions", "", None),
+    ],
+)
+def test_requests_route_by_the_endpoints_each_provider_declares(
+    method: str, path: str, query: str, expected: tuple[Any, ...] | None
+) -> None:
+    """The providers' own paths reach their format (streaming, model and framing from the
+    path and query, as each API has them); anything else reaches none."""
+    from toolwire.testing._formats import route
+
+    found = route(method, path, query)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert (found.format, found.stream, found.model, found.framing) == expected[:4]
+        assert found.stream_default is expected[4]
+
+
 def test_a_port_in_use_is_a_usage_error(sim: Simulator) -> None:
     """Asking for a port that is taken fails clearly at start."""
     with pytest.raises(toolwire.UsageError, match="cannot listen"):
@@ -553,7 +606,7 @@ def test_sdk_errors_from_http_faults_carry_the_provider_bodies(sim: Simulator) -
 
 def test_a_recording_is_served_byte_exact_with_the_framing_of_its_content(tmp_path: Path) -> None:
     """Recordings keep their bytes; the content type follows the content, not the path."""
-    from toolwire.testing._encoding import eventstream_message
+    from toolwire._wire_writing import eventstream_message
 
     samples = {
         "a.txt": (b"event: x\ndata: {}\n\n", "text/event-stream"),

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import toolwire
 from simulator_support import FORMATS, scenarios
 from toolwire._eventstream import EventStreamDecoder
+from toolwire._wire_writing import eventstream_message, pieces
 from toolwire.testing import EncodeOptions, encoder_for, parse_faults, serialise
-from toolwire.testing._encoding import eventstream_message, pieces
 from toolwire.testing._faults import apply_event_faults
 from toolwire.testing._scenario import make_response
 
@@ -29,7 +29,7 @@ def encode(fmt: str, spec: dict[str, Any], faults: tuple[str, ...] = (), seed: i
     response = encoder.ids(make_response(**spec), rng=rng)
     parsed = parse_faults(faults)
     if any(f.kind == "length" for f in parsed):
-        from toolwire.testing._encoding import truncate_arguments
+        from toolwire._wire_writing import truncate_arguments
 
         response = response.with_changes(finish="length")
         if encoder.text_arguments:

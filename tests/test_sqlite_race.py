@@ -1,4 +1,4 @@
-"""Racing processes on one SQLite file (T4): exactly one execution per key.
+"""Racing processes on one SQLite file: exactly one execution per key.
 
 Eight processes, released together by a barrier, each run the real ``Executor`` over the
 same 100 responses against one ``SQLiteStore`` file. Every tool execution appends its call

@@ -1,4 +1,4 @@
-"""Stale owner (T5, Kleppmann's scenario): a worker paused past its lease writes nothing.
+"""Stale owner (Kleppmann's scenario): a worker paused past its lease writes nothing.
 
 Worker A claims a call and runs it through the sans-IO core; the store clock jumps past
 A's lease while A is "paused"; worker B claims the call (taking it over for an idempotent

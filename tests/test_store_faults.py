@@ -1,4 +1,4 @@
-"""Store outages (G10, T9): the real Executor over a store that fails at each call point.
+"""Store outages: the real Executor over a store that fails at each call point.
 
 A wrapper around ``MemoryStore`` raises ``StoreError`` at a chosen operation (claim,
 heartbeat, finish, release, get), either before the operation takes effect or after it

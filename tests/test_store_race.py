@@ -1,4 +1,4 @@
-"""Racing worker processes on PostgreSQL and Redis: exactly one acquisition per key (T4).
+"""Racing worker processes on PostgreSQL and Redis: exactly one acquisition per key.
 
 Eight processes (``fork``, else ``spawn``), each opening its own store and connections
 (they create the PostgreSQL table together), wait at one barrier and then claim the same

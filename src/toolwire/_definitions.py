@@ -5,11 +5,13 @@ Strategy: a tool's ``parameters`` schema is the source of truth and is never mod
 each format gets a fresh deep copy, rewritten for what that provider accepts. Validation
 (``Toolbox.check``) always uses the original schema, so a constraint that a provider's
 dialect cannot carry is still enforced on the model's arguments. Each definition's shape
-belongs to its provider (``toolwire._providers``, one module per format, which documents
+belongs to its provider (``toolwire._providers``, one package per format, which documents
 it); this module dispatches to the provider and holds what several of them share:
 :func:`function_definition` (OpenAI's ``{"type": "function", "function": {...}}``, also
-used by Ollama and Cohere), :func:`parameters_for` (strict or plain), and the two schema
-rewrites below.
+used by Ollama and Cohere), :func:`parameters_for` (strict or plain), the strict-mode
+rewrite below, and the pieces of schema rewriting that a provider's own dialect reuses
+(:func:`resolve_in`, :func:`merge_all_of`, :func:`tuple_to_items`, :func:`schema_types`;
+Gemini's OpenAPI subset, in ``_providers/gemini/schema.py``, is built from them).
 
 Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
 ``"additionalProperties": false`` and lists every property in ``required``; a property that
@@ -29,32 +31,13 @@ nested object without ``properties``) cannot be expressed in strict mode:
 ``ToolDefinitionError``; a root without ``properties`` (a tool without parameters) becomes
 an empty closed object.
 
-Gemini (:func:`gemini_schema`, the OpenAPI 3.0 subset of the Gemini API's ``Schema``,
-checked against the Gemini and Vertex AI ``Schema`` reference): every ``$ref`` is inlined
-(a recursive type cannot be: ``ToolDefinitionError``); types are the upper-case enum names
-(``"STRING"``); a type list or ``anyOf`` with ``null`` becomes ``"nullable": true``;
-``oneOf`` becomes ``anyOf``, ``allOf`` is merged; ``const`` becomes a one-value ``enum``;
-string ``enum``\\s get ``"format": "enum"``, a non-string ``enum`` is not expressible and is
-moved into the description; ``format`` is kept only for ``enum`` and ``date-time`` (the
-only formats the Gemini Developer API accepts); ``exclusiveMinimum``/``exclusiveMaximum``
-become ``minimum``/``maximum``; tuples become ``items`` with ``anyOf``; objects get
-``propertyOrdering``. Kept: ``type``, ``format``, ``description``, ``nullable``, ``enum``,
-``items``, ``minItems``, ``maxItems``, ``properties``, ``required``, ``minProperties``,
-``maxProperties``, ``minLength``, ``maxLength``, ``pattern``, ``minimum``, ``maximum``,
-``anyOf``, ``propertyOrdering``. Dropped: ``$schema``, ``$defs``, ``title``, ``default``,
-``additionalProperties``, ``examples`` and every other keyword. A missing ``type`` is
-inferred from ``properties`` (object) or ``items`` (array). A nested object with arbitrary
-keys (``dict[str, X]``) can only be sent as ``{"type": "OBJECT"}`` (assumed accepted; the
-subset has no way to describe its values).
-
-Complexity: linear in the size of the schemas (Gemini's inlining: in the size of the
-inlined result).
+Complexity: linear in the size of the schemas.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ToolDefinitionError
@@ -66,10 +49,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "function_definition",
-    "gemini_schema",
+    "merge_all_of",
     "parameters_for",
+    "resolve_in",
+    "schema_types",
     "strict_schema",
     "tool_definitions",
+    "tuple_to_items",
 ]
 
 _STRICT_KEEP = frozenset(
@@ -99,29 +85,6 @@ _STRICT_KEEP = frozenset(
 )
 _STRICT_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-)
-_GEMINI_KEEP = frozenset(
-    {
-        "type",
-        "format",
-        "description",
-        "nullable",
-        "enum",
-        "items",
-        "minItems",
-        "maxItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minimum",
-        "maximum",
-        "anyOf",
-        "propertyOrdering",
-    }
 )
 
 
@@ -166,7 +129,7 @@ def function_definition(tool: Tool, strict: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- shared
 
 
-def _resolve(document: dict[str, Any], ref: Any, where: str) -> Any:
+def resolve_in(document: dict[str, Any], ref: Any, where: str) -> Any:
     """Follow ``ref`` with toolwire's one JSON-pointer resolver (the validator's too), so
     that definitions and validation read every ``$ref`` the same way."""
     if not isinstance(ref, str):
@@ -177,7 +140,8 @@ def _resolve(document: dict[str, Any], ref: Any, where: str) -> Any:
         raise ToolDefinitionError(f"{where}: {exc}") from None
 
 
-def _schema_types(schema: dict[str, Any]) -> list[str]:
+def schema_types(schema: dict[str, Any]) -> list[str]:
+    """The type names of a schema's ``type`` (a name or a list of names; none without)."""
     raw = schema.get("type")
     if isinstance(raw, str):
         return [raw]
@@ -189,7 +153,7 @@ def _schema_types(schema: dict[str, Any]) -> list[str]:
 def _admits_null(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return schema is True
-    if "null" in _schema_types(schema) or schema.get("nullable") is True:
+    if "null" in schema_types(schema) or schema.get("nullable") is True:
         return True
     for key in ("anyOf", "oneOf"):
         branches = schema.get(key)
@@ -198,7 +162,7 @@ def _admits_null(schema: Any) -> bool:
     return None in schema.get("enum", [1]) or ("const" in schema and schema["const"] is None)
 
 
-def _merge_all_of(schema: dict[str, Any], where: str) -> dict[str, Any]:
+def merge_all_of(schema: dict[str, Any], where: str) -> dict[str, Any]:
     """Fold ``allOf`` into its parent: exact for one part, for objects a union of fields."""
     parts = schema.get("allOf")
     if not isinstance(parts, list):
@@ -223,7 +187,9 @@ def _merge_all_of(schema: dict[str, Any], where: str) -> dict[str, Any]:
     return merged
 
 
-def _tuple_to_items(schema: dict[str, Any]) -> dict[str, Any]:
+def tuple_to_items(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tuple schema (``prefixItems``) as ``items`` with the members as ``anyOf`` and, for
+    a closed tuple, fixed ``minItems``/``maxItems``; other schemas unchanged."""
     prefix = schema.get("prefixItems")
     if not isinstance(prefix, list):
         return schema
@@ -267,17 +233,17 @@ class _Strict:
             )
         if not isinstance(schema, dict):
             raise ToolDefinitionError(f"{where}: strict mode needs a schema object")
-        schema = _merge_all_of(schema, where)
+        schema = merge_all_of(schema, where)
         if "$ref" in schema and len(schema) > 1:
             # OpenAI rejects a $ref with sibling keywords (even a description): inline it.
             # One level only, so recursive types keep their reference further down.
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            target = _resolve(self.document, schema["$ref"], where)
+            target = resolve_in(self.document, schema["$ref"], where)
             schema = {**target, **siblings}
-            schema = _merge_all_of(schema, where)
+            schema = merge_all_of(schema, where)
         if "oneOf" in schema:
             schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        schema = _tuple_to_items(schema)
+        schema = tuple_to_items(schema)
         out: dict[str, Any] = {}
         for key, value in schema.items():
             if key not in _STRICT_KEEP:
@@ -297,7 +263,7 @@ class _Strict:
                 continue  # decided below
             else:
                 out[key] = copy.deepcopy(value)
-        types = _schema_types(schema)
+        types = schema_types(schema)
         is_object = "object" in types or "properties" in schema
         if is_object:
             extra = schema.get("additionalProperties")
@@ -345,136 +311,3 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if description is not None:
         wrapped["description"] = description
     return wrapped
-
-
-# --------------------------------------------------------------------------- gemini
-
-_GEMINI_TYPES = {
-    "string": "STRING",
-    "integer": "INTEGER",
-    "number": "NUMBER",
-    "boolean": "BOOLEAN",
-    "object": "OBJECT",
-    "array": "ARRAY",
-}
-
-
-def gemini_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any]:
-    """A copy of ``schema`` in the Gemini API's OpenAPI 3.0 subset (see the module docstring)."""
-    return _Gemini(schema, where).convert(schema, "#", ())
-
-
-class _Gemini:
-    """Rewrites one schema document into Gemini's OpenAPI subset, inlining references."""
-
-    def __init__(self, document: dict[str, Any], where: str) -> None:
-        self.document = document
-        self.where = where
-
-    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
-        """The Gemini form of the subschema at ``pointer``; ``active`` are refs being inlined."""
-        where = f"{self.where} at {pointer}"
-        if schema is True or schema == {}:
-            return {}
-        if not isinstance(schema, dict):
-            raise ToolDefinitionError(f"{where}: expected a schema object")
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            if ref in active:
-                raise ToolDefinitionError(
-                    f"{where}: the recursive type {ref!r} cannot be expressed for Gemini, "
-                    "whose schemas have no references"
-                )
-            target = _resolve(self.document, ref, where)
-            siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            return self.convert({**target, **siblings}, ref, [*active, ref])
-        schema = _merge_all_of(schema, where)
-        if "oneOf" in schema:
-            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        schema = _tuple_to_items(schema)
-        out: dict[str, Any] = {}
-        nullable = schema.get("nullable") is True
-        types = _schema_types(schema)
-        if "null" in types:
-            nullable = True
-            types = [t for t in types if t != "null"]
-        if "anyOf" in schema:
-            branches = [b for b in schema["anyOf"] if not _is_null_schema(b)]
-            if len(branches) < len(schema["anyOf"]):
-                nullable = True
-            converted = [
-                self.convert(b, f"{pointer}/anyOf/{i}", active) for i, b in enumerate(branches)
-            ]
-            if len(converted) == 1:
-                out.update(converted[0])
-            elif converted:
-                out["anyOf"] = converted
-        if not types and "anyOf" not in schema:
-            # Gemini needs a type on every schema: infer it from the shape, as JSON
-            # Schema writers often leave it out.
-            if "properties" in schema:
-                types = ["object"]
-            elif "items" in schema:
-                types = ["array"]
-        if len(types) == 1:
-            out["type"] = _GEMINI_TYPES[types[0]]
-        elif len(types) > 1:
-            out["anyOf"] = [{"type": _GEMINI_TYPES[t]} for t in types]
-        if nullable:
-            out["nullable"] = True
-        description = schema.get("description")
-        enum_values: list[Any] | None = None
-        if "const" in schema:
-            enum_values = [schema["const"]]
-        elif isinstance(schema.get("enum"), list):
-            enum_values = [v for v in schema["enum"] if v is not None]
-            if len(enum_values) < len(schema["enum"]):
-                out["nullable"] = True
-        if enum_values is not None:
-            if all(isinstance(v, str) for v in enum_values):
-                out["type"] = "STRING"
-                out["enum"] = enum_values
-                out["format"] = "enum"
-            else:
-                shown = ", ".join(_json_text(v) for v in enum_values)
-                note = f"Allowed values: {shown}."
-                description = f"{description} {note}" if description else note
-        if description:
-            out["description"] = description
-        for key, value in schema.items():
-            if key not in _GEMINI_KEEP or key in out or key in ("description", "enum", "anyOf"):
-                continue
-            if key in ("type", "nullable"):
-                continue
-            if key == "format":
-                if value in ("enum", "date-time"):
-                    out[key] = value
-            elif key == "properties":
-                out[key] = {
-                    name: self.convert(sub, f"{pointer}/properties/{name}", active)
-                    for name, sub in value.items()
-                }
-                out["propertyOrdering"] = list(value)
-            elif key == "items":
-                out[key] = self.convert(value, f"{pointer}/items", active)
-            elif key == "propertyOrdering":
-                continue
-            else:
-                out[key] = copy.deepcopy(value)
-        for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            value = schema.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out.setdefault(bound, value)
-        if out.get("type") == "OBJECT" and "properties" not in out:
-            out.pop("propertyOrdering", None)
-        return out
-
-
-def _is_null_schema(schema: Any) -> bool:
-    return isinstance(schema, dict) and schema.get("type") == "null" and len(schema) == 1
-
-
-def _json_text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)

@@ -6,7 +6,7 @@ translate (an Anthropic adapter remembers ``stop_reason`` from ``message_delta``
 ``message_stop``). The assembler alone routes fragments to calls, owns per-call parsers
 and decides how the response finished.
 
-Adapter contract (:class:`Adapter`; every provider module of ``toolwire._providers`` has
+Adapter contract (:class:`Adapter`; every provider package of ``toolwire._providers`` has
 one)::
 
     class Adapter(Protocol):

@@ -9,7 +9,7 @@ It holds no clock, no thread, no socket and no store: the two drivers in
 it step by step to interleave workers and inject crashes. Every policy decision lives
 here, once:
 
-- claim first (G10): a claim that raises means the tool never runs; the outcome is
+- claim first: a claim that raises means the tool never runs; the outcome is
   ``failed`` with a ``StoreError`` message (nothing ran, nothing was recorded as done, so
   a later run may try again);
 - a claim not acquired is reported from the existing record, marked ``replayed``:
@@ -337,7 +337,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
             reclaim=plan.idempotent,
         )
     except Exception as exc:
-        # Fail closed (G10): without a durable claim the tool must not run.
+        # Fail closed: without a durable claim the tool must not run.
         return _outcome(
             plan, "failed", error=f"StoreError: could not claim the call, it did not run: {exc}"
         )
@@ -402,7 +402,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
 
 
 def _settle(plan: CallPlan, held: _Held, event: ToolEnded) -> Generator[Command, Any, Outcome]:
-    """Record how the tool ended and return the outcome (the heart of G6)."""
+    """Record how the tool ended and return the outcome (the heart of "no lost results")."""
     if isinstance(event, ToolReturned):
         stored = yield from _finish_quietly(held, "completed", event.result_json, None)
         if stored:

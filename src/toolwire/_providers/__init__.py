@@ -1,24 +1,37 @@
 """The provider registry: every wire format toolwire speaks, each one unit, registered once.
 
-A provider is one module of this package. Its ``PROVIDER`` (a :class:`Provider`) holds
-everything toolwire knows about the format:
+A provider is one subpackage of this package (``openai_chat/``, ``gemini/``...). The
+``PROVIDER`` (a :class:`Provider`) of its ``__init__`` holds everything toolwire knows
+about the format:
 
 - ``detect``: how to recognise the format's first payload (and ``detect_fallback``, a
   weaker hint asked only when no provider recognised the payload);
 - ``adapter``: a factory of the adapter that translates its payloads into deltas
   (``toolwire._deltas``);
-- ``definition``: one tool in the format's request shape (the schema rewrites shared by
-  several providers, OpenAI strict mode and Gemini's subset, live in ``_definitions``);
+- ``definition``: one tool in the format's request shape (OpenAI strict mode, shared by
+  several providers, lives in ``_definitions``; a dialect of one provider, such as
+  Gemini's schema subset, in its package);
 - ``tool_results`` and ``assistant_turn``: the messages the provider expects next, the
   tool results and the assistant turn that they answer (``_results`` checks that the two
   agree before either is built);
-- ``encoder``: the slot for the simulator's encoder (a scenario to the format's wire
-  bytes), which ``toolwire.testing`` fills in a later release; ``None`` until then.
+- ``encoder``: a factory of the simulator's encoder (a scenario to the format's wire
+  shapes, ``_wire_writing.Encoder``), declared with :func:`encoder_in`;
+- ``check_request``: what the provider refuses in a next request (tool results that answer
+  no call, calls left unanswered...), which the simulator answers with the provider's 400,
+  declared with :func:`checks_in`;
+- ``endpoints`` and ``base_path``: where the simulator serves the format (the provider's
+  own HTTP paths, :class:`Endpoint`) and what its SDK takes as a base URL, so that the
+  simulator's server routes from this registry.
 
-Registration: the built-in providers are the public modules of this package (names
+The last three are the simulator's side (``toolwire.testing`` reads them; the provider
+never imports ``toolwire.testing``). Their modules are imported on first use
+(:func:`import_later`): reading a stream never imports an encoder or a request check, and
+``import toolwire`` imports no provider at all.
+
+Registration: the built-in providers are the public subpackages of this package (names
 without a leading underscore), found with :mod:`pkgutil` and imported on the first lookup,
-so adding a provider means adding one module (and its tests), nothing else. Tests register
-toy providers with :func:`register` and remove them with :func:`unregister`.
+so adding a provider means adding one subpackage (and its tests), nothing else. Tests
+register toy providers with :func:`register` and remove them with :func:`unregister`.
 
 Names: each provider has one canonical name (``Response.format`` uses it) and may have
 aliases (``"openai"`` is an alias of ``"openai-chat"``, the name everyone tries first).
@@ -30,17 +43,30 @@ if none does, their ``detect_fallback`` hooks are asked in the same order. Each 
 looks only at structural markers its format always has on its first event, so it is
 O(number of keys). A payload no provider claims raises :class:`StreamFormatError`.
 
-Adding a provider: one module here with its adapter, its ``detect``, its definition and
-message functions and ``PROVIDER = Provider(...)``; the shared pieces are
-``_definitions`` (strict and Gemini schema rewrites, OpenAI's function shape),
-``_results`` (result texts, the answer check, how rejected calls are carried),
-``_payload`` (typed reads) and ``_openai_shapes``. If the format opens calls explicitly
-(``CallDelta(start=True)``), it must also end them (``end=True``): the assembler finalises
-no such call without its end. What ends a call, per format: Anthropic
-``content_block_stop``; Responses ``output_item.done``; Bedrock ``contentBlockStop``;
-Cohere ``tool-call-end``; Gemini the part itself (a whole call) or the first
-``functionCall`` part without ``willContinue`` (a streamed one); Ollama the line itself
-(every call is whole); OpenAI chat has no per-call end, only the finish reason.
+Adding a provider: one subpackage here, laid out like the built-ins::
+
+    <name>/__init__.py        the adapter, detect, definition, tool_results and
+                              assistant_turn, and PROVIDER = Provider(...)
+    <name>/encoder.py         the simulator's encoder (the adapter's inverse)
+    <name>/request_checks.py  check_request(body, served): what the provider refuses
+    <name>/...                anything else only this format knows (Gemini's schema.py,
+                              OpenAI chat's quirks.py: the quirk profiles its encoder applies)
+
+plus its tests. The shared pieces are ``_definitions`` (strict mode, OpenAI's function
+shape, the pieces of schema rewriting), ``_results`` (result texts, the answer check, how
+rejected calls are carried), ``_payload`` (typed reads), ``_openai_shapes``,
+``_request_reading`` (what request checks read alike), ``_wire_writing`` (the encoder
+interface, framings, fragment splitting, id minting) and ``_scenario_types`` (what an
+encoder encodes). The endpoints of a provider must not overlap another's; the simulator
+asks them in the registry's order. ``tests/test_adapter_registry.py`` has a toy provider
+with every part, defined in the test alone and served by the simulator.
+
+If the format opens calls explicitly (``CallDelta(start=True)``), it must also end them
+(``end=True``): the assembler finalises no such call without its end. What ends a call,
+per format: Anthropic ``content_block_stop``; Responses ``output_item.done``; Bedrock
+``contentBlockStop``; Cohere ``tool-call-end``; Gemini the part itself (a whole call) or
+the first ``functionCall`` part without ``willContinue`` (a streamed one); Ollama the line
+itself (every call is whole); OpenAI chat has no per-call end, only the finish reason.
 
 Lookups are O(1) after the first; the registry is guarded by a lock so that threads
 creating their first assemblers together load it once.
@@ -58,13 +84,27 @@ from typing import TYPE_CHECKING, Any
 
 from .._deltas import Adapter
 from .._errors import StreamFormatError, UnknownFormat, UsageError
+from ._endpoints import Endpoint
 
 if TYPE_CHECKING:
     from .._response import Response
     from .._results import ResultText
     from .._toolbox import Tool
+    from .._wire_writing import Encoder
+    from ._request_reading import RequestCheck
 
-__all__ = ["Provider", "detect", "names", "provider", "register", "unregister"]
+__all__ = [
+    "Endpoint",
+    "Provider",
+    "checks_in",
+    "detect",
+    "encoder_in",
+    "import_later",
+    "names",
+    "provider",
+    "register",
+    "unregister",
+]
 
 Detector = Callable[[dict[str, Any], "str | None"], bool]
 
@@ -86,7 +126,14 @@ class Provider:
     - ``assistant_turn(response)``: the assistant turn that those results answer, in the
       provider's request format, with every call of ``response`` (rejected ones
       included) and what the provider needs echoed;
-    - ``encoder``: reserved for the simulator (scenario -> wire bytes); ``None`` for now.
+    - ``encoder()``: a fresh encoder for the simulator (scenario -> wire shapes), its
+      module imported on the first call; ``None`` for a format the simulator cannot serve;
+    - ``check_request(body, served)``: the provider's refusal message for a parsed request
+      body, or ``None`` to accept it (``served`` gives the call ids of a response the
+      simulator served, by id); ``None``: every request is accepted;
+    - ``endpoints``: the provider's HTTP endpoints (paths, streaming, framing) at which the
+      simulator serves the format; ``base_path``: the path its SDK's base URL ends with
+      (``"/v1"`` for OpenAI's, empty for a client that takes the server's root).
     """
 
     name: str
@@ -98,7 +145,42 @@ class Provider:
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
-    encoder: Callable[..., bytes] | None = None
+    encoder: Callable[[], Encoder] | None = None
+    check_request: RequestCheck | None = None
+    endpoints: tuple[Endpoint, ...] = ()
+    base_path: str = ""
+
+
+def import_later(module: str, name: str) -> Callable[..., Any]:
+    """A stand-in for ``module.name`` that imports ``module`` on its first call, then
+    calls ``module.name`` with the arguments given.
+
+    How a provider declares its simulator side (``encoder``, ``check_request``) without
+    importing it: code that only reads streams never pays for it. A wrong name fails at
+    that first call, which each provider's tests make.
+    """
+    found: list[Callable[..., Any]] = []  # filled once; a race only imports twice
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module), name))
+        return found[0](*args, **kwargs)
+
+    return call
+
+
+def encoder_in(package: str, name: str) -> Callable[[], Encoder]:
+    """The factory of the encoder class ``name`` of a provider package (its ``encoder``
+    module), imported on the first call."""
+    factory: Callable[[], Encoder] = import_later(f"{package}.encoder", name)
+    return factory
+
+
+def checks_in(package: str) -> RequestCheck:
+    """The request check of a provider package (its ``request_checks`` module's
+    ``check_request``), imported on the first call."""
+    check: RequestCheck = import_later(f"{package}.request_checks", "check_request")
+    return check
 
 
 _lock = threading.RLock()
@@ -108,7 +190,7 @@ _loaded = False
 
 
 def _load_builtins() -> None:
-    """Import and register every public module of this package, once."""
+    """Import and register every public subpackage of this package, once."""
     global _loaded
     with _lock:
         if _loaded:

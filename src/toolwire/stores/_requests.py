@@ -10,7 +10,7 @@ key could not hold them faithfully); results and errors are any text, stored byt
 byte; durations are positive, finite and at most ``MAX_SECONDS``; fences are positive
 ints; a listing's limit is 1 to ``MAX_LIMIT``.
 
-The start-up self-test (G10) is here too, as a flow of requests (:func:`probe`) that the
+The start-up self-test is here too, as a flow of requests (:func:`probe`) that the
 sync and async stores drive alike.
 """
 
@@ -289,7 +289,7 @@ def resolve(key: object, options: Mapping[str, object]) -> ResolveRequest:
 
 
 def probe(behind: str) -> Generator[Request[Any], Any, None]:
-    """The start-up self-test (G10) as a flow of requests: claim one fresh key as two
+    """The start-up self-test as a flow of requests: claim one fresh key as two
     owners, expect exactly the first to win, expect a write with a stale fence to be
     refused, release the claim; raise :class:`StoreError` otherwise (fail closed)."""
     key = f"toolwire-self-test:{uuid.uuid4().hex}"

@@ -10,7 +10,7 @@ or :func:`arun_flow` (asyncio) over its connections. So the at-most-once logic o
 backend exists once, whichever shell runs it; what a sync and an async store of one
 backend still write twice is only the connection handling their drivers differ in.
 
-The self-test (G10) is a flow of requests (:func:`~toolwire.stores._requests.probe`)
+The self-test is a flow of requests (:func:`~toolwire.stores._requests.probe`)
 driven the same way. Async stores open lazily: the first operation (or ``open()`` /
 ``async with``) runs the backend's set-up and the self-test, in the event loop that uses
 the store.
@@ -77,7 +77,7 @@ class SyncShell(ABC):
         """Release connections; later operations raise :class:`~toolwire.StoreError`."""
 
     def _self_test(self, behind: str) -> None:
-        """Fail closed unless the backend enforces conditional writes (G10)."""
+        """Fail closed unless the backend enforces conditional writes."""
         run_flow(requests.probe(behind), self._perform)
 
     def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:

@@ -35,7 +35,7 @@ driver failure surfaces as ``toolwire.StoreError`` with the driver's exception c
 Start-up: the table and its index are created (and a table of an earlier version gains
 its ``retention`` column) under a transaction-scoped advisory lock, so workers that start
 together on a fresh database do not trip over PostgreSQL's catalog race on concurrent
-``CREATE TABLE IF NOT EXISTS``. Self-test (G10): a fresh probe key claimed twice must be
+``CREATE TABLE IF NOT EXISTS``. Self-test: a fresh probe key claimed twice must be
 acquired exactly once and a stale-fence write refused; otherwise the constructor (or, for
 the async store, the first operation) raises ``StoreError``.
 

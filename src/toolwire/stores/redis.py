@@ -34,7 +34,7 @@ PostgreSQL (or SQLite on one host) where that matters.
 Every driver failure or unexpected reply raises ``toolwire.StoreError`` with the cause
 chained. The client does not retry on its own (redis-py would by default): a script whose
 reply was lost may have run, and running it again would misreport, so the failure is
-raised and the next operation reconnects. The start-up self-test (G10) claims a fresh
+raised and the next operation reconnects. The start-up self-test claims a fresh
 probe key twice and requires exactly one acquisition. Each operation is one round trip
 (claim + finish = 2 per call) and O(1) on the server.
 """

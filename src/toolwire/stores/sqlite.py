@@ -25,7 +25,7 @@ The database runs in WAL mode with ``synchronous=FULL`` by default (a claim is o
 before the tool runs, even across power loss) and a busy timeout. Connections live in a
 small pool: each operation checks one out, so no connection is ever used by two threads
 at once, and the pool never grows beyond the peak number of concurrent operations. At
-start-up the store creates (or upgrades) its schema and runs the self-test (G10): it claims
+start-up the store creates (or upgrades) its schema and runs the self-test: it claims
 a probe key twice and requires exactly one acquisition, and requires a write with a stale
 fence to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
 

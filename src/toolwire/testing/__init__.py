@@ -20,6 +20,11 @@ pytest plugin provides the ``toolwire_simulator`` fixture.
 The server stack (uvicorn) comes with the ``toolwire[testing]`` extra and is imported only
 when a simulator starts; scenarios and encoders need nothing.
 
+What the simulator knows of each provider (its encoder, its request checks, its endpoints
+and quirk profiles) lives in that provider's package (``toolwire._providers``), beside its
+adapter; this package serves every registered provider that declares an encoder, so a
+provider added there is served here without a change.
+
 Quirk profiles
 --------------
 
@@ -56,11 +61,13 @@ object arguments without ids (7), Anthropic's empty first ``input_json_delta`` (
 
 from __future__ import annotations
 
-from ._encoding import FORMATS, EncodeOptions, Encoder, ErrorReply, Frame, encoder_for, serialise
-from ._faults import FAULT_KINDS, Fault, parse_fault, parse_faults
-from ._profiles import PROFILES, Profile
+from .._scenario_types import Fault, Profile, ScenarioCall, ScenarioResponse, ScenarioUsage
+from .._wire_writing import EncodeOptions, Encoder, ErrorReply, Frame, serialise
+from ._faults import FAULT_KINDS, parse_fault, parse_faults
+from ._formats import FORMATS, encoder_for
+from ._profiles import PROFILES
 from ._recordings import Recording, load_recording
-from ._scenario import ScenarioCall, ScenarioResponse, ScenarioUsage, load_scenario
+from ._scenario import load_scenario
 from ._server import ConnectionRecord, RecordedRequest
 from ._simulator import Simulator
 

@@ -42,9 +42,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._errors import UsageError
+from .._scenario_types import Fault
+from .._wire_writing import Frame
 
 if TYPE_CHECKING:
-    from ._encoding import EncodeOptions, Encoder, Frame
+    from .._wire_writing import EncodeOptions, Encoder
 
 __all__ = [
     "EVENT_FAULTS",
@@ -76,23 +78,6 @@ OPTIONAL_VALUE = frozenset({"duplicate-chunk", "malformed-chunk"})
 EVENT_FAULTS = frozenset(
     {"length", "no-terminal", "error-event", "duplicate-chunk", "malformed-chunk"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One parsed fault: its ``kind`` and its value (``None`` for faults without one)."""
-
-    kind: str
-    value: float | int | None = None
-
-    def __str__(self) -> str:
-        if self.value is None:
-            return self.kind
-        return (
-            f"{self.kind}:{self.value:g}"
-            if isinstance(self.value, float)
-            else (f"{self.kind}:{self.value}")
-        )
 
 
 def parse_fault(spec: str | Fault) -> Fault:
@@ -170,8 +155,6 @@ def apply_event_faults(
     """``frames`` rewritten by the event faults among ``faults`` (``length`` excepted: it
     changes the response before encoding); what was done is appended to ``notes``."""
     notes = [] if notes is None else notes
-    from ._encoding import Frame
-
     faults = tuple(faults)
     out = list(frames)
     if has(faults, "no-terminal"):

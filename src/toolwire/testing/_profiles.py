@@ -1,177 +1,50 @@
-"""Quirk profiles: the stream shapes of real OpenAI-compatible servers, by behaviour name.
+"""Quirk profiles by name: every profile that a served format's encoder declares.
 
-A profile changes *how* a response is streamed, never *what* it says: every profile except
-the truncations assembles to the same calls as the clean stream, so an agent that passes
-with ``profile="no-index"`` copes with Gemini's OpenAI-compatible endpoint, and one that
-passes with ``"unterminated-arguments"`` refuses vLLM's cut calls. Profiles are named after
-the behaviour (servers change; behaviours recur) and combine (``profile=["repeated-ids",
-"stop-finish"]``). The table of which servers show each behaviour is in the package
-docstring (:mod:`toolwire.testing`), with the quirk numbers of
-``reference/provider-quirks.md`` §4. The encoder of each format reads the profiles that
-name its format; a profile served to another format is refused with an HTTP 500 that
-says so. Lookup is O(1).
+A quirk profile (``add_response(..., profile=NAME)``) reshapes how one format streams a
+response the way some real server does; the profiles are that format's knowledge, so
+each encoder declares the ones it applies (``Encoder.profiles``; today OpenAI chat's, in
+``_providers/openai_chat/quirks.py``) and this module only finds them by name.
+:data:`PROFILES` is a live, read-only view over the served formats' encoders, so a
+provider registered at run time brings its own profiles. The user-facing table (which
+servers show each behaviour) is in the package docstring. A lookup asks each served
+format's encoder once: O(number of formats + profiles).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 
 from .._errors import UsageError
+from .._scenario_types import Profile
+from ._formats import encoder_for, served_formats
 
 __all__ = ["PROFILES", "Profile", "parse_profiles"]
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """One quirk: its ``name``, the ``formats`` it shapes, the ``quirks`` numbers it
-    reproduces, ``servers`` seen doing it, and whether it is a ``truncation`` (a stream that
-    must be refused, not assembled)."""
+class ProfileTable(Mapping[str, Profile]):
+    """Every quirk profile declared by a served format's encoder, by name (read-only)."""
 
-    name: str
-    formats: tuple[str, ...]
-    quirks: tuple[int, ...]
-    servers: str
-    description: str
-    truncation: bool = False
-    sequential: bool = False  # calls are streamed one after another, never interleaved
+    def _table(self) -> dict[str, Profile]:
+        return {p.name: p for name in served_formats() for p in encoder_for(name).profiles}
+
+    def __getitem__(self, name: str) -> Profile:
+        """The profile called ``name`` (``KeyError`` for an unknown one)."""
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The profile names, format by format in registry order."""
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        """How many profiles the served formats declare."""
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"ProfileTable({sorted(self._table())})"
 
 
-_CHAT = ("openai-chat",)
-
-PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile(
-            "no-index",
-            _CHAT,
-            (1, 2),
-            "Gemini's OpenAI-compatible endpoint and proxies in front of it",
-            "tool_calls entries carry no 'index'; parallel calls come in separate chunks",
-            sequential=True,
-        ),
-        Profile(
-            "index-from-1",
-            _CHAT,
-            (13,),
-            "Anthropic's OpenAI-compatible endpoint (fallback gateways)",
-            "tool call indexes start at 1 (the content-block index), so they are sparse",
-        ),
-        Profile(
-            "all-index-0",
-            _CHAT,
-            (6, 12),
-            "Ollama's /v1 endpoint, Groq, Responses-to-Chat translators, Qwen3 on Dynamo",
-            "every parallel call uses index 0, each with its own id",
-            sequential=True,
-        ),
-        Profile(
-            "repeated-ids",
-            _CHAT,
-            (8,),
-            "Fireworks, DeepSeek, Qwen/DashScope",
-            "id, type and name repeated in every chunk of a call",
-        ),
-        Profile(
-            "repeated-names",
-            _CHAT,
-            (9,),
-            "MiniMax M2.7 via NVIDIA NIM; reported for GPT-5.x",
-            "the function name re-sent in every chunk of a call",
-        ),
-        Profile(
-            "fresh-id-per-fragment",
-            _CHAT,
-            (10,),
-            "Kimi K2.6 (api.kimi.com/coding), LM Studio (Gemma 4)",
-            "index 0 and a fresh id on every fragment; the name only on the first",
-            sequential=True,
-        ),
-        Profile(
-            "split-ids",
-            _CHAT,
-            (11,),
-            "Poolside /chat/completions",
-            "one id on a call's first chunk, another on the rest",
-            sequential=True,
-        ),
-        Profile(
-            "name-after-arguments",
-            _CHAT,
-            (15,),
-            "various OpenAI-compatible providers",
-            "the first delta has the id and arguments but no name; the name comes next",
-            sequential=True,
-        ),
-        Profile(
-            "empty-id-continuations",
-            _CHAT,
-            (28,),
-            "Alibaba DashScope (qwen3-max), LM Studio",
-            "continuation deltas repeat id '' and type 'function'",
-        ),
-        Profile(
-            "null-role-type",
-            _CHAT,
-            (24,),
-            "Mistral (API and vLLM's Mistral parser)",
-            "'role': null and 'type': null in deltas",
-        ),
-        Profile(
-            "whole-call-chunk",
-            _CHAT,
-            (12, 24),
-            "Groq, Mistral, xAI, llama.cpp",
-            "each call whole in one chunk: id, name and all its arguments",
-            sequential=True,
-        ),
-        Profile(
-            "args-in-last-chunk",
-            _CHAT,
-            (17,),
-            "vLLM tool parsers (xlam, hunyuan, GLM-4.7, step3, --stream-interval > 1)",
-            "call headers stream first; all argument text comes in the finish chunk",
-            sequential=True,
-        ),
-        Profile(
-            "same-index-in-chunk",
-            _CHAT,
-            (14,),
-            "vLLM with speculative decoding; Bedrock's OpenAI-compatible endpoint",
-            "two tool_calls entries with the same index inside one chunk",
-            sequential=True,
-        ),
-        Profile(
-            "stop-finish",
-            _CHAT,
-            (20,),
-            "OpenAI with a named tool_choice, vLLM parity, some models with 'required'",
-            "finish_reason 'stop' instead of 'tool_calls'",
-        ),
-        Profile(
-            "usage-only-last-chunk",
-            _CHAT,
-            (29,),
-            "OpenAI with stream_options.include_usage; vLLM, which sends it always",
-            "a last chunk with empty choices carrying only usage",
-        ),
-        Profile(
-            "content-filter-chunks",
-            _CHAT,
-            (21,),
-            "Azure OpenAI (asynchronous content filter)",
-            "chunks with empty choices or no delta, object '', filter results and offsets",
-        ),
-        Profile(
-            "unterminated-arguments",
-            _CHAT,
-            (18,),
-            "vLLM, DeepSeek-v4 deployments, routers at max_tokens",
-            "finish_reason 'tool_calls' while the last call's JSON is cut",
-            truncation=True,
-        ),
-    )
-}
+PROFILES: Mapping[str, Profile] = ProfileTable()
+"""Every quirk profile the simulator can apply, by name."""
 
 
 def parse_profiles(spec: str | Sequence[str] | None) -> tuple[Profile, ...]:
@@ -179,11 +52,12 @@ def parse_profiles(spec: str | Sequence[str] | None) -> tuple[Profile, ...]:
     if spec is None:
         return ()
     names = [spec] if isinstance(spec, str) else list(spec)
+    table = dict(PROFILES)  # one read of the encoders for the whole spec
     out = []
     for name in names:
-        profile = PROFILES.get(name) if isinstance(name, str) else None
+        profile = table.get(name) if isinstance(name, str) else None
         if profile is None:
-            known = ", ".join(sorted(PROFILES))
+            known = ", ".join(sorted(table))
             raise UsageError(f"unknown quirk profile {name!r}; known: {known}")
         out.append(profile)
     return tuple(out)

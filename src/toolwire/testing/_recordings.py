@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .._errors import StreamFormatError, UsageError
 from .._framing import detect_framing
-from ._encoding import CONTENT_TYPES, Framing
+from .._wire_writing import CONTENT_TYPES, Framing
 from ._faults import EVENT_FAULTS, Fault, parse_faults
 
 __all__ = ["Recording", "load_recording"]

@@ -3,7 +3,9 @@
 A :class:`ScenarioResponse` is one model turn described independently of any wire format:
 text, reasoning, tool calls (name plus arguments as a JSON object, or raw argument text so
 that invalid JSON can be served), the finish, usage, ids and model, the faults to inject and
-the quirk profiles to apply. Each endpoint's encoder turns it into that provider's bytes.
+the quirk profiles to apply (the types live in the core, ``toolwire._scenario_types``,
+because the provider packages' encoders read them); this module builds them from what users
+write (:func:`make_response`). Each endpoint's encoder turns one into that provider's bytes.
 A :class:`Recording` is a recorded body served byte-exact, whatever endpoint asks.
 
 A :class:`Script` hands entries out: first from the list registered for the request's model
@@ -36,119 +38,29 @@ import json
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .._errors import UsageError
-from ._faults import Fault, parse_faults
-from ._profiles import Profile, parse_profiles
+from .._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
+from ._faults import parse_faults
+from ._profiles import parse_profiles
 from ._recordings import Recording, load_recording
 
 __all__ = [
-    "Finish",
-    "ScenarioCall",
-    "ScenarioResponse",
-    "ScenarioUsage",
     "Script",
     "load_scenario",
     "make_call",
     "make_response",
 ]
 
-Finish = Literal["auto", "stop", "tool_calls", "length"]
 _FINISHES = ("auto", "stop", "tool_calls", "length")
 
 
 def _compact(value: Any) -> str:
     """Compact JSON, non-ASCII kept (what providers stream as argument text)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScenarioCall:
-    """One tool call: ``name`` and ``raw_arguments`` (the argument text to stream).
-
-    ``arguments`` is the parsed value when ``raw_arguments`` is valid JSON (``None`` when
-    it is not: such a call can only be served by formats that stream argument text).
-    ``id`` is the provider call id to send; ``None`` lets each encoder mint one in its
-    provider's style, deterministically under the seed.
-    """
-
-    name: str
-    raw_arguments: str
-    arguments: Any = None
-    id: str | None = None
-
-    @property
-    def valid_json(self) -> bool:
-        """Whether ``raw_arguments`` parses as JSON (an empty text counts as ``{}``)."""
-        if not self.raw_arguments:
-            return True
-        try:
-            json.loads(self.raw_arguments)
-        except ValueError:
-            return False
-        return True
-
-    def object_arguments(self) -> dict[str, Any] | None:
-        """The arguments as a JSON object (``{}`` for empty text), ``None`` if they are not one."""
-        if not self.raw_arguments:
-            return {}
-        try:
-            value = json.loads(self.raw_arguments)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScenarioUsage:
-    """Token counts to report, each in the provider's own way."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScenarioResponse:
-    """One scripted model turn, in no particular wire format.
-
-    ``finish="auto"`` means ``tool_calls`` when there are calls and ``stop`` otherwise;
-    ``"length"`` is the provider's token-limit finish. ``usage=None`` reports an estimate
-    (about four characters per token). ``response_id`` and ``model`` default to what the
-    encoder mints and what the request asked for. ``faults`` and ``profiles`` are applied
-    when the response is served.
-    """
-
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ScenarioCall, ...] = ()
-    finish: Finish = "auto"
-    usage: ScenarioUsage | None = None
-    response_id: str | None = None
-    model: str | None = None
-    faults: tuple[Fault, ...] = ()
-    profiles: tuple[Profile, ...] = ()
-
-    @property
-    def finish_kind(self) -> Literal["stop", "tool_calls", "length"]:
-        """The finish this turn ends with (``auto`` resolved)."""
-        if self.finish == "auto":
-            return "tool_calls" if self.tool_calls else "stop"
-        return self.finish
-
-    def reported_usage(self) -> ScenarioUsage:
-        """The usage to report: the given one, or a deterministic estimate."""
-        if self.usage is not None:
-            return self.usage
-        produced = len(self.text) + len(self.reasoning)
-        produced += sum(len(c.name) + len(c.raw_arguments) for c in self.tool_calls)
-        return ScenarioUsage(input_tokens=12, output_tokens=max(1, produced // 4))
-
-    def with_changes(self, **changes: Any) -> ScenarioResponse:
-        """A copy with some fields replaced."""
-        return replace(self, **changes)
 
 
 # --------------------------------------------------------------------- construction

@@ -1,10 +1,9 @@
 """The HTTP side of the simulator: an ASGI app served by uvicorn in a background thread.
 
-Routes (POST, the providers' own paths): ``/v1/chat/completions``, ``/v1/responses``,
-``/v1/messages``, ``/{version}/models/{model}:streamGenerateContent`` (SSE with
-``alt=sse``, else a JSON array, as Google serves it) and ``:generateContent``,
-``/model/{id}/converse-stream`` and ``/model/{id}/converse``, ``/api/chat``,
-``/v2/chat``. ``GET /`` lists the base URLs. Unknown paths get a 404.
+Routes (POST, the providers' own paths) come from the provider registry: each provider
+declares its endpoints (``Provider.endpoints``; ``_formats.route`` matches them), so a
+provider registered at run time is served like the seven built-ins. ``GET /`` lists the
+base URLs. Unknown paths get a 404.
 
 For each request the app reads the body, records it (:class:`RecordedRequest`), checks it
 the way the provider would (``_checks``; a refusal is a 400 with the provider's error body
@@ -35,7 +34,6 @@ import contextvars
 import json
 import logging
 import random
-import re
 import socket
 import threading
 import time
@@ -43,23 +41,22 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote
 
-from ._checks import check_request
-from ._encoding import (
+from .._scenario_types import Fault, ScenarioResponse
+from .._wire_writing import (
     CONTENT_TYPES,
     EncodeOptions,
     Encoder,
     ErrorReply,
-    Framing,
     Unencodable,
-    encoder_for,
     serialise,
     truncate_arguments,
 )
-from ._faults import BytePlan, Fault, apply_event_faults, byte_plan, has, http_status
+from ._checks import check_request
+from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
+from ._formats import Route, base_urls, encoder_for, route
 from ._recordings import Recording
-from ._scenario import ScenarioResponse, Script
+from ._scenario import Script
 
 __all__ = ["ConnectionRecord", "RecordedRequest", "SimulatorApp", "Tracker", "counting_protocol"]
 
@@ -234,54 +231,6 @@ class RecordedRequest:
     """Set when the server is done with the request (answered, cut or abandoned)."""
 
 
-# ------------------------------------------------------------------------ routing
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Where a request goes: its format, whether it streams, the model it names."""
-
-    format: str
-    stream: bool | None  # None: read from the body's "stream" field
-    model: str | None = None
-    framing: Framing | None = None
-    stream_default: bool = False
-
-
-_GEMINI = re.compile(
-    r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(streamGenerateContent|generateContent)$"
-)
-_BEDROCK = re.compile(r"^/model/([^/]+)/(converse-stream|converse)$")
-
-
-def route(method: str, path: str, query: str) -> Route | None:
-    """The route of a POST to ``path``, or ``None``."""
-    if method != "POST":
-        return None
-    if path in ("/v1/chat/completions", "/chat/completions"):
-        return Route("openai-chat", None)
-    if path in ("/v1/responses", "/responses"):
-        return Route("openai-responses", None)
-    if path == "/v1/messages":
-        return Route("anthropic", None)
-    if path == "/api/chat":
-        return Route("ollama", None, stream_default=True)
-    if path == "/v2/chat":
-        return Route("cohere", None)
-    match = _GEMINI.match(path)
-    if match:
-        streaming = match.group(3) == "streamGenerateContent"
-        sse = "sse" in parse_qs(query).get("alt", [])
-        framing: Framing = "sse" if sse else "json-array"
-        return Route("gemini", streaming, unquote(match.group(2)), framing if streaming else None)
-    match = _BEDROCK.match(path)
-    if match:
-        return Route(
-            "bedrock-converse", match.group(2) == "converse-stream", unquote(match.group(1))
-        )
-    return None
-
-
 # ---------------------------------------------------------------------------- app
 
 
@@ -371,18 +320,6 @@ class SimulatorApp:
         self._lock = threading.Lock()
         self.stopping: asyncio.Event | None = None  # set by the server thread at start
 
-    def base_urls(self, root: str) -> dict[str, str]:
-        """What each SDK needs as its base URL, for a server at ``root``."""
-        return {
-            "openai-chat": f"{root}/v1",
-            "openai-responses": f"{root}/v1",
-            "anthropic": root,
-            "gemini": root,
-            "bedrock-converse": root,
-            "ollama": root,
-            "cohere": root,
-        }
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry point (HTTP only; lifespan is switched off)."""
         if scope["type"] != "http":
@@ -451,7 +388,7 @@ class SimulatorApp:
             connection.requests += 1
         if method == "GET" and path == "/":
             host = headers.get("host", "127.0.0.1")
-            listing = {"toolwire-simulator": self.base_urls(f"http://{host}")}
+            listing = {"toolwire-simulator": base_urls(f"http://{host}")}
             reply = _Reply(200, "application/json", [json.dumps(listing).encode()], chunked=False)
             record.served = "index"
             await self._write(reply, send, record, gone)

@@ -30,11 +30,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import UnknownFormat, UsageError
-from ._encoding import FORMATS
-from ._faults import Fault, parse_faults
+from .._errors import UsageError
+from .._scenario_types import Fault, ScenarioResponse
+from ._faults import parse_faults
+from ._formats import base_urls, served
 from ._recordings import load_recording
-from ._scenario import ScenarioResponse, Script, load_scenario, make_response
+from ._scenario import Script, load_scenario, make_response
 from ._server import (
     ConnectionRecord,
     RecordedRequest,
@@ -211,15 +212,15 @@ class Simulator:
 
         OpenAI (chat and Responses): ``.../v1``; Anthropic, Cohere: the root; Gemini: the
         root for google-genai's ``http_options``; Bedrock: boto3's ``endpoint_url``;
-        Ollama: the client's ``host``.
+        Ollama: the client's ``host``. Each provider declares its own
+        (``Provider.base_path``); :class:`~toolwire.UnknownFormat` for a format the
+        simulator does not serve.
         """
-        if format not in FORMATS:
-            raise UnknownFormat(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
-        return self._app.base_urls(self.url)[format]
+        return self.url + served(format).base_path
 
     def base_urls(self) -> dict[str, str]:
-        """``base_url`` of every format."""
-        return self._app.base_urls(self.url)
+        """``base_url`` of every format served."""
+        return base_urls(self.url)
 
     # -------------------------------------------------------------- lifecycle
 

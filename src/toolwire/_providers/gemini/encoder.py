@@ -1,6 +1,6 @@
 """Scenario -> Gemini ``GenerateContentResponse`` chunks (``:streamGenerateContent``).
 
-The inverse of ``_adapters/gemini.py``. Every chunk is a whole ``GenerateContentResponse``
+The inverse of this package's adapter. Every chunk is a whole ``GenerateContentResponse``
 with one candidate (``index: 0``, ``content.role: "model"``), ``modelVersion``,
 ``responseId`` and a ``usageMetadata`` carrying the prompt count (as the API repeats it):
 reasoning as ``{"text", "thought": true}`` parts, text in sentence-sized parts of 5 to 40
@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Unencodable,
+    Framing,
+    argument_object,
     check_profiles,
     mint,
     pieces,
+    with_ids,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["GeminiEncoder", "google_status"]
 
@@ -56,31 +57,22 @@ def google_status(status: int) -> str:
     return _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
 
 
-def _arguments(call: Any) -> dict[str, Any]:
-    arguments: dict[str, Any] | None = call.object_arguments()
-    if arguments is None:
-        raise Unencodable(
-            f"the arguments of {call.name!r} are not a JSON object; Gemini sends function "
-            "call arguments as objects, so they cannot be cut or invalid"
-        )
-    return arguments
+def _arguments(call: ScenarioCall) -> dict[str, Any]:
+    why = "Gemini sends function call arguments as objects, so they cannot be cut or invalid"
+    return argument_object(call, why)
 
 
 class GeminiEncoder:
     """Writes Gemini streams and bodies (``format = "gemini"``)."""
 
     format = "gemini"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = False
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a ``responseId`` and short call ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "", 8, _LOWER))
-            for call in response.tool_calls
-        )
-        rid = response.response_id or mint(rng, "", 22)
-        return response.with_changes(response_id=rid, tool_calls=calls)
+        return with_ids(response, lambda call: mint(rng, "", 8, _LOWER), lambda: mint(rng, "", 22))
 
     def _chunk(
         self,

@@ -70,15 +70,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _deltas as d
-from .._definitions import parameters_for
-from .._response import Response
-from .._results import ResultText, object_arguments, turn_parts, wire_name
-from . import Provider
-from . import _payload as read
+from ... import _deltas as d
+from ..._definitions import parameters_for
+from ..._response import Response
+from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import _payload as read
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "AnthropicAdapter"]
 
@@ -426,4 +426,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "AnthropicEncoder"),
+    check_request=checks_in(__name__),
+    endpoints=(Endpoint("/v1/messages"),),
 )

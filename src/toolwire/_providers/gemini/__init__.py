@@ -74,16 +74,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _deltas as d
-from .._definitions import gemini_schema
-from .._errors import InvalidOutcome, ToolDefinitionError
-from .._response import Response
-from .._results import ResultText, object_arguments, turn_parts, wire_name
-from . import Provider
-from . import _payload as read
+from ... import _deltas as d
+from ..._errors import InvalidOutcome, ToolDefinitionError
+from ..._response import Response
+from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import _payload as read
+from .schema import gemini_schema
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "GeminiAdapter"]
 
@@ -599,6 +599,10 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "model", "parts": parts}] if parts else []
 
 
+# Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
+_MODEL_PATH = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
+_STREAM_PATH = f"{_MODEL_PATH}:streamGenerateContent"
+
 PROVIDER = Provider(
     name="gemini",
     detect_rank=50,
@@ -607,4 +611,11 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "GeminiEncoder"),
+    check_request=checks_in(__name__),
+    endpoints=(
+        Endpoint(_STREAM_PATH, stream=True, framing="sse", query={"alt": "sse"}),
+        Endpoint(_STREAM_PATH, stream=True, framing="json-array"),
+        Endpoint(f"{_MODEL_PATH}:generateContent", stream=False),
+    ),
 )

@@ -46,15 +46,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _deltas as d
-from .._definitions import function_definition
-from .._response import Response
-from .._results import ResultText, object_arguments, turn_parts, wire_name
-from . import Provider
-from . import _payload as read
+from ... import _deltas as d
+from ..._definitions import function_definition
+from ..._response import Response
+from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from .. import Endpoint, Provider, encoder_in
+from .. import _payload as read
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "OllamaAdapter"]
 
@@ -207,4 +207,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "OllamaEncoder"),
+    check_request=None,  # Ollama matches results to calls by name and order, refusing none
+    endpoints=(Endpoint("/api/chat", stream_default=True),),  # streams unless told not to
 )

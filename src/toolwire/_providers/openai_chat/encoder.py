@@ -1,6 +1,6 @@
 """Scenario -> OpenAI Chat Completions chunks (``/v1/chat/completions``), quirks included.
 
-The inverse of ``_adapters/openai_chat.py``. A streamed response is SSE ``data:`` events
+The inverse of this package's adapter. A streamed response is SSE ``data:`` events
 without event names, ended by ``data: [DONE]``:
 
 * a first chunk with ``delta.role = "assistant"`` (and ``content: ""``, or ``null`` when the
@@ -16,22 +16,32 @@ without event names, ended by ``data: [DONE]``:
   ``usage: null``, as OpenAI documents), then ``[DONE]``. Those three are the terminal
   frames.
 
-Quirk profiles (``_profiles.py``) reshape the call entries, the finish and the envelope.
-The non-streamed body is a ``chat.completion`` object with usage always present.
-Everything seeded is drawn from the ``rng`` in a fixed order; linear in the response size.
+Quirk profiles (``quirks.py``, declared as ``profiles``) reshape the call entries, the
+finish and the envelope. The non-streamed body is a ``chat.completion`` object with usage
+always present. Everything seeded is drawn from the ``rng`` in a fixed order; linear in the
+response size.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
-from ._encoding import EncodeOptions, ErrorReply, Frame, check_profiles, mint, pieces
-from ._encoding import truncate_arguments as _truncate
-from ._scenario import ScenarioResponse
+from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._wire_writing import (
+    EncodeOptions,
+    ErrorReply,
+    Frame,
+    Framing,
+    check_profiles,
+    mint,
+    pieces,
+    with_ids,
+)
+from ..._wire_writing import truncate_arguments as _truncate
+from .quirks import PROFILES
 
-__all__ = ["OpenAIChatEncoder", "openai_error"]
+__all__ = ["OpenAIChatEncoder", "function_call", "openai_error"]
 
 _HEX = "0123456789abcdef"
 
@@ -55,6 +65,15 @@ def openai_error(status: int, message: str) -> ErrorReply:
     if status == 429:
         headers.update({"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0"})
     return ErrorReply(status, body, headers)
+
+
+def function_call(call: ScenarioCall) -> dict[str, Any]:
+    """A call as a message's ``tool_calls`` entry, arguments as text (Cohere v2 copies it)."""
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.raw_arguments},
+    }
 
 
 def _usage(response: ScenarioResponse) -> dict[str, Any]:
@@ -83,17 +102,14 @@ class OpenAIChatEncoder:
     """Writes OpenAI Chat Completions streams and bodies (``format = "openai-chat"``)."""
 
     format = "openai-chat"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = tuple(PROFILES.values())
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``chatcmpl-...`` and ``call_...`` ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "call_", 24))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or mint(rng, "chatcmpl-", 29), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "chatcmpl-", 29)
         )
 
     # ---------------------------------------------------------------- streaming
@@ -350,14 +366,7 @@ class OpenAIChatEncoder:
         if response.reasoning:
             message["reasoning_content"] = response.reasoning
         if response.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments},
-                }
-                for call in response.tool_calls
-            ]
+            message["tool_calls"] = [function_call(call) for call in response.tool_calls]
         kind = response.finish_kind
         reason = "length" if kind == "length" else "tool_calls" if kind == "tool_calls" else "stop"
         if options.has("stop-finish") and reason == "tool_calls":

@@ -1,6 +1,6 @@
 """Scenario -> Bedrock ``ConverseStream`` events in AWS event-stream framing.
 
-The inverse of ``_adapters/bedrock.py`` and ``_eventstream.py``. Each event is one binary
+The inverse of this package's adapter and of ``_eventstream.py``. Each event is one binary
 message (prelude with its CRC-32, the string headers ``:event-type``, ``:content-type:
 application/json`` and ``:message-type: event``, the JSON payload, the message CRC-32),
 in the order the service sends them: ``messageStart``; reasoning as
@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Unencodable,
+    Framing,
+    argument_object,
     check_profiles,
+    finish_name,
     mint,
     pieces,
+    with_ids,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["BedrockEncoder", "bedrock_error_code"]
 
@@ -60,26 +62,21 @@ def bedrock_error_code(status: int) -> str:
 
 
 def _stop_reason(response: ScenarioResponse) -> str:
-    kind = response.finish_kind
-    if kind == "length":
-        return "max_tokens"
-    return "tool_use" if kind == "tool_calls" and response.tool_calls else "end_turn"
+    # Converse names its stop reasons after Anthropic's
+    return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
 
 
 class BedrockEncoder:
     """Writes Bedrock ConverseStream event streams and Converse bodies."""
 
     format = "bedrock-converse"
-    framing = "aws-eventstream"
+    framing: Framing = "aws-eventstream"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``tooluse_...`` ids where the scenario gives none (responses have no id)."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "tooluse_", 22, _PAD + "_-"))
-            for call in response.tool_calls
-        )
-        return response.with_changes(tool_calls=calls)
+        return with_ids(response, lambda call: mint(rng, "tooluse_", 22, _PAD + "_-"))
 
     def stream(
         self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
@@ -152,12 +149,7 @@ class BedrockEncoder:
         if response.text:
             content.append({"text": response.text})
         for call in response.tool_calls:
-            arguments = call.object_arguments()
-            if arguments is None:
-                raise Unencodable(
-                    f"the arguments of {call.name!r} are not a JSON object; a Converse body "
-                    "carries toolUse input as an object"
-                )
+            arguments = argument_object(call, "a Converse body carries toolUse input as an object")
             content.append(
                 {"toolUse": {"toolUseId": call.id, "name": call.name, "input": arguments}}
             )

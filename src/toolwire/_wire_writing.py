@@ -1,8 +1,12 @@
-"""The encoder interface (one implementation per provider) and what the encoders share.
+"""Writing wire formats: the encoder interface and the sans-IO pieces every encoder shares.
 
 An encoder is the inverse of one of toolwire's adapters: it turns a
-:class:`~toolwire.testing.ScenarioResponse` into that provider's wire shapes. The interface
-is small on purpose, so that each encoder can move into its provider's module unchanged:
+:class:`~toolwire.testing.ScenarioResponse` (``_scenario_types``) into one provider's wire
+shapes. Each provider package holds its own (``_providers/<name>/encoder.py``), registered
+through its ``Provider.encoder`` slot; the simulator (``toolwire.testing``) serves them.
+This module is part of the core, so that a provider package depends only on the core and
+never on ``toolwire.testing``; it imports nothing beyond the standard library and does no
+I/O. The interface:
 
 .. code-block:: python
 
@@ -11,6 +15,7 @@ is small on purpose, so that each encoder can move into its provider's module un
         framing: Framing     # how its streamed frames are written: "sse", "ndjson",
                              # "json-array" or "aws-eventstream"
         text_arguments: bool # whether it streams argument *text* (so cut JSON can be sent)
+        profiles: tuple[Profile, ...]  # the quirk profiles it can apply (usually none)
         def ids(self, response, *, rng) -> ScenarioResponse        # fill in missing ids
         def stream(self, response, *, rng, options) -> list[Frame]  # streamed events
         def body(self, response, *, options) -> dict                # non-streamed body
@@ -19,10 +24,10 @@ is small on purpose, so that each encoder can move into its provider's module un
 
 ``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
 one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
-(SSE with ``event:`` names where the provider sends them, NDJSON lines, AWS event-stream
-binary messages with their CRCs). Every choice an encoder makes (fragment sizes, the
-interleaving of parallel calls, minted ids) comes from the ``rng`` it is handed, so a seed
-gives the same bytes on every run. Encoders are pure: no I/O, no clock.
+(SSE with ``event:`` names where the provider sends them, NDJSON lines, a JSON array, AWS
+event-stream binary messages with their CRCs). Every choice an encoder makes (fragment
+sizes, the interleaving of parallel calls, minted ids) comes from the ``rng`` it is
+handed, so a seed gives the same bytes on every run. Encoders are pure: no I/O, no clock.
 
 Fragment sizes are drawn per provider from what their streams show: OpenAI-style token
 deltas of 1 to 8 characters, Anthropic's buffered ``input_json_delta`` pieces of 5 to 40,
@@ -37,15 +42,12 @@ import random
 import string
 import struct
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .._errors import UnknownFormat
-
 if TYPE_CHECKING:
-    from ._profiles import Profile
-    from ._scenario import ScenarioResponse
+    from ._scenario_types import Profile, ScenarioCall, ScenarioResponse
 
 __all__ = [
     "EncodeOptions",
@@ -54,12 +56,15 @@ __all__ = [
     "Frame",
     "Framing",
     "Unencodable",
+    "argument_object",
     "check_profiles",
-    "encoder_for",
     "eventstream_message",
+    "finish_name",
     "mint",
     "pieces",
     "serialise",
+    "truncate_arguments",
+    "with_ids",
 ]
 
 Framing = Literal["sse", "ndjson", "json-array", "aws-eventstream"]
@@ -125,6 +130,7 @@ class Encoder(Protocol):
     format: str
     framing: Framing
     text_arguments: bool
+    profiles: tuple[Profile, ...]
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """``response`` with every missing id (response, calls) minted in this provider's
@@ -150,30 +156,6 @@ class Encoder(Protocol):
         ...
 
 
-_ENCODERS: dict[str, tuple[str, str]] = {
-    "openai-chat": ("_encode_openai_chat", "OpenAIChatEncoder"),
-    "openai-responses": ("_encode_openai_responses", "OpenAIResponsesEncoder"),
-    "anthropic": ("_encode_anthropic", "AnthropicEncoder"),
-    "gemini": ("_encode_gemini", "GeminiEncoder"),
-    "bedrock-converse": ("_encode_bedrock", "BedrockEncoder"),
-    "ollama": ("_encode_ollama", "OllamaEncoder"),
-    "cohere": ("_encode_cohere", "CohereEncoder"),
-}
-FORMATS: tuple[str, ...] = tuple(_ENCODERS)
-
-
-def encoder_for(format: str) -> Encoder:
-    """The encoder of ``format``; :class:`~toolwire.UnknownFormat` for other names."""
-    entry = _ENCODERS.get(format)
-    if entry is None:
-        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {FORMATS}")
-    import importlib
-
-    module = importlib.import_module(f"{__package__}.{entry[0]}")
-    encoder: Encoder = getattr(module, entry[1])()
-    return encoder
-
-
 # ------------------------------------------------------------------------ helpers
 
 
@@ -197,6 +179,42 @@ def mint(rng: random.Random, prefix: str, length: int, alphabet: str = _ALNUM) -
     return prefix + "".join(rng.choice(alphabet) for _ in range(length))
 
 
+def with_ids(
+    response: ScenarioResponse,
+    call_id: Callable[[ScenarioCall], str],
+    response_id: Callable[[], str] | None = None,
+) -> ScenarioResponse:
+    """``response`` with ``call_id(call)`` for each call the scenario gave no id, then, for a
+    format with response ids (``response_id`` given), ``response_id()`` if it gave none.
+    Calls are minted first, so the seeded draws always come in that order."""
+    calls = tuple(
+        call if call.id else replace(call, id=call_id(call)) for call in response.tool_calls
+    )
+    if response_id is None:
+        return response.with_changes(tool_calls=calls)
+    return response.with_changes(
+        response_id=response.response_id or response_id(), tool_calls=calls
+    )
+
+
+def finish_name(response: ScenarioResponse, *, length: str, tool_calls: str, stop: str) -> str:
+    """The provider's name for how ``response`` ends: ``length`` at a token limit,
+    ``tool_calls`` when it ends for its calls (and has some), else ``stop``."""
+    kind = response.finish_kind
+    if kind == "length":
+        return length
+    return tool_calls if kind == "tool_calls" and response.tool_calls else stop
+
+
+def argument_object(call: ScenarioCall, why: str) -> dict[str, Any]:
+    """The call's arguments as a JSON object; :class:`Unencodable`, saying ``why`` the
+    format needs one, when its raw argument text is not one."""
+    arguments = call.object_arguments()
+    if arguments is None:
+        raise Unencodable(f"the arguments of {call.name!r} are not a JSON object; {why}")
+    return arguments
+
+
 def check_profiles(format: str, options: EncodeOptions) -> None:
     """Refuse (``Unencodable``) the quirk profiles that do not shape ``format``."""
     foreign = [p.name for p in options.profiles if format not in p.formats]
@@ -217,8 +235,6 @@ def truncate_arguments(response: ScenarioResponse, rng: random.Random) -> Scenar
     if len(raw) < 2:
         return response
     cut = rng.randint(1, len(raw) - 1)
-    from dataclasses import replace
-
     return response.with_changes(
         tool_calls=(*head, replace(last, raw_arguments=raw[:cut], arguments=None))
     )

@@ -51,16 +51,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _deltas as d
-from .._definitions import function_definition
-from .._response import Response
-from .._results import turn_parts
-from . import Provider
-from . import _payload as read
-from ._openai_shapes import function_call_entry, tool_messages
+from ... import _deltas as d
+from ..._definitions import function_definition
+from ..._response import Response
+from ..._results import turn_parts
+from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import _payload as read
+from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "CohereAdapter"]
 
@@ -303,4 +303,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "CohereEncoder"),
+    check_request=checks_in(__name__),
+    endpoints=(Endpoint("/v2/chat"),),
 )

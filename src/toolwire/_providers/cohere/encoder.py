@@ -1,6 +1,6 @@
 """Scenario -> Cohere v2 chat stream events (``/v2/chat``).
 
-The inverse of ``_adapters/cohere.py``. SSE events named after their ``type``:
+The inverse of this package's adapter. SSE events named after their ``type``:
 ``message-start`` (the response id and an empty assistant message); reasoning as a
 ``tool-plan-delta`` stream when the turn calls tools (Cohere's plan) and as ``thinking``
 content otherwise; text as ``content-start`` / ``content-delta`` (1 to 8 characters) /
@@ -19,18 +19,21 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     check_profiles,
+    finish_name,
     mint,
     pieces,
+    with_ids,
 )
-from ._scenario import ScenarioResponse
+from ..openai_chat.encoder import function_call
 
 __all__ = ["CohereEncoder"]
 
@@ -44,10 +47,7 @@ def _uuid(rng: random.Random) -> str:
 
 
 def _finish(response: ScenarioResponse) -> str:
-    kind = response.finish_kind
-    if kind == "length":
-        return "MAX_TOKENS"
-    return "TOOL_CALL" if kind == "tool_calls" and response.tool_calls else "COMPLETE"
+    return finish_name(response, length="MAX_TOKENS", tool_calls="TOOL_CALL", stop="COMPLETE")
 
 
 def _usage(response: ScenarioResponse) -> dict[str, Any]:
@@ -60,17 +60,14 @@ class CohereEncoder:
     """Writes Cohere v2 chat streams and bodies (``format = "cohere"``)."""
 
     format = "cohere"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a UUID response id and ``<name>_<12 chars>`` call ids where none are given."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, f"{call.name}_", 12, _LOWER))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or _uuid(rng), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, f"{call.name}_", 12, _LOWER), lambda: _uuid(rng)
         )
 
     def stream(
@@ -138,14 +135,7 @@ class CohereEncoder:
         if response.reasoning:
             message["tool_plan"] = response.reasoning
         if response.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments},
-                }
-                for call in response.tool_calls
-            ]
+            message["tool_calls"] = [function_call(call) for call in response.tool_calls]
         return {
             "id": response.response_id,
             "message": message,

@@ -1,6 +1,6 @@
 """Scenario -> Anthropic Messages stream events (``/v1/messages``).
 
-The inverse of ``_adapters/anthropic.py``. SSE events named after their ``type``:
+The inverse of this package's adapter. SSE events named after their ``type``:
 ``message_start`` (the message with empty content and the input usage, as the API reports
 it up front), a ``ping``, then the content blocks one at a time (Anthropic never interleaves
 blocks): a ``thinking`` block (``thinking_delta`` pieces, then a ``signature_delta``), a
@@ -18,19 +18,21 @@ the response.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Unencodable,
+    Framing,
+    argument_object,
     check_profiles,
+    finish_name,
     mint,
     pieces,
+    with_ids,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["AnthropicEncoder"]
 
@@ -49,27 +51,21 @@ _ERROR_TYPES = {
 
 
 def _stop_reason(response: ScenarioResponse) -> str:
-    kind = response.finish_kind
-    if kind == "length":
-        return "max_tokens"
-    return "tool_use" if kind == "tool_calls" and response.tool_calls else "end_turn"
+    return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
 
 
 class AnthropicEncoder:
     """Writes Anthropic Messages streams and bodies (``format = "anthropic"``)."""
 
     format = "anthropic"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``msg_01...`` and ``toolu_01...`` ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "toolu_01", 22))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or mint(rng, "msg_01", 22), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, "toolu_01", 22), lambda: mint(rng, "msg_01", 22)
         )
 
     def _message(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
@@ -167,12 +163,8 @@ class AnthropicEncoder:
         if response.text:
             content.append({"type": "text", "text": response.text})
         for call in response.tool_calls:
-            arguments = call.object_arguments()
-            if arguments is None:
-                raise Unencodable(
-                    f"the arguments of {call.name!r} are not a JSON object; a non-streamed "
-                    "Anthropic body carries tool input as an object"
-                )
+            why = "a non-streamed Anthropic body carries tool input as an object"
+            arguments = argument_object(call, why)
             content.append(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
             )

@@ -43,16 +43,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _deltas as d
-from .._definitions import parameters_for
-from .._errors import StreamFormatError
-from .._response import Response
-from .._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from . import Provider
-from ._openai_shapes import error_message, openai_usage
+from ... import _deltas as d
+from ..._definitions import parameters_for
+from ..._errors import StreamFormatError
+from ..._response import Response
+from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
+from .. import Endpoint, Provider, checks_in, encoder_in
+from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
-    from .._toolbox import Tool
+    from ..._toolbox import Tool
 
 __all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
@@ -417,4 +417,8 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "OpenAIResponsesEncoder"),
+    check_request=checks_in(__name__),
+    endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
+    base_path="/v1",
 )

@@ -1,6 +1,6 @@
 """Scenario -> Ollama native ``/api/chat`` NDJSON lines.
 
-The inverse of ``_adapters/ollama.py``, following Ollama's API reference and Go types:
+The inverse of this package's adapter, following Ollama's API reference and Go types:
 every line is a ``ChatResponse`` (``model``, ``created_at``, ``message``, ``done``).
 Reasoning comes as ``message.thinking`` pieces, text as ``message.content`` pieces of 1 to
 8 characters, and each tool call whole in a line of its own (``function.index``, ``name``,
@@ -19,35 +19,31 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Unencodable,
+    Framing,
+    argument_object,
     check_profiles,
     pieces,
 )
-from ._scenario import ScenarioResponse
 
 __all__ = ["OllamaEncoder"]
 
 
-def _arguments(call: Any) -> dict[str, Any]:
-    arguments: dict[str, Any] | None = call.object_arguments()
-    if arguments is None:
-        raise Unencodable(
-            f"the arguments of {call.name!r} are not a JSON object; Ollama sends tool call "
-            "arguments as objects"
-        )
-    return arguments
+def _arguments(call: ScenarioCall) -> dict[str, Any]:
+    return argument_object(call, "Ollama sends tool call arguments as objects")
 
 
 class OllamaEncoder:
     """Writes Ollama ``/api/chat`` streams and bodies (``format = "ollama"``)."""
 
     format = "ollama"
-    framing = "ndjson"
+    framing: Framing = "ndjson"
     text_arguments = False
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Ollama sends no ids: the response is returned unchanged."""

@@ -45,13 +45,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import _deltas as d
-from .._definitions import function_definition
-from .._errors import StreamFormatError
-from .._response import Response
-from .._results import turn_parts
-from . import Provider
-from ._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
+from ... import _deltas as d
+from ..._definitions import function_definition
+from ..._errors import StreamFormatError
+from ..._response import Response
+from ..._results import turn_parts
+from .. import Endpoint, Provider, checks_in, encoder_in
+from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 __all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 
@@ -336,4 +336,8 @@ PROVIDER = Provider(
     definition=function_definition,
     tool_results=tool_messages,
     assistant_turn=assistant_turn,
+    encoder=encoder_in(__name__, "OpenAIChatEncoder"),
+    check_request=checks_in(__name__),
+    endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
+    base_path="/v1",
 )

@@ -1,6 +1,6 @@
 """Scenario -> OpenAI Responses API events (``/v1/responses``).
 
-The inverse of ``_adapters/openai_responses.py``. Every event is an SSE event whose name
+The inverse of this package's adapter. Every event is an SSE event whose name
 equals its ``type`` and whose ``sequence_number`` counts from 0 (no ``[DONE]``):
 ``response.created``, ``response.in_progress``; a reasoning item (``output_item.added``,
 ``reasoning_summary_part.added``, ``reasoning_summary_text.delta``/``.done``,
@@ -21,19 +21,20 @@ Sequence numbers are assigned before faults apply, so a duplicated event
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
-from ._encode_openai_chat import openai_error
-from ._encoding import (
+from ..._scenario_types import Profile, ScenarioResponse
+from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
+    Framing,
     check_profiles,
     mint,
     pieces,
+    with_ids,
 )
-from ._scenario import ScenarioResponse
+from ..openai_chat.encoder import openai_error
 
 __all__ = ["OpenAIResponsesEncoder"]
 
@@ -44,17 +45,14 @@ class OpenAIResponsesEncoder:
     """Writes Responses API streams and bodies (``format = "openai-responses"``)."""
 
     format = "openai-responses"
-    framing = "sse"
+    framing: Framing = "sse"
     text_arguments = True
+    profiles: tuple[Profile, ...] = ()
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint ``resp_...`` and ``call_...`` ids where the scenario gives none."""
-        calls = tuple(
-            call if call.id else replace(call, id=mint(rng, "call_", 24))
-            for call in response.tool_calls
-        )
-        return response.with_changes(
-            response_id=response.response_id or mint(rng, "resp_", 48, _HEX), tool_calls=calls
+        return with_ids(
+            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "resp_", 48, _HEX)
         )
 
     def _items(

@@ -1,0 +1,147 @@
+"""What a scripted model turn is made of, in no wire format: the data the encoders read.
+
+:class:`ScenarioResponse` is one model turn (text, reasoning, tool calls, finish, usage,
+ids, model) plus what the simulator does with it when it is served (the faults to inject,
+the quirk profiles to apply). Every encoder (``_providers/<name>/encoder.py``) turns one
+into its provider's wire shapes, so these types live in the core, next to
+``_wire_writing``: a provider package depends on them, never on ``toolwire.testing``,
+which builds them (``make_response``, scenario files) and serves them. They are plain
+frozen data: checking what users write is ``toolwire.testing._scenario``'s job, parsing
+fault specs ``_faults``'s, declaring quirk profiles the encoders' that apply them. Every
+method is linear in the size of the turn.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+__all__ = [
+    "Fault",
+    "Finish",
+    "Profile",
+    "ScenarioCall",
+    "ScenarioResponse",
+    "ScenarioUsage",
+]
+
+Finish = Literal["auto", "stop", "tool_calls", "length"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One parsed fault: its ``kind`` and its value (``None`` for faults without one)."""
+
+    kind: str
+    value: float | int | None = None
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return self.kind
+        return (
+            f"{self.kind}:{self.value:g}"
+            if isinstance(self.value, float)
+            else (f"{self.kind}:{self.value}")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One quirk: its ``name``, the ``formats`` it shapes, the ``quirks`` numbers it
+    reproduces, ``servers`` seen doing it, and whether it is a ``truncation`` (a stream that
+    must be refused, not assembled)."""
+
+    name: str
+    formats: tuple[str, ...]
+    quirks: tuple[int, ...]
+    servers: str
+    description: str
+    truncation: bool = False
+    sequential: bool = False  # calls are streamed one after another, never interleaved
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioCall:
+    """One tool call: ``name`` and ``raw_arguments`` (the argument text to stream).
+
+    ``arguments`` is the parsed value when ``raw_arguments`` is valid JSON (``None`` when
+    it is not: such a call can only be served by formats that stream argument text).
+    ``id`` is the provider call id to send; ``None`` lets each encoder mint one in its
+    provider's style, deterministically under the seed.
+    """
+
+    name: str
+    raw_arguments: str
+    arguments: Any = None
+    id: str | None = None
+
+    @property
+    def valid_json(self) -> bool:
+        """Whether ``raw_arguments`` parses as JSON (an empty text counts as ``{}``)."""
+        if not self.raw_arguments:
+            return True
+        try:
+            json.loads(self.raw_arguments)
+        except ValueError:
+            return False
+        return True
+
+    def object_arguments(self) -> dict[str, Any] | None:
+        """The arguments as a JSON object (``{}`` for empty text), ``None`` if they are not one."""
+        if not self.raw_arguments:
+            return {}
+        try:
+            value = json.loads(self.raw_arguments)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioUsage:
+    """Token counts to report, each in the provider's own way."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioResponse:
+    """One scripted model turn, in no particular wire format.
+
+    ``finish="auto"`` means ``tool_calls`` when there are calls and ``stop`` otherwise;
+    ``"length"`` is the provider's token-limit finish. ``usage=None`` reports an estimate
+    (about four characters per token). ``response_id`` and ``model`` default to what the
+    encoder mints and what the request asked for. ``faults`` and ``profiles`` are applied
+    when the response is served.
+    """
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ScenarioCall, ...] = ()
+    finish: Finish = "auto"
+    usage: ScenarioUsage | None = None
+    response_id: str | None = None
+    model: str | None = None
+    faults: tuple[Fault, ...] = ()
+    profiles: tuple[Profile, ...] = ()
+
+    @property
+    def finish_kind(self) -> Literal["stop", "tool_calls", "length"]:
+        """The finish this turn ends with (``auto`` resolved)."""
+        if self.finish == "auto":
+            return "tool_calls" if self.tool_calls else "stop"
+        return self.finish
+
+    def reported_usage(self) -> ScenarioUsage:
+        """The usage to report: the given one, or a deterministic estimate."""
+        if self.usage is not None:
+            return self.usage
+        produced = len(self.text) + len(self.reasoning)
+        produced += sum(len(c.name) + len(c.raw_arguments) for c in self.tool_calls)
+        return ScenarioUsage(input_tokens=12, output_tokens=max(1, produced // 4))
+
+    def with_changes(self, **changes: Any) -> ScenarioResponse:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
