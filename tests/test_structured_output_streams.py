@@ -282,3 +282,75 @@ def test_a_cut_structured_stream_from_the_simulator_is_an_error(sim: Simulator) 
         ):
             for _ in s:
                 pass
+
+
+# ---------------------------------------------------------------------------- refusals
+
+REFUSAL = "I can't help with that."
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic"])
+def test_a_refusal_ends_with_output_refused_carrying_its_words(fmt: str) -> None:
+    """OpenAI's refusal channel (chat and Responses) and Anthropic's refusal stop end the
+    stream with ``OutputRefused`` and the refusal's words, never output or text."""
+    encoder = encoder_for(fmt)
+    rng = random.Random(3)
+    response = encoder.ids(make_response(refusal=REFUSAL), rng=rng)
+    frames = encoder.stream(response, rng=rng, options=EncodeOptions())
+    asm = StreamAssembler(output=Solution)
+    asm.feed_bytes(b"".join(serialise(frames, encoder.framing)))
+    with pytest.raises(toolwire.OutputRefused) as info:
+        asm.close()
+    assert info.value.refusal == REFUSAL
+    assert isinstance(info.value, toolwire.ContentFiltered)
+    if fmt != "anthropic":
+        assert info.value.partial is not None and info.value.partial.text == ""
+
+
+def test_gemini_declines_with_a_safety_finish_and_others_cannot_serve_a_refusal() -> None:
+    """Gemini's ``SAFETY`` finish is ``ContentFiltered``; formats without a refusal channel
+    refuse to encode one."""
+    from toolwire._wire_writing import Unencodable
+
+    encoder = encoder_for("gemini")
+    rng = random.Random(3)
+    response = encoder.ids(make_response(refusal=REFUSAL), rng=rng)
+    asm = StreamAssembler(output=Solution)
+    asm.feed_bytes(
+        b"".join(
+            serialise(encoder.stream(response, rng=rng, options=EncodeOptions()), encoder.framing)
+        )
+    )
+    with pytest.raises(toolwire.ContentFiltered):
+        asm.close()
+    for fmt in ("bedrock-converse", "ollama", "cohere"):
+        other = encoder_for(fmt)
+        with pytest.raises(Unencodable):
+            other.stream(
+                other.ids(make_response(refusal=REFUSAL), rng=rng), rng=rng, options=EncodeOptions()
+            )
+
+
+def test_the_openai_client_sees_a_refusal_as_output_refused(sim: Simulator) -> None:
+    """A refusal served to the real openai client ends ``toolwire.stream`` with
+    ``OutputRefused``; ``output=`` serves a model instance as the text's JSON."""
+    client = openai.OpenAI(base_url=sim.base_url("openai-chat"), api_key="test", max_retries=0)
+    sim.add_response(refusal=REFUSAL)
+    sim.add_response(output=Solution.model_validate(SOLUTION))
+    for expected in (toolwire.OutputRefused, None):
+        created = client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "user", "content": "Solve"}],
+            response_format=_json_schema(),  # type: ignore[arg-type]
+            stream=True,
+        )
+        if expected is None:
+            with toolwire.stream(created, output=Solution) as s:
+                for _ in s:
+                    pass
+            assert s.response.output == Solution.model_validate(SOLUTION)
+        else:
+            with pytest.raises(expected) as info, toolwire.stream(created, output=Solution) as s:
+                for _ in s:
+                    pass
+            assert info.value.refusal == REFUSAL

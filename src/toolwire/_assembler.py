@@ -1042,7 +1042,8 @@ class StreamAssembler:
                 TokenLimitExceeded(f"the provider stopped at its token limit ({finish.raw})")
             )
         if self._refusal or finish.raw == "refusal":
-            refusal = "".join(self._refusal)
+            # Anthropic's refusal stop has no channel of its own: its words are the text
+            refusal = "".join(self._refusal or (self._text if finish.raw == "refusal" else ()))
             raise self._fail(
                 OutputRefused(f"the model refused: {refusal or finish.raw}", refusal=refusal)
             )
