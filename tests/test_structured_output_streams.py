@@ -354,3 +354,31 @@ def test_the_openai_client_sees_a_refusal_as_output_refused(sim: Simulator) -> N
                 for _ in s:
                     pass
             assert info.value.refusal == REFUSAL
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_forced_output_tool_gives_the_output_in_every_format(fmt: str) -> None:
+    """The forced-tool pattern (Anthropic's and Bedrock's classic structured output) reads
+    the same in every wire format: the call's arguments are ``Response.output``."""
+    encoder = encoder_for(fmt)
+    rng = random.Random(4)
+    response = encoder.ids(make_response(tool_calls=[("answer", SOLUTION)]), rng=rng)
+    frames = encoder.stream(response, rng=rng, options=EncodeOptions())
+    asm = StreamAssembler(output=Solution, output_tool="answer")
+    events = asm.feed_bytes(b"".join(serialise(frames, encoder.framing))) + asm.feed_eof()
+    result = asm.close()
+    assert result.output == Solution.model_validate(SOLUTION)
+    assert result.tool_calls == [] and result.finish_reason == "stop"
+    assert any(type(e) is toolwire.OutputPreview for e in events)
+
+
+def test_scenarios_take_output_and_refusal() -> None:
+    """``output=`` serves a model instance (or any JSON value) as the text; it cannot come
+    with ``text=``; a refusal must be text."""
+    served = make_response(output=Solution.model_validate(SOLUTION))
+    assert Solution.model_validate_json(served.text) == Solution.model_validate(SOLUTION)
+    assert json.loads(make_response(output=[1, 2]).text) == [1, 2]
+    with pytest.raises(toolwire.UsageError):
+        make_response(text="x", output={"a": 1})
+    with pytest.raises(toolwire.UsageError):
+        make_response(refusal=5)  # type: ignore[arg-type]

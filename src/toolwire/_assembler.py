@@ -29,6 +29,12 @@ as return values, no clock, no I/O):
 * The output is also kept as ordered parts (text runs, reasoning runs, calls, provider
   items, with what the provider needs echoed), from which the next request's assistant
   turn is built (``Response.parts``); text is stored once, parts hold chunk offsets.
+* The output path (``output=``, ``output_tool=``, ``tools=``; see ``_output``) is kept
+  apart: the public ``feed``/``feed_bytes``/``feed_eof`` hand the events of the private
+  ones to an ``OutputRoute``, which adds :class:`OutputPreview` events (typed previews of
+  the text channel or of a forced tool's arguments), and ``close()`` hands it the
+  ``Response`` to fill ``Response.output`` or raise the output's error. Refusal text
+  (``RefusalPart``) is kept apart from text and ends the stream with ``OutputRefused``.
 * ``close()`` is all-or-nothing: a :class:`Response` only if the adapter reported the
   terminal event with an OK kind, every call that the format ends on its own (a call
   opened with ``start=True``: Anthropic, Responses, Bedrock, Cohere, Gemini, Ollama) got

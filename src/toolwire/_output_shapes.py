@@ -66,6 +66,8 @@ __all__ = [
     "ObjectShape",
     "Shape",
     "UnionShape",
+    "annotated",
+    "json_kind",
     "pydantic_shape",
     "schema_shape",
 ]

@@ -204,9 +204,10 @@ class TypedPreview:
     ``apply(events)`` takes the events of one ``feed``; ``preview()`` is the typed preview
     (``MISSING`` before anything can be shown); ``complete`` turns true when the root
     completed and ``value`` holds the validated root. ``final(raw)`` validates the whole
-    root once it completes (``None``: the root shape's own validation); ``root_value()``
-    supplies the root for a document that completes without an event (a top-level number
-    at the parser's ``close()``).
+    root once it completes (``None``: the root shape's own validation); ``finish_root(raw)``
+    completes a document that ends without an event (a top-level number at the parser's
+    ``close()``). ``growing`` and ``grow(text)`` let a caller that knows the open string's
+    next text (``PartialJSONParser.feed_string``) skip the event.
     """
 
     __slots__ = (
