@@ -15,6 +15,7 @@ SUITES = [
     "benchmarks.validation",
     "benchmarks.stores",
     "benchmarks.executor",
+    "benchmarks.usage",
 ]
 
 

@@ -105,7 +105,7 @@ def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
     code = (
         "import sys, toolwire; "
         "optional = ('pydantic', 'redis', 'psycopg', 'rfc8785', 'anyio', 'jsonschema_rs', "
-        "'uvicorn', 'h11', 'toolwire.testing', 'rich'); "
+        "'uvicorn', 'h11', 'toolwire.testing', 'rich', 'opentelemetry', 'tiktoken'); "
         "print(sorted(m for m in optional if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

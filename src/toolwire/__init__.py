@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "OutputRefused": "_errors",
     "OutputSyntaxError": "_errors",
     "OutputValidationError": "_errors",
+    "PriceTableError": "_errors",
     "ProviderError": "_errors",
     "RetryableError": "_errors",
     "StoreError": "_errors",
@@ -70,6 +71,12 @@ _EXPORTS: dict[str, str] = {
     "StreamAssembler": "_assembler",
     "ToolCall": "_response",
     "Usage": "_response",
+    # usage, cost and accounting
+    "Cost": "_response",
+    "ModelPrice": "_pricing",
+    "Prices": "_pricing",
+    "UsageLedger": "_ledger",
+    "estimate_tokens": "_usage_estimate",
     # §4 driving a live stream
     "AsyncStreamHandle": "_drivers",
     "StreamHandle": "_drivers",
@@ -97,6 +104,7 @@ __all__ = [
     "AsyncExecutor",
     "AsyncStreamHandle",
     "ContentFiltered",
+    "Cost",
     "DriverSettingsError",
     "DriverUsageError",
     "Executor",
@@ -110,6 +118,7 @@ __all__ = [
     "JSONSyntaxError",
     "MISSING",
     "MemoryStore",
+    "ModelPrice",
     "Outcome",
     "OutputDefinitionError",
     "OutputError",
@@ -120,6 +129,8 @@ __all__ = [
     "Partial",
     "PartialCall",
     "PartialJSONParser",
+    "PriceTableError",
+    "Prices",
     "ProviderError",
     "ReasoningDelta",
     "RejectedCall",
@@ -152,12 +163,14 @@ __all__ = [
     "UnknownFormat",
     "Usage",
     "UsageError",
+    "UsageLedger",
     "UsageReported",
     "ValidCall",
     "ValueCompleted",
     "ValueStarted",
     "arguments_hash",
     "astream",
+    "estimate_tokens",
     "parse_partial",
     "stream",
     "tool_results",
@@ -197,6 +210,7 @@ if TYPE_CHECKING:
         OutputRefused,
         OutputSyntaxError,
         OutputValidationError,
+        PriceTableError,
         ProviderError,
         RetryableError,
         StoreError,
@@ -229,9 +243,12 @@ if TYPE_CHECKING:
     )
     from ._executor import AsyncExecutor, Executor
     from ._idempotency import arguments_hash
+    from ._ledger import UsageLedger
     from ._outcome import Outcome
     from ._partial_json import MISSING, PartialJSONParser, parse_partial
+    from ._pricing import ModelPrice, Prices
     from ._response import (
+        Cost,
         Partial,
         PartialCall,
         RejectedCall,
@@ -241,5 +258,6 @@ if TYPE_CHECKING:
     )
     from ._results import tool_results
     from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
+    from ._usage_estimate import estimate_tokens
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

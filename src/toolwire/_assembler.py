@@ -35,6 +35,14 @@ as return values, no clock, no I/O):
   the text channel or of a forced tool's arguments), and ``close()`` hands it the
   ``Response`` to fill ``Response.output`` or raise the output's error. Refusal text
   (``RefusalPart``) is kept apart from text and ends the stream with ``OutputRefused``.
+* Usage: reports merge field by field as they arrive (``UsageReported``), with no copy
+  of the raw report in the common case. After each payload that reported output tokens
+  the assembler marks where the content stood; ``partial()`` and ``close()`` estimate
+  the tokens of whatever arrived after that mark (all the content when no output count
+  was reported: an OpenAI stream cut before its usage chunk, a server that never sends
+  usage) with :mod:`toolwire._usage_estimate`, add them to the reported counts and flag
+  them (``Usage.estimated``). A reported count is never lowered or replaced, and nothing
+  is estimated per event.
 * ``close()`` is all-or-nothing: a :class:`Response` only if the adapter reported the
   terminal event with an OK kind, every call that the format ends on its own (a call
   opened with ``start=True``: Anthropic, Responses, Bedrock, Cohere, Gemini, Ollama) got
@@ -54,7 +62,8 @@ characters, usage fields) bound memory; see :class:`StreamAssembler`.
 Complexity: O(size of the payload) per payload plus the parser's amortised O(len) per
 fragment; the final arguments come from the parser's own ``close()`` (no re-parse), so a
 whole stream is linear in its size. Usage reports cost O(number of usage fields, at most
-``max_usage_fields``) each.
+``max_usage_fields``, plus the number of calls) each; the estimate at ``partial()`` /
+``close()`` is O(content after the last report), bounded for huge texts.
 """
 
 from __future__ import annotations
@@ -105,6 +114,7 @@ from ._events import (
 from ._framing import DONE, FrameDecoder
 from ._output import OutputRoute
 from ._partial_json import PartialJSONParser
+from ._pricing import Prices, check_prices
 from ._providers import Provider, detect, provider
 from ._response import (
     ContentPart,
@@ -115,6 +125,7 @@ from ._response import (
     ToolCall,
     Usage,
 )
+from ._usage_estimate import estimate_output
 
 __all__ = ["StreamAssembler"]
 
@@ -281,6 +292,12 @@ class StreamAssembler:
     name or the creation timestamp; ``max_usage_fields`` (default 256) distinct top-level
     members of the merged ``Usage.raw``.
 
+    ``prices`` (a :class:`~toolwire.Prices` table, default none) sets ``usage.cost`` on
+    the response and on every error's partial. The usage there is always set: what the
+    provider reported, plus an estimate (``usage.estimated``) of output that arrived
+    after its last report, or of all output when it reported none (see
+    :class:`~toolwire.Usage`).
+
     Structured output (see :mod:`toolwire._output`): ``output`` (a pydantic model, a type or
     a JSON Schema dict) parses the text channel as one JSON value: an
     :class:`OutputPreview` with the typed preview follows each text fragment that changed
@@ -308,6 +325,7 @@ class StreamAssembler:
         "_finish",
         "_framer",
         "_latest",
+        "_mark_due",
         "_max_args",
         "_max_calls",
         "_max_id",
@@ -316,6 +334,7 @@ class StreamAssembler:
         "_model",
         "_out",
         "_parts",
+        "_prices",
         "_reasoning",
         "_refusal",
         "_response_id",
@@ -323,7 +342,7 @@ class StreamAssembler:
         "_text",
         "_text_chars",
         "_usage",
-        "_usage_raw",
+        "_usage_mark",
         "format",
     )
 
@@ -337,6 +356,7 @@ class StreamAssembler:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_id_chars: int = DEFAULT_MAX_ID_CHARS,
         max_usage_fields: int = DEFAULT_MAX_USAGE_FIELDS,
+        prices: Prices | None = None,
         output: Any = None,
         output_tool: str | None = None,
         tools: Any = None,
@@ -368,7 +388,11 @@ class StreamAssembler:
         # the output in order: [kind, first text chunk or call key, data]
         self._parts: list[list[Any]] = []
         self._usage: Usage | None = None
-        self._usage_raw: dict[str, Any] = {}
+        # where the content stood after the last payload that reported output tokens:
+        # (text chunks, reasoning chunks, argument characters of each call)
+        self._usage_mark: tuple[int, int, tuple[int, ...]] | None = None
+        self._mark_due = False
+        self._prices = check_prices(prices)
         self._finish: FinishDelta | None = None
         self._error: ErrorDelta | None = None
         self._response_id: str | None = None
@@ -687,6 +711,9 @@ class StreamAssembler:
                     raise StreamFormatError(
                         f"adapter produced {type(d).__name__}, not a delta", payload=payload
                     )
+            if self._mark_due:
+                # after the whole payload: a chunk's own content is in its running count
+                self._mark_content()
         except Exception as exc:
             raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
 
@@ -774,9 +801,14 @@ class StreamAssembler:
             last[2] = {**last[2], **data} if last[2] else data
 
     def _on_usage(self, d: UsageDelta, out: list[StreamEvent]) -> None:
-        # Counts merge field by field; the raw reports merge key by key into one dict that
-        # is copied per report, which the max_usage_fields bound keeps O(1): a stream of
-        # reports costs time linear in its size whatever keys it invents.
+        # Counts merge field by field. The raw reports merge key by key without a copy in
+        # the common case: a report that repeats every key so far (running totals, Gemini's
+        # usageMetadata on every chunk) is adopted as it is (adapters hand over a fresh
+        # dict they never touch again), a report without raw keeps the merged dict, and
+        # only a report with some keys is merged into a new dict, whose size the
+        # max_usage_fields bound keeps O(1). Estimation is not done here but once, in
+        # partial() / close(): the per-report cost stays O(1) (plus O(calls) to mark
+        # where the content stood).
         old = self._usage
         values: dict[str, Any] = {}
         for name in _USAGE_FIELDS:
@@ -784,16 +816,92 @@ class StreamAssembler:
             if value is None and old is not None:
                 value = getattr(old, name)
             values[name] = value
-        raw = self._usage_raw
-        raw.update(d.raw)
-        if len(raw) > self._max_usage:
-            raise StreamLimitExceeded(
-                f"more than {self._max_usage} distinct usage fields",
-                limit="max_usage_fields",
-                value=self._max_usage,
-            )
-        self._usage = Usage(**values, raw=dict(raw))
+        merged: dict[str, Any] = old.raw if old is not None else {}  # type: ignore[assignment]
+        report = d.raw
+        if report:
+            if type(report) is dict and (not merged or all(k in report for k in merged)):
+                merged = report
+            else:
+                merged = {**merged, **report}
+            if len(merged) > self._max_usage:
+                raise StreamLimitExceeded(
+                    f"more than {self._max_usage} distinct usage fields",
+                    limit="max_usage_fields",
+                    value=self._max_usage,
+                )
+        self._usage = Usage(**values, raw=merged, format=self.format)
+        if d.output_tokens is not None:
+            self._mark_due = True  # the mark is taken once the whole payload is applied
         out.append(UsageReported(usage=self._usage))
+
+    def _mark_content(self) -> None:
+        """Remember where the content stands: what arrives later is not covered by the
+        output count reported so far (a running count, or a report cut short)."""
+        self._mark_due = False
+        self._usage_mark = (
+            len(self._text),
+            len(self._reasoning),
+            tuple(call.chars for call in self._calls),
+        )
+
+    def _final_usage(self) -> Usage:
+        """The usage to report: the merged reports, with the output that arrived after the
+        last output report estimated (flagged), priced when a table was given. Reported
+        counts are never lowered or replaced; an estimate only adds what no report
+        covered. O(content after the last report), bounded for huge texts."""
+        usage = self._usage
+        mark = self._usage_mark
+        if usage is not None and usage.output_tokens is not None and mark is not None:
+            texts, thoughts, chars = mark
+        else:
+            texts, thoughts, chars = 0, 0, ()
+        calls = self._calls
+        new_calls = [(c.name or "", c.raw()) for c in calls[len(chars) :]]
+        more = [c.raw()[n:] for c, n in zip(calls, chars, strict=False) if c.chars > n]
+        text = "".join(self._text[texts:]) if texts < len(self._text) else ""
+        reasoning = "".join(self._reasoning[thoughts:]) if thoughts < len(self._reasoning) else ""
+        covered = usage is not None and usage.output_tokens is not None and mark is not None
+        if covered and not (text or reasoning or new_calls or more):
+            return self._priced(usage)  # type: ignore[arg-type]
+        guess = estimate_output(
+            format=self.format,
+            model=self._model,
+            text=text,
+            reasoning=reasoning,
+            new_calls=new_calls,
+            more_arguments=more,
+            calls_in_response=len(calls),
+        )
+        base = usage if usage is not None else Usage(raw={}, format=self.format)
+        fields = ["output_tokens"]
+        output = (base.output_tokens or 0) + guess.output
+        reasoning_tokens = base.reasoning_tokens
+        if guess.reasoning:
+            reasoning_tokens = (reasoning_tokens or 0) + guess.reasoning
+            fields.append("reasoning_tokens")
+        total = base.total_tokens
+        if total is not None:
+            total += guess.output + guess.reasoning
+            fields.append("total_tokens")
+        estimated = Usage(
+            input_tokens=base.input_tokens,
+            output_tokens=output,
+            total_tokens=total,
+            cache_read_tokens=base.cache_read_tokens,
+            cache_write_tokens=base.cache_write_tokens,
+            reasoning_tokens=reasoning_tokens,
+            raw=base.raw,
+            estimated=True,
+            estimated_fields=tuple(sorted(fields)),
+            estimated_tokens=guess.output + guess.reasoning,
+            estimate_method=guess.method,
+            format=self.format,
+        )
+        return self._priced(estimated)
+
+    def _priced(self, usage: Usage) -> Usage:
+        prices = self._prices
+        return usage if prices is None else prices.priced(usage, self._model)
 
     def _on_meta(self, d: MetaDelta) -> None:
         """The response's identity: the first value of each field wins."""
@@ -1123,7 +1231,7 @@ class StreamAssembler:
             rejected=rejected,
             finish_reason=self._normalised(finish),
             raw_finish_reason=finish.raw,
-            usage=self._usage,
+            usage=self._final_usage(),
             response_id=self._response_id,
             model=self._model,
             format=self.format,
@@ -1181,7 +1289,7 @@ class StreamAssembler:
                 )
                 for c in self._calls
             ],
-            usage=self._usage,
+            usage=self._final_usage(),
             raw_finish_reason=self._finish.raw if self._finish is not None else None,
             response_id=self._response_id,
             model=self._model,

@@ -38,6 +38,10 @@ failed stream raises its ``StreamError`` after the last events and keeps it in `
 (``.response`` raises it again); usage that arrived is in ``.partial`` / ``.usage`` and
 in every error's ``.partial``. Closing a stream stops reading; it is not a billing stop at
 the provider. Cost: O(1) per item besides the assembler's.
+
+Observing. The handle starts a :class:`~toolwire._telemetry.StreamObserver` when the flow
+opens the source and ends it once, when the flow has its outcome: one log record, one
+span and the metrics per stream, nothing per item (the per-item path is unchanged).
 """
 
 from __future__ import annotations
@@ -50,10 +54,12 @@ from ._assembler import StreamAssembler
 from ._async_reading import AsyncReader, close_async, run_shielded
 from ._errors import DriverSettingsError, DriverUsageError, StreamError
 from ._events import StreamEvent
+from ._pricing import Prices
 from ._response import Partial, Response, Usage
 from ._sources import Mode, recognise
 from ._stream_flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from ._sync_reading import InlineReader, make_reader
+from ._telemetry import StreamObserver
 
 __all__ = [
     "AsyncStreamHandle",
@@ -105,6 +111,7 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
+        prices: Prices | None = None,
         output: Any = None,
         output_tool: str | None = None,
         tools: Any = None,
@@ -119,6 +126,7 @@ class _Handle:
             raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
         assembler = StreamAssembler(
             format=format,
+            prices=prices,
             output=output,
             output_tool=output_tool,
             tools=tools,
@@ -136,6 +144,8 @@ class _Handle:
         self._throw: BaseException | None = None
         self.close_error: BaseException | None = None
         """An exception that closing the source raised (kept, never raised)."""
+        self._observer: StreamObserver | None = None  # from the opening to the end
+        self._early: str | None = None
 
     # -------------------------------------------------------------- running the flow
 
@@ -155,13 +165,37 @@ class _Handle:
             return self._steps.send(time.monotonic() if reply is _ASKED else reply)
         except _Left:
             self._state = "closed"
+            self._observed()
             return None
         except StopIteration:
             self._state, self._exhausted = "closed", True
+            self._observed()
             return None
         except BaseException:
             self._state, self._exhausted = "closed", True
+            self._observed()
             raise
+
+    def _opened(self) -> float:
+        """The stream opens: its clock starts, and so does its telemetry."""
+        self._observer = StreamObserver()
+        if self._early is not None:
+            self._observer.early_abort(self._early)
+        return time.monotonic()
+
+    def _observed(self) -> None:
+        """The flow ended (once): log, trace and measure how."""
+        observer = self._observer
+        if observer is not None:
+            observer.end(self._flow.response, self._flow.error)
+
+    def _early_abort(self, reason: str) -> None:
+        """Say that the caller stops this stream early on purpose (``run_turn``'s early
+        abort): leaving the block then ends it as ``StreamAborted`` with ``reason``, and
+        logs and traces it as ``early_abort`` rather than ``aborted``."""
+        self._early = reason
+        if self._observer is not None:
+            self._observer.early_abort(reason)
 
     def _next_command(self, *, opening: bool = False) -> Command | None:
         """The next command to perform; ``None`` when an event is ready, the flow ended,
@@ -191,7 +225,9 @@ class _Handle:
         if self._state == "closed":
             return False
         why = "the caller left its `with` block"
-        if isinstance(exc_type, type):
+        if self._early is not None:
+            why = f"stopped early: {self._early}"
+        elif isinstance(exc_type, type):
             why = f"{why} with {exc_type.__name__}"
         self._pending.clear()  # events the caller will never take
         self._held = self._reply = None
@@ -304,6 +340,13 @@ class StreamHandle(_Handle):
     the driver enters a manager) is bounded by the SDK's own timeout. The source is closed
     on every way out. Bad settings and sources that cannot be streamed raise
     :class:`DriverSettingsError` here, naming the call that works.
+
+    Usage: :attr:`usage` (and every error's ``partial.usage``) holds what the provider
+    reported plus an estimate, flagged, of the output it did not cover; closing the stream
+    does not stop the provider's meter. ``prices`` (a :class:`~toolwire.Prices` table)
+    sets ``usage.cost``. Each stream ends with one record on the ``toolwire.stream``
+    logger and, when the application configured OpenTelemetry, a ``chat {model}`` span
+    and the GenAI metrics (see ``toolwire._telemetry``).
     """
 
     _mode = "sync"
@@ -353,7 +396,7 @@ class StreamHandle(_Handle):
             self._close(command)
         elif isinstance(command, Open):
             self._reader = make_reader(command.source, limited=self._limited)
-            return time.monotonic()
+            return self._opened()
         elif isinstance(command, Enter):
             return command.obj.__enter__()
         return None
@@ -432,7 +475,7 @@ class AsyncStreamHandle(_Handle):
             await run_shielded(lambda: self._close(command), _CLOSE_GRACE)
         elif isinstance(command, Open):
             self._reader = AsyncReader(command.source)
-            return time.monotonic()
+            return self._opened()
         elif isinstance(command, Enter):
             obj = command.obj
             return await (obj if command.awaitable else obj.__aenter__())

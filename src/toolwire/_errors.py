@@ -33,6 +33,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── ExecutorSettingsError (ValueError) unusable Executor settings
         ├── DriverSettingsError (ValueError)  stream()/astream(): bad timeout or source
         ├── StoreSettingsError (ValueError)   a store given arguments it cannot use
+        ├── PriceTableError (ValueError)      a price table toolwire cannot use
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
     RetryableError                            raised by a tool: nothing happened, may retry
@@ -70,6 +71,7 @@ __all__ = [
     "OutputRefused",
     "OutputSyntaxError",
     "OutputValidationError",
+    "PriceTableError",
     "ProviderError",
     "RetryableError",
     "StoreError",
@@ -124,6 +126,34 @@ class StreamError(ToolwireError):
     def __init__(self, message: str, partial: Partial | None = None) -> None:
         super().__init__(message)
         self.partial = partial
+
+    def __str__(self) -> str:
+        """The message, then the usage so far (reported and estimated), and for a stream
+        that was cut, that closing it did not stop the provider's meter."""
+        message = super().__str__()
+        usage = getattr(self.partial, "usage", None)
+        if usage is None:
+            return message
+        note = _usage_note(usage)
+        if isinstance(self, StreamAborted):
+            note += "; closing a stream does not stop the provider's meter"
+        return f"{message} ({note})"
+
+
+def _usage_note(usage: Any) -> str:
+    """``usage so far: input 450, output ~124 (80 estimated)`` for a ``Usage``."""
+    inputs = usage.all_input_tokens
+    outputs = usage.all_output_tokens
+    text = "usage so far: input " + ("not reported" if inputs is None else str(inputs))
+    if outputs is not None:
+        if usage.estimated_tokens:
+            text += f", output ~{outputs} ({usage.estimated_tokens} estimated)"
+        else:
+            text += f", output {outputs}"
+    cost = usage.cost
+    if cost is not None:
+        text += f", cost {'>= ' if cost.missing else ''}{cost.total:.6g} {cost.currency}"
+    return text
 
 
 class StreamAborted(StreamError):
@@ -299,6 +329,12 @@ class DriverSettingsError(UsageError, ValueError):
 class StoreSettingsError(UsageError, ValueError):
     """A store was given an argument it cannot use: a key that is not a non-empty string,
     a lease that is not a positive number of seconds, a DSN that is not a string..."""
+
+
+class PriceTableError(UsageError, ValueError):
+    """A ``Prices`` table (or ``prices=``) toolwire cannot use: a price that is not a finite
+    number >= 0, an entry without ``input`` and ``output``, a model name that is not a
+    non-empty string, a dict where a ``toolwire.Prices`` is expected..."""
 
 
 class DriverUsageError(UsageError, RuntimeError):

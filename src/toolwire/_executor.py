@@ -56,8 +56,12 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
 - Failures a person can debug: every failed, timed-out or in-doubt call is logged on the
   ``toolwire.executor`` logger, with the tool's traceback where it raised and the
   structured fields ``tool_name``, ``call_id``, ``idempotency_key`` and ``status``
-  (``extra=``). The model reads only ``error_text(exc, call)``: by default the exception's
-  type and message, cut to ``ERROR_TEXT_LIMIT`` characters.
+  (``extra=``). With OpenTelemetry configured, every call (decided ones included) also
+  gets an ``execute_tool {name}`` span from its admission to its outcome, and its
+  duration in ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an
+  async tool of ``AsyncExecutor`` runs inside its span, so its own spans nest there.
+  The model reads only ``error_text(exc, call)``: by default the exception's type and
+  message, cut to ``ERROR_TEXT_LIMIT`` characters.
 
 Settings that could not hold the promise are refused (``ExecutorSettingsError``): a
 record must outlive every run of its call, so ``retention`` must exceed the longest tool
@@ -88,7 +92,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -117,6 +121,7 @@ from ._idempotency import arguments_hash, call_key, idempotency_key
 from ._interrupts import DeferredInterrupts
 from ._outcome import Outcome
 from ._response import Response, ToolCall
+from ._telemetry import ToolObserver, decided_tool, tool_observer
 from ._toolbox import Tool, Toolbox, ValidCall
 from ._workers import LoopTool, ThreadTool, invoke_async, pool, task_end
 from .stores._protocol import AsyncStore, Store
@@ -539,6 +544,13 @@ def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[Too
     return ended
 
 
+def _observe_decided(decided: list[Outcome | None]) -> None:
+    """A span for each call decided without running (rejected, skipped)."""
+    for outcome in decided:
+        if outcome is not None:
+            decided_tool(outcome)
+
+
 def _internal_error(job: _Job, exc: Exception) -> Outcome:
     """A bug in the core must cost one outcome, never the whole run's."""
     logger.error(
@@ -615,6 +627,7 @@ class _SyncCall:
     blocked: bool = False
     thrown: bool = False
     raised: BaseException | None = None
+    observer: ToolObserver | None = None
 
 
 class _SyncRun:
@@ -664,7 +677,10 @@ class _SyncRun:
                 job = queued[index]
                 del queued[index]
             call = _SyncCall(
-                job=job, flow=execute_call(job.plan), uses_thread=not job.tool.is_async
+                job=job,
+                flow=execute_call(job.plan),
+                uses_thread=not job.tool.is_async,
+                observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.idempotency_key),
             )
             self.slots -= 1
             self.threads -= call.uses_thread
@@ -813,6 +829,8 @@ class _SyncRun:
         if outcome is not None:
             self.outcomes[call.job.position] = outcome
             _log_outcome(call.job, outcome, call.raised)
+        if call.observer is not None:
+            call.observer.end(outcome, call.raised)
 
 
 class _Wake:
@@ -911,6 +929,7 @@ class Executor(_ExecutorBase):
         been finalised.
         """
         decided, jobs = self._prepare(response, turn)
+        _observe_decided(decided)
         if jobs:
             with DeferredInterrupts() as guard:
                 outcomes = _SyncRun(self, jobs, guard).drive()
@@ -992,6 +1011,7 @@ class _AsyncCall:
     thrown: bool = False
     raised: BaseException | None = None
     yielded: bool = False
+    observer: ToolObserver | None = None
 
 
 class _AsyncRun:
@@ -1032,7 +1052,10 @@ class _AsyncRun:
 
     async def drive(self, job: _Job) -> Outcome:
         """Feed one call's core until it returns; re-raise a cancellation after clean-up."""
-        call = _AsyncCall(job=job)
+        call = _AsyncCall(
+            job=job,
+            observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.idempotency_key),
+        )
         flow = execute_call(job.plan)
         started = False
         value: Any = None
@@ -1049,11 +1072,15 @@ class _AsyncRun:
             except StopIteration as stop:
                 outcome: Outcome = stop.value
                 _log_outcome(job, outcome, call.raised)
+                if call.observer is not None:
+                    call.observer.end(outcome, call.raised)
                 if call.cancel is not None:
                     raise call.cancel from None
                 return outcome
             except Exception as exc:
                 outcome = _internal_error(job, exc)
+                if call.observer is not None:
+                    call.observer.end(outcome, exc)
                 if call.cancel is not None:
                     raise call.cancel from None
                 return outcome
@@ -1109,7 +1136,9 @@ class _AsyncRun:
         call.deadline = _deadline(command.timeout)
         ctx = _context(job, call.deadline)
         if job.tool.is_async:
-            call.task = self.loop.create_task(invoke_async(job.tool, job.arguments, ctx))
+            # the task copies the current context: the tool's own spans nest under its call's
+            with call.observer.current() if call.observer is not None else nullcontext():
+                call.task = self.loop.create_task(invoke_async(job.tool, job.arguments, ctx))
             return
         done: asyncio.Future[None] = self.loop.create_future()
         loop = self.loop
@@ -1268,6 +1297,7 @@ class AsyncExecutor(_ExecutorBase):
         ``CancelledError``.
         """
         decided, jobs = self._prepare(response, turn)
+        _observe_decided(decided)
         if len(jobs) == 1:
             [job] = jobs
             decided[job.position] = await _AsyncRun(self, jobs).drive(job)

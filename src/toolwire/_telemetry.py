@@ -1,0 +1,503 @@
+"""Logs, spans and metrics: one record per streamed response and per tool execution.
+
+What is recorded.
+
+* A log record per stream on the ``toolwire.stream`` logger when the stream ends, with
+  structured fields (``extra=``): ``outcome`` (see :data:`OUTCOMES`), ``model``,
+  ``response_id``, ``wire_format``, ``provider``, ``finish_reason``, ``input_tokens`` and
+  ``output_tokens`` (read the same way for every provider: cached input and reasoning
+  included), ``usage_estimated``, ``estimated_tokens``, ``cost``, ``currency``,
+  ``duration`` (seconds) and ``error_type`` (the ``StreamError`` class). A completed
+  stream logs at DEBUG, any other outcome at INFO: the caller gets the exception anyway,
+  the log keeps the record. Tool failures keep logging on ``toolwire.executor`` (see
+  :mod:`toolwire._executor`), with the same style of fields.
+* With OpenTelemetry (``pip install toolwire[otel]``) and a tracer provider set by the
+  application: a span per stream, ``chat {model}`` (kind CLIENT), and a span per tool
+  execution, ``execute_tool {name}`` (kind INTERNAL), with the GenAI semantic
+  conventions: ``gen_ai.operation.name``, ``gen_ai.provider.name``,
+  ``gen_ai.request.model`` (the model the provider reported: toolwire reads the response,
+  not the request), ``gen_ai.response.model``, ``gen_ai.response.id``,
+  ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` (cached tokens
+  included, as the convention asks), ``gen_ai.usage.output_tokens`` (reasoning included),
+  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
+  ``gen_ai.usage.reasoning.output_tokens``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+  ``gen_ai.tool.type``, ``error.type``; and toolwire's own ``toolwire.outcome``,
+  ``toolwire.wire_format``, ``toolwire.usage.estimated``, ``toolwire.usage.
+  estimated_tokens``, ``toolwire.cost``, ``toolwire.cost.currency``, ``toolwire.tool.
+  status``, ``toolwire.tool.replayed``, ``toolwire.idempotency_key``.
+* With a meter provider set: the histograms ``gen_ai.client.token.usage`` (``{token}``,
+  one point per direction, ``gen_ai.token.type`` ``input`` / ``output``; an estimated
+  count carries ``toolwire.usage.estimated=true``) and ``gen_ai.client.operation.duration``
+  (seconds, for ``chat`` and ``execute_tool``), with the conventions' bucket boundaries.
+
+``error.type`` is low-cardinality and documented: for a stream, its outcome
+(``aborted``, ``early_abort``, ``timed_out``, ``token_limit``, ``filtered``, ``error``);
+for a tool, its status (``failed``, ``rejected``, ``timed_out``, ``unknown``,
+``conflict``). ``completed``, ``replayed``, ``skipped`` (not run, nothing failed in it) and
+``in_progress`` (another worker runs it) are not errors.
+
+Where. The drivers (``stream()``, ``astream()``, and ``run_turn`` through them) and the
+executors record; a ``StreamAssembler`` fed by hand records nothing (it is sans-IO).
+
+Cost. Nothing happens per event: the drivers call :meth:`StreamObserver.begin` when a
+stream opens and :meth:`StreamObserver.end` once when it ends, the executor once per call.
+OpenTelemetry is never imported by toolwire: it is used only when the application has
+imported it (``opentelemetry.trace`` / ``opentelemetry.metrics`` in ``sys.modules``) and
+set a provider (the API's proxy or no-op providers mean "not configured"), so without the
+SDK the cost is a dictionary lookup per stream. Instruments and tracers are created once
+per provider. A failure inside telemetry is logged and swallowed: observing never breaks
+a stream or a tool.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, Final
+
+from ._errors import (
+    ContentFiltered,
+    StreamAborted,
+    StreamError,
+    StreamTimeout,
+    TokenLimitExceeded,
+)
+
+if TYPE_CHECKING:
+    from ._outcome import Outcome
+    from ._response import Partial, Response, Usage
+
+__all__: list[str] = []
+
+logger = logging.getLogger("toolwire.stream")
+
+OUTCOMES: Final = (
+    "completed",
+    "aborted",
+    "early_abort",
+    "timed_out",
+    "token_limit",
+    "filtered",
+    "error",
+)
+"""How a stream can end, as logged (``outcome``) and traced (``toolwire.outcome``,
+``error.type``)."""
+
+TOOL_ERRORS: Final = frozenset({"failed", "rejected", "timed_out", "unknown", "conflict"})
+"""Tool statuses that are errors (``error.type`` on the ``execute_tool`` span)."""
+
+# gen_ai.provider.name by wire format: the conventions' well-known values where one applies
+# (an OpenAI-compatible server is reported as openai, the format it speaks).
+PROVIDERS: Final = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gcp.gen_ai",
+    "bedrock-converse": "aws.bedrock",
+    "ollama": "ollama",
+    "cohere": "cohere",
+}
+
+# The conventions' advisory bucket boundaries.
+_TOKEN_BUCKETS = (
+    1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+)  # fmt: skip
+_DURATION_BUCKETS = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+)  # fmt: skip
+_NAME = "toolwire"
+_MAX_PROVIDERS = 8  # remembered tracer / meter providers
+_MESSAGE_LIMIT = 500  # characters of an error message put on a span's status
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+# --------------------------------------------------------------- finding the providers
+
+
+class _Instruments:
+    """The two histograms of one meter provider."""
+
+    __slots__ = ("duration", "tokens")
+
+    def __init__(self, meter: Any) -> None:
+        try:
+            self.tokens = meter.create_histogram(
+                "gen_ai.client.token.usage",
+                unit="{token}",
+                description="Number of input and output tokens used.",
+                explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+            )
+            self.duration = meter.create_histogram(
+                "gen_ai.client.operation.duration",
+                unit="s",
+                description="GenAI operation duration.",
+                explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+            )
+        except TypeError:  # an API older than the bucket advisory
+            self.tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}")
+            self.duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s")
+
+
+_lock = threading.Lock()
+_tracers: dict[int, tuple[Any, Any]] = {}  # id(provider) -> (provider, tracer)
+_meters: dict[int, tuple[Any, _Instruments]] = {}
+_override: tuple[Any, Any] | None = None  # (tracer provider, meter provider), tests only
+
+
+@contextmanager
+def providers(tracer_provider: Any = None, meter_provider: Any = None) -> Iterator[None]:
+    """Use these providers instead of the global ones while the block runs (for tests that
+    must not set process-wide providers); ``None`` turns that signal off."""
+    global _override
+    previous = _override
+    _override = (tracer_provider, meter_provider)
+    try:
+        yield
+    finally:
+        _override = previous
+
+
+def _tracer() -> Any:
+    """The tracer of the configured tracer provider, or ``None`` (not configured)."""
+    if _override is not None:
+        provider = _override[0]
+    else:
+        trace = sys.modules.get("opentelemetry.trace")
+        if trace is None:
+            return None
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+            return None
+    if provider is None:
+        return None
+    found = _tracers.get(id(provider))
+    if found is None or found[0] is not provider:
+        tracer = provider.get_tracer(_NAME, _version())
+        with _lock:
+            if len(_tracers) >= _MAX_PROVIDERS:
+                _tracers.clear()  # providers replaced again and again (tests): keep few
+            _tracers[id(provider)] = found = (provider, tracer)
+    return found[1]
+
+
+def _instruments() -> _Instruments | None:
+    """The histograms of the configured meter provider, or ``None`` (not configured)."""
+    if _override is not None:
+        provider = _override[1]
+    else:
+        metrics = sys.modules.get("opentelemetry.metrics")
+        if metrics is None:
+            return None
+        provider = metrics.get_meter_provider()
+        # the API's stand-ins until an SDK provider is set
+        if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
+            return None
+    if provider is None:
+        return None
+    found = _meters.get(id(provider))
+    if found is None or found[0] is not provider:
+        instruments = _Instruments(provider.get_meter(_NAME, _version()))
+        with _lock:
+            if len(_meters) >= _MAX_PROVIDERS:
+                _meters.clear()
+            _meters[id(provider)] = found = (provider, instruments)
+    return found[1]
+
+
+def _span_kind(name: str) -> Any:
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:  # an overriding provider without the API imported: not possible
+        return None
+    return getattr(trace.SpanKind, name)
+
+
+def _set_error(span: Any, description: str) -> None:
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is not None:
+        span.set_status(trace.Status(trace.StatusCode.ERROR, description[:_MESSAGE_LIMIT]))
+
+
+def _usage_attributes(usage: Usage | None, attributes: dict[str, Any]) -> None:
+    if usage is None:
+        return
+    for key, value in (
+        ("gen_ai.usage.input_tokens", usage.all_input_tokens),
+        ("gen_ai.usage.output_tokens", usage.all_output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+    ):
+        if value is not None:
+            attributes[key] = value
+    attributes["toolwire.usage.estimated"] = usage.estimated
+    if usage.estimated:
+        attributes["toolwire.usage.estimated_tokens"] = usage.estimated_tokens
+        if usage.estimate_method is not None:
+            attributes["toolwire.usage.estimate_method"] = usage.estimate_method
+    if usage.cost is not None:
+        attributes["toolwire.cost"] = usage.cost.total
+        attributes["toolwire.cost.currency"] = usage.cost.currency
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def stream_outcome(error: StreamError | None, early: bool) -> str:
+    """The outcome name of a stream that ended with ``error`` (``None``: completed)."""
+    if error is None:
+        return "completed"
+    if isinstance(error, StreamTimeout):
+        return "timed_out"
+    if isinstance(error, TokenLimitExceeded):
+        return "token_limit"
+    if isinstance(error, ContentFiltered):
+        return "filtered"
+    if isinstance(error, StreamAborted):
+        return "early_abort" if early else "aborted"
+    return "error"
+
+
+def _finish_reason(response: Response | None, error: StreamError | None) -> str | None:
+    if response is not None:
+        return response.finish_reason
+    if isinstance(error, TokenLimitExceeded):
+        return "length"
+    if isinstance(error, ContentFiltered):
+        return "content_filter"
+    partial = error.partial if error is not None else None
+    return partial.raw_finish_reason if partial is not None else None
+
+
+class StreamObserver:
+    """Watches one stream from its opening to its end (never per event)."""
+
+    __slots__ = ("_early", "_ended", "_span", "_start")
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+        self._early: str | None = None
+        self._ended = False
+        self._span: Any = None
+        try:
+            tracer = _tracer()
+            if tracer is not None:
+                self._span = tracer.start_span(
+                    "chat",
+                    kind=_span_kind("CLIENT"),
+                    attributes={"gen_ai.operation.name": "chat"},
+                )
+        except Exception:  # observing never breaks a stream
+            logger.exception("toolwire could not start a span for a stream")
+
+    def early_abort(self, reason: str) -> None:
+        """Mark the stream as stopped early on purpose (``run_turn``'s early abort)."""
+        self._early = reason
+
+    def end(self, response: Response | None, error: StreamError | None) -> None:
+        """Record the end: the log record, the span's attributes and end, the metrics."""
+        if self._ended:
+            return
+        self._ended = True
+        try:
+            self._record(response, error)
+        except Exception:
+            logger.exception("toolwire could not record a stream's telemetry")
+
+    def _record(self, response: Response | None, error: StreamError | None) -> None:
+        duration = time.monotonic() - self._start
+        outcome = stream_outcome(error, self._early is not None)
+        found: Response | Partial | None = response
+        if found is None and error is not None:
+            found = error.partial
+        usage = found.usage if found is not None else None
+        fmt = found.format if found is not None else None
+        model = found.model if found is not None else None
+        provider = PROVIDERS.get(fmt or "", fmt or "unknown")
+        finish = _finish_reason(response, error)
+        _log_stream(outcome, found, usage, provider, finish, duration, error)
+        span = self._span
+        if span is not None:
+            attributes: dict[str, Any] = {
+                "gen_ai.provider.name": provider,
+                "toolwire.outcome": outcome,
+            }
+            if fmt is not None:
+                attributes["toolwire.wire_format"] = fmt
+            if model is not None:
+                attributes["gen_ai.request.model"] = model
+                attributes["gen_ai.response.model"] = model
+                span.update_name(f"chat {model}")
+            if found is not None and found.response_id is not None:
+                attributes["gen_ai.response.id"] = found.response_id
+            if finish is not None:
+                attributes["gen_ai.response.finish_reasons"] = (finish,)
+            _usage_attributes(usage, attributes)
+            if error is not None:
+                attributes["error.type"] = outcome
+                attributes["toolwire.error"] = type(error).__name__
+                if self._early is not None:
+                    attributes["toolwire.early_abort"] = self._early
+            span.set_attributes(attributes)
+            if error is not None:
+                _set_error(span, str(error))
+            span.end()
+        instruments = _instruments()
+        if instruments is not None:
+            common: dict[str, Any] = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider,
+            }
+            if model is not None:
+                common["gen_ai.request.model"] = model
+                common["gen_ai.response.model"] = model
+            timing = dict(common)
+            if error is not None:
+                timing["error.type"] = outcome
+            instruments.duration.record(duration, timing)
+            if usage is not None:
+                if usage.all_input_tokens is not None:
+                    instruments.tokens.record(
+                        usage.all_input_tokens, {**common, "gen_ai.token.type": "input"}
+                    )
+                if usage.all_output_tokens is not None:
+                    points = {**common, "gen_ai.token.type": "output"}
+                    if usage.estimated:
+                        points["toolwire.usage.estimated"] = True
+                    instruments.tokens.record(usage.all_output_tokens, points)
+
+
+def _log_stream(
+    outcome: str,
+    found: Response | Partial | None,
+    usage: Usage | None,
+    provider: str,
+    finish: str | None,
+    duration: float,
+    error: StreamError | None,
+) -> None:
+    level = logging.DEBUG if outcome == "completed" else logging.INFO
+    if not logger.isEnabledFor(level):
+        return
+    fields: dict[str, Any] = {
+        "outcome": outcome,
+        "model": found.model if found is not None else None,
+        "response_id": found.response_id if found is not None else None,
+        "wire_format": found.format if found is not None else None,
+        "provider": provider,
+        "finish_reason": finish,
+        "input_tokens": usage.all_input_tokens if usage is not None else None,
+        "output_tokens": usage.all_output_tokens if usage is not None else None,
+        "usage_estimated": usage.estimated if usage is not None else False,
+        "estimated_tokens": usage.estimated_tokens if usage is not None else 0,
+        "cost": usage.cost.total if usage is not None and usage.cost is not None else None,
+        "currency": usage.cost.currency if usage is not None and usage.cost else None,
+        "duration": duration,
+        "error_type": type(error).__name__ if error is not None else None,
+    }
+    if error is None:
+        logger.log(
+            level,
+            "stream completed: model %s, response %s, %s tokens in, %s out",
+            fields["model"], fields["response_id"], fields["input_tokens"],
+            fields["output_tokens"], extra=fields,
+        )  # fmt: skip
+        return
+    logger.log(
+        level, "stream %s: model %s, response %s: %s",
+        outcome, fields["model"], fields["response_id"], error, extra=fields,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------ tool calls
+
+
+class ToolObserver:
+    """Watches one tool call's execution: a span from its start to its outcome."""
+
+    __slots__ = ("_span", "_start")
+
+    def __init__(self, name: str, call_id: str, idempotency_key: str | None) -> None:
+        self._start = time.monotonic()
+        self._span: Any = None
+        try:
+            tracer = _tracer()
+            if tracer is not None:
+                attributes: dict[str, Any] = {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": name,
+                    "gen_ai.tool.call.id": call_id,
+                    "gen_ai.tool.type": "function",
+                }
+                if idempotency_key is not None:
+                    attributes["toolwire.idempotency_key"] = idempotency_key
+                self._span = tracer.start_span(
+                    f"execute_tool {name}", kind=_span_kind("INTERNAL"), attributes=attributes
+                )
+        except Exception:
+            logger.exception("toolwire could not start a span for a tool call")
+
+    def current(self) -> Any:
+        """A context manager making this call's span the current one (for the tool's own
+        spans, where the tool runs in the caller's context); a no-op without a span."""
+        span = self._span
+        trace = sys.modules.get("opentelemetry.trace")
+        if span is None or trace is None:
+            return nullcontext()
+        return trace.use_span(span, end_on_exit=False)
+
+    def end(self, outcome: Outcome | None, raised: BaseException | None = None) -> None:
+        """Record the call's outcome (``None``: interrupted before it had one)."""
+        try:
+            self._record(outcome, raised)
+        except Exception:
+            logger.exception("toolwire could not record a tool call's telemetry")
+
+    def _record(self, outcome: Outcome | None, raised: BaseException | None) -> None:
+        status = outcome.status if outcome is not None else "unknown"
+        span = self._span
+        if span is not None:
+            self._span = None
+            attributes: dict[str, Any] = {"toolwire.tool.status": status}
+            if outcome is not None:
+                attributes["toolwire.tool.replayed"] = outcome.replayed
+                if outcome.idempotency_key is not None:
+                    attributes["toolwire.idempotency_key"] = outcome.idempotency_key
+            if status in TOOL_ERRORS:
+                attributes["error.type"] = status
+            span.set_attributes(attributes)
+            if raised is not None and isinstance(raised, Exception):
+                span.record_exception(raised)
+            if status in TOOL_ERRORS:
+                error = outcome.error if outcome is not None and outcome.error else status
+                _set_error(span, error)
+            span.end()
+        instruments = _instruments()
+        if instruments is not None:
+            points: dict[str, Any] = {"gen_ai.operation.name": "execute_tool"}
+            if status in TOOL_ERRORS:
+                points["error.type"] = status
+            instruments.duration.record(time.monotonic() - self._start, points)
+
+
+def tool_observer(name: str, call_id: str, idempotency_key: str | None) -> ToolObserver | None:
+    """An observer for one call, or ``None`` when no tracer or meter is configured (the
+    executor then skips every telemetry step for the call)."""
+    if _tracer() is None and _instruments() is None:
+        return None
+    return ToolObserver(name, call_id, idempotency_key)
+
+
+def decided_tool(outcome: Outcome) -> None:
+    """Record a call decided without running (rejected, skipped): a span of no length."""
+    observer = tool_observer(outcome.name, outcome.call_id, outcome.idempotency_key)
+    if observer is not None:
+        observer.end(outcome)

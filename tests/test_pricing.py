@@ -1,0 +1,321 @@
+"""Price tables, costs read the same way for every provider, and the ledger that sums a
+conversation's turns, aborted ones included."""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toolwire
+from toolwire import ModelPrice, Prices, PriceTableError, StreamAssembler, Usage, UsageLedger
+
+PRICES = Prices(
+    {
+        "gpt-4o": ModelPrice(input=2.5, output=10, cache_read=1.25),
+        "gpt-4o-mini": ModelPrice(input=0.15, output=0.6),
+        "claude-sonnet-4": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75},
+        "gemini-2.5-flash": ModelPrice(input=0.3, output=2.5),
+        "*/llama-3.3-70b*": ModelPrice(input=0.6, output=0.6),
+        "*llama*": ModelPrice(input=9, output=9),
+    }
+)
+
+
+@pytest.fixture(autouse=True)
+def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count estimates with the heuristic whatever tiktoken cache this machine has."""
+    monkeypatch.setattr("toolwire._usage_estimate._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire._usage_estimate._counters", {})
+
+
+# ------------------------------------------------------------------------- matching
+
+
+@pytest.mark.parametrize(
+    ("model", "key"),
+    [
+        ("gpt-4o", "gpt-4o"),
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("gpt-4o-mini", "gpt-4o-mini"),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-sonnet-4-latest", "claude-sonnet-4"),
+        ("claude-sonnet-4@20250514", "claude-sonnet-4"),
+        ("groq/llama-3.3-70b-versatile", "*/llama-3.3-70b*"),
+        ("llama3.2:3b", "*llama*"),
+        ("gpt-4o-audio-preview", None),
+        ("gpt-4", None),
+        ("claude-sonnet-4-5", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_models_match_exactly_by_snapshot_or_by_pattern(model: str | None, key: str | None) -> None:
+    """Exact names, then date/version snapshots of a name, then patterns in order."""
+    found = PRICES.match(model)
+    assert (found[0] if found else None) == key
+
+
+def test_a_name_never_prices_another_model_that_extends_it() -> None:
+    """``gpt-4o`` alone prices snapshots of gpt-4o, never ``gpt-4o-mini``."""
+    alone = Prices({"gpt-4o": ModelPrice(input=2.5, output=10)})
+    assert alone.match("gpt-4o-mini") is None
+    assert alone.match("gpt-4o-2024-11-20") is not None
+    assert alone.match("gpt-4o-0613") is not None
+    assert alone.match("anthropic.gpt-4o") is None
+
+
+def test_bedrock_ids_match_by_their_version_suffix() -> None:
+    """Bedrock's ``...-20240620-v1:0`` is a snapshot of the name before it."""
+    table = Prices({"anthropic.claude-3-5-sonnet": ModelPrice(input=3, output=15)})
+    assert table.match("anthropic.claude-3-5-sonnet-20240620-v1:0") is not None
+
+
+@pytest.mark.parametrize(
+    ("table", "fragment"),
+    [
+        ({"m": ModelPrice(input=1, output=1)}, None),
+        ({"": ModelPrice(input=1, output=1)}, "non-empty"),
+        ({"m": {"input": 1}}, "lacks output"),
+        ({"m": {"input": 1, "output": 1, "extra": 2}}, "unknown fields"),
+        ({"m": 3.0}, "ModelPrice or a mapping"),
+        ({"m": {"input": -1, "output": 1}}, ">= 0"),
+        ({"m": {"input": float("nan"), "output": 1}}, ">= 0"),
+        ({"m": {"input": True, "output": 1}}, "must be a number"),
+        ({"m": {"input": "1", "output": 1}}, "must be a number"),
+    ],
+)
+def test_bad_tables_raise_price_table_errors(table: dict[str, Any], fragment: str | None) -> None:
+    """A table toolwire cannot use raises PriceTableError (a UsageError), saying why."""
+    if fragment is None:
+        Prices(table)
+        return
+    with pytest.raises(PriceTableError, match=fragment) as info:
+        Prices(table)
+    assert isinstance(info.value, toolwire.UsageError) and isinstance(info.value, ValueError)
+
+
+def test_prices_arguments_are_checked() -> None:
+    """A dict where a Prices is expected, a non-mapping table or a bad currency raise."""
+    with pytest.raises(PriceTableError, match="wrap a dict"):
+        StreamAssembler(prices={"gpt-4o": ModelPrice(input=1, output=1)})  # type: ignore[arg-type]
+    with pytest.raises(PriceTableError):
+        Prices([("m", ModelPrice(input=1, output=1))])  # type: ignore[arg-type]
+    with pytest.raises(PriceTableError):
+        Prices({}, currency="")
+    with pytest.raises(PriceTableError):
+        PRICES.cost({"input_tokens": 1})  # type: ignore[arg-type]
+    assert repr(PRICES) == "Prices(6 models, USD)"
+
+
+# ------------------------------------------------------------------------------ cost
+
+
+def test_cost_prices_uncached_input_cache_and_output() -> None:
+    """OpenAI counts cached tokens inside the input: they are priced once, at cache_read."""
+    usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cache_read_tokens=400_000)
+    cost = PRICES.cost(usage, "gpt-4o-2024-08-06")
+    assert cost is not None
+    assert (cost.input, cost.cache_read, cost.output) == (1.5, 0.5, 1.0)
+    assert cost.total == 3.0 and cost.currency == "USD" and cost.model == "gpt-4o"
+    assert not cost.estimated and cost.missing == ()
+
+
+def test_anthropic_and_openai_readings_of_the_same_traffic_cost_the_same() -> None:
+    """Anthropic leaves the cache out of input_tokens; the cost reads both the same way."""
+    table = Prices({"m": ModelPrice(input=3, output=15, cache_read=0.3, cache_write=3.75)})
+    openai_like = Usage(
+        input_tokens=1000, output_tokens=50, cache_read_tokens=600, cache_write_tokens=100
+    )
+    anthropic = Usage(
+        input_tokens=300,
+        output_tokens=50,
+        cache_read_tokens=600,
+        cache_write_tokens=100,
+        format="anthropic",
+    )
+    assert openai_like.all_input_tokens == anthropic.all_input_tokens == 1000
+    assert openai_like.uncached_input_tokens == anthropic.uncached_input_tokens == 300
+    assert table.cost(openai_like, "m") == table.cost(anthropic, "m")
+
+
+def test_reasoning_counted_apart_is_priced_as_output() -> None:
+    """Gemini's thoughts and xAI's reasoning (told by its total) are output to pay for."""
+    gemini = Usage(input_tokens=10, output_tokens=5, reasoning_tokens=20, format="gemini")
+    xai = Usage(
+        input_tokens=291,
+        output_tokens=26,
+        total_tokens=513,
+        reasoning_tokens=196,
+        cache_read_tokens=290,
+        format="openai-chat",
+    )
+    openai = Usage(input_tokens=10, output_tokens=25, total_tokens=35, reasoning_tokens=20)
+    assert gemini.all_output_tokens == 25
+    assert xai.all_output_tokens == 222 and xai.all_input_tokens == 291
+    assert openai.all_output_tokens == 25
+
+
+def test_a_bedrock_total_tells_how_its_cache_is_counted() -> None:
+    """A total that includes the cache besides the input means the input left it out."""
+    apart = Usage(input_tokens=10, output_tokens=5, total_tokens=115, cache_read_tokens=100)
+    inside = Usage(input_tokens=110, output_tokens=5, total_tokens=115, cache_read_tokens=100)
+    assert apart.all_input_tokens == inside.all_input_tokens == 110
+
+
+def test_missing_counts_are_named_and_the_cost_is_a_lower_bound() -> None:
+    """Without reported input the cost covers the output only and says what is missing."""
+    usage = Usage(output_tokens=1_000_000, estimated=True, estimated_tokens=1_000_000)
+    cost = PRICES.cost(usage, "gpt-4o")
+    assert cost is not None and cost.total == 10.0
+    assert cost.missing == ("input_tokens",) and cost.estimated
+    assert PRICES.cost(usage, "unknown-model") is None
+    assert PRICES.priced(usage, "unknown-model") is usage
+
+
+@given(
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+)
+def test_cost_is_non_negative_and_adds_up(inputs: int, output: int, read: int, write: int) -> None:
+    """Every part is >= 0 and the total is their sum, whatever the counts."""
+    usage = Usage(
+        input_tokens=inputs,
+        output_tokens=output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        format="anthropic",
+    )
+    cost = PRICES.cost(usage, "claude-sonnet-4")
+    assert cost is not None
+    parts = (cost.input, cost.output, cost.cache_read, cost.cache_write)
+    assert all(p >= 0 for p in parts)
+    assert math.isclose(cost.total, math.fsum(parts))
+
+
+# ------------------------------------------------------------- priced by the assembler
+
+
+def _openai_stream(report: bool) -> StreamAssembler:
+    asm = StreamAssembler(prices=PRICES)
+    asm.feed({"id": "c", "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "delta": {}}]})
+    asm.feed({"id": "c", "choices": [{"index": 0, "delta": {"content": "Hello there"}}]})
+    if report:
+        asm.feed(
+            {
+                "id": "c",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
+        )
+        asm.feed(
+            {"id": "c", "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 2}}
+        )
+    return asm
+
+
+def test_the_assembler_prices_a_finished_response() -> None:
+    """``StreamAssembler(prices=...)`` sets the response's usage.cost."""
+    usage = _openai_stream(report=True).close().usage
+    assert usage is not None and usage.cost is not None
+    assert usage.cost.model == "gpt-4o" and usage.cost.total == pytest.approx(0.00252)
+
+
+def test_the_assembler_prices_an_aborted_stream_from_its_estimate() -> None:
+    """A cut stream's partial is priced from the estimated output, flagged as such."""
+    with pytest.raises(toolwire.StreamAborted) as info:
+        _openai_stream(report=False).close()
+    usage = info.value.partial.usage  # type: ignore[union-attr]
+    assert usage is not None and usage.cost is not None
+    assert usage.cost.estimated and usage.cost.missing == ("input_tokens",)
+    assert usage.cost.total == pytest.approx(usage.output_tokens * 10 / 1e6)  # type: ignore[operator]
+    assert ", cost >= " in str(info.value)
+
+
+# ---------------------------------------------------------------------------- ledger
+
+
+@dataclass
+class Turn:
+    """What run_turn returns, as far as the ledger reads it."""
+
+    response: Any
+    usage: Usage | None
+    aborted: bool = False
+
+
+def test_the_ledger_sums_completed_and_aborted_turns() -> None:
+    """Responses, errors, partials, usages and turns all count; the sums are normalised."""
+    ledger = UsageLedger(PRICES)
+    done = _openai_stream(report=True).close()
+    with pytest.raises(toolwire.StreamAborted) as info:
+        _openai_stream(report=False).close()
+    ledger.add(done)
+    ledger.add(info.value)
+    ledger.add(
+        Usage(input_tokens=300, output_tokens=50, cache_read_tokens=700, format="anthropic"),
+        model="claude-sonnet-4-20250514",
+    )
+    ledger.add(Turn(response=done, usage=done.usage))
+    ledger.add(Turn(response=None, usage=Usage(input_tokens=5, output_tokens=5), aborted=True))
+    assert (ledger.turns, ledger.aborted, ledger.estimated, ledger.unknown_input) == (5, 2, 1, 1)
+    assert ledger.unpriced == 1  # the last turn named no model
+    total = ledger.total
+    assert total.input_tokens == 1000 + 1000 + 1000 + 5
+    estimated = info.value.partial.usage.estimated_tokens  # type: ignore[union-attr]
+    assert total.output_tokens == 2 + estimated + 50 + 2 + 5
+    assert total.cache_read_tokens == 700 and total.estimated
+    assert ledger.estimated_tokens == estimated
+    assert ledger.estimated_share == pytest.approx(estimated / total.output_tokens)
+    assert ledger.cost == pytest.approx(total.cost.total)  # type: ignore[union-attr]
+    assert total.cost is not None and "claude-sonnet-4" in total.cost.model
+    assert total.cost.missing == ("input_tokens",)
+    assert "turns=5" in repr(ledger)
+
+
+def test_an_empty_ledger_has_no_cost_and_no_counts() -> None:
+    """Nothing recorded: zero turns, no cost, every count None."""
+    ledger = UsageLedger()
+    assert ledger.cost is None and ledger.estimated_share == 0.0
+    assert ledger.total == Usage()
+
+
+def test_the_ledger_keeps_a_stream_s_own_price_and_one_currency() -> None:
+    """A usage priced already is summed as it is; two currencies in one ledger raise."""
+    ledger = UsageLedger()
+    euro = Prices({"gpt-4o": ModelPrice(input=2, output=8)}, currency="EUR")
+    ledger.add(euro.priced(Usage(input_tokens=10**6, output_tokens=0), "gpt-4o"))
+    assert ledger.cost == 2.0 and ledger.total.cost.currency == "EUR"  # type: ignore[union-attr]
+    with pytest.raises(PriceTableError, match="one currency"):
+        ledger.add(PRICES.priced(Usage(input_tokens=1, output_tokens=1), "gpt-4o"))
+
+
+def test_the_ledger_refuses_what_is_not_a_turn() -> None:
+    """Anything without usage raises UsageError naming what it takes."""
+    with pytest.raises(toolwire.UsageError, match="takes a Response"):
+        UsageLedger().add(42)
+
+
+def test_a_ledger_shared_by_threads_loses_nothing() -> None:
+    """Eight threads adding 500 turns each: every token is counted once."""
+    ledger = UsageLedger(PRICES)
+
+    def work() -> None:
+        for _ in range(500):
+            ledger.add(Usage(input_tokens=2, output_tokens=3), model="gpt-4o")
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ledger.turns == 4000
+    assert (ledger.total.input_tokens, ledger.total.output_tokens) == (8000, 12000)
+    assert ledger.cost == pytest.approx(4000 * (2 * 2.5 + 3 * 10) / 1e6)
