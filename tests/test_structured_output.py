@@ -27,6 +27,7 @@ from output_support import (
     typed_prefix,
     values,
 )
+from test_partial_json import is_prefix
 from toolwire import (
     MISSING,
     OutputPreview,
@@ -651,3 +652,16 @@ def test_pydantic_is_only_imported_for_typed_targets() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert pydantic.VERSION  # the tests themselves use it
+
+
+@_settings
+@given(cases())
+def test_a_schema_target_grows_monotonically_to_the_json_value(case: Any) -> None:
+    """The same documents read with the model's JSON Schema as the target: every preview is
+    a §1 prefix of the next and of the output, which is ``json.loads`` of the text."""
+    model, _spec, text, pieces = case
+    schema = pydantic.TypeAdapter(model).json_schema()
+    seen, output = previews(schema, pieces)
+    assert output == json.loads(text)
+    for a, b in itertools.pairwise([*seen, output]):
+        assert a is MISSING or is_prefix(a, b)
