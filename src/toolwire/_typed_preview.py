@@ -229,6 +229,7 @@ class TypedPreview:
         "_stack",
         "_stext",
         "complete",
+        "growing",
         "value",
     )
 
@@ -252,6 +253,8 @@ class TypedPreview:
         self._root: Any = MISSING
         self.complete = False
         self.value: Any = MISSING
+        self.growing = False
+        """Whether a shown string is open: :meth:`grow` may take its next piece."""
 
     # ----------------------------------------------------------------------- events
 
@@ -284,12 +287,8 @@ class TypedPreview:
             elif t is ValueCompleted and self._completed(ev):
                 self._snap = _STALE
                 changed = True
+        self.growing = self._sopen and self._hdepth < 0
         return changed
-
-    @property
-    def growing(self) -> bool:
-        """Whether a shown string is open: :meth:`grow` may take its next piece."""
-        return self._sopen and self._hdepth < 0
 
     def grow(self, text: str) -> None:
         """The open string grew by ``text`` (what a ``StringAppended`` event would say),
@@ -462,7 +461,7 @@ class TypedPreview:
         ``_path`` (set by :meth:`_build`) holds the path's preview objects, root first, and
         ``_slot`` the container and key of the string's entry. Each object is referred to
         by its frame, by ``_path`` and (below the root) by its parent's entry, and by the
-        local variable here: anything more is a caller's.
+        loop variable here: anything more is a caller's.
         """
         path = self._path
         if path is None:
