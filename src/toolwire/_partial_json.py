@@ -581,6 +581,56 @@ class PartialJSONParser:
             raise
         return tuple(events) if events else ()
 
+    def feed_string(self, text: str) -> str | None:
+        """Feed ``text`` if it only continues the open string value; return what it appends.
+
+        For a caller that follows the document through its own state (a typed preview): if
+        the parser is inside a string value and ``text`` neither ends it nor breaks it (no
+        closing quote, no invalid escape or control character, within ``max_size``), it is
+        consumed exactly as :meth:`feed` would consume it and the decoded text it appends
+        is returned (``""`` when it ends inside an escape); no event is built. Otherwise
+        nothing is consumed and ``None`` is returned: feed it with :meth:`feed`. The same
+        fast path as ``feed``'s, kept apart so that ``feed`` pays no extra call.
+        """
+        if self._state != _STRING or self._error is not None or not text:
+            return None
+        carry = self._carry
+        if "\\" not in text and not carry:
+            if (
+                '"' not in text
+                and (text.isprintable() or _match_plain(text, 0).end() == len(text))
+                and self._offset + len(text) <= self._max_size
+            ):
+                piece = text
+            else:
+                return None
+        elif self._offset + len(text) <= self._max_size:
+            whole = carry + text if carry else text
+            k = len(whole) - _cut_length(whole)  # what must wait for the next piece starts at k
+            if not k:
+                self._carry = whole
+                self._offset += len(text)
+                return ""
+            try:
+                decoded, end = _scanstring(whole[:k] + '"', 0)
+            except ValueError:  # an invalid escape or control character: feed() reports it
+                return None
+            if end <= k:  # a closing quote inside the piece: feed() ends the string
+                return None
+            piece = decoded
+            self._carry = whole[k:]
+        else:
+            return None
+        self._offset += len(text)
+        pieces = self._spieces
+        pieces.append(piece)
+        if len(pieces) >= _FOLD:
+            self._sblocks.append("".join(pieces))
+            pieces.clear()
+        if self._snap is not _STALE:
+            self._snap = _GROWN
+        return piece
+
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
         # the size error, at the first character beyond the limit.
