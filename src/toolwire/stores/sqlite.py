@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -255,6 +256,9 @@ class SQLiteStore(SyncShell):
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        # A store dropped without close() closes its idle connections when it is collected
+        # (Python 3.13's sqlite3 warns about a connection collected open).
+        weakref.finalize(self, _close_connections, self._idle)
         try:
             with self._connection() as db, self._transaction(db):
                 for statement in _SCHEMA:
@@ -353,7 +357,13 @@ class SQLiteStore(SyncShell):
         raise ``StoreError``."""
         with self._lock:
             self._closed = True
-            connections, self._idle = self._idle, []
-        for db in connections:
-            with suppress(sqlite3.Error):  # best effort: nothing is pending outside a transaction
-                db.close()
+            connections = self._idle[:]
+            self._idle.clear()
+        _close_connections(connections)
+
+
+def _close_connections(connections: list[sqlite3.Connection]) -> None:
+    """Close ``connections`` (best effort: nothing is pending outside a transaction)."""
+    for db in connections:
+        with suppress(sqlite3.Error):
+            db.close()

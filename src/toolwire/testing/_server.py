@@ -548,14 +548,16 @@ class SimulatorApp:
                     return self._abandon(record, gone)
                 _DELIBERATE_CUT.set(True)
                 return None  # uvicorn closes the connection: the body stays unfinished
-            if not await self._send(data, send, record, plan, gone):
+            final = plan.cut_at is None and index == len(writes) - 1
+            if not await self._send(data, send, record, plan, gone, final=final):
                 return self._abandon(record, gone)
             offset += len(data)
         if plan.cut_at is not None:  # an empty body cut at 0: still no terminating chunk
             _DELIBERATE_CUT.set(True)
             return None
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-        record.completed = True
+        if not record.completed:  # no body, or an empty last write
+            record.completed = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         return None
 
     def _abandon(self, record: RecordedRequest, gone: asyncio.Event) -> None:
@@ -566,9 +568,23 @@ class SimulatorApp:
         _DELIBERATE_CUT.set(True)
 
     async def _send(
-        self, data: bytes, send: Send, record: RecordedRequest, plan: BytePlan, gone: asyncio.Event
+        self,
+        data: bytes,
+        send: Send,
+        record: RecordedRequest,
+        plan: BytePlan,
+        gone: asyncio.Event,
+        *,
+        final: bool = False,
     ) -> bool:
-        """Write ``data`` (dripped if the plan says so); False if the client left."""
+        """Write ``data`` (dripped if the plan says so), ending the body with its last piece
+        when ``final``; False if the client left.
+
+        The record is brought up to date *before* each piece goes out: the transport may
+        deliver it at once, and a client that has its whole response may read
+        ``Simulator.requests`` before this coroutine runs again. A piece the connection
+        dropped is taken back out.
+        """
         if not data:
             return not gone.is_set()
         step = len(data)
@@ -576,14 +592,21 @@ class SimulatorApp:
             step = max(1, int(plan.drip / 10))
         for start in range(0, len(data), step):
             piece = data[start : start + step]
-            if gone.is_set():
-                return False
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            last = final and start + step >= len(data)
             connection = self.tracker.record(record.peer)
-            if connection is None:
-                return False  # closed while we wrote: uvicorn dropped the piece
+            if gone.is_set() or connection is None:
+                return False
             connection.body_bytes_sent += len(piece)
             record.bytes_sent += len(piece)
+            record.completed = last
+            await send({"type": "http.response.body", "body": piece, "more_body": not last})
+            if self.tracker.record(record.peer) is None:  # closed while we wrote: uvicorn
+                connection.body_bytes_sent -= len(piece)  # dropped the piece
+                record.bytes_sent -= len(piece)
+                record.completed = False
+                return False
+            if last:
+                return True
             if plan.drip is not None and await self._pause(len(piece) / plan.drip, gone):
                 return False
         return True
