@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,8 +88,6 @@ class Reading:
 def record_turn(simulator: Any, turn: dict[str, Any], path: Path) -> bytes:
     """Stream ``turn`` once from ``simulator`` (the request the agent's first turn makes)
     and keep its body in ``path``, byte for byte; return it."""
-    import httpx
-
     simulator.add_response(**turn)
     body = {
         "model": MODEL,
@@ -96,12 +95,15 @@ def record_turn(simulator: Any, turn: dict[str, Any], path: Path) -> bytes:
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    url = simulator.base_url("openai-chat") + "/chat/completions"
-    with httpx.Client(timeout=30) as client:
-        reply = client.post(url, json=body)
-    reply.raise_for_status()
-    path.write_bytes(reply.content)
-    return reply.content
+    request = urllib.request.Request(
+        simulator.base_url("openai-chat") + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:  # 127.0.0.1 only
+        recorded: bytes = reply.read()
+    path.write_bytes(recorded)
+    return recorded
 
 
 def cut_inside_last_call(body: bytes) -> int:
