@@ -9,6 +9,7 @@ import sys
 
 SUITES = [
     "benchmarks.partial_json",
+    "benchmarks.structured",
     "benchmarks.assembly",
     "benchmarks.framing",
     "benchmarks.validation",

@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -377,8 +378,9 @@ def raw_postgres_line(dsn: str, n: int) -> Line:
     import psycopg
 
     conn = psycopg.connect(dsn, autocommit=True)
+    raw = f"bench_raw_{uuid.uuid4().hex[:8]}"  # this run's own (see bench_postgres)
     conn.execute(
-        "CREATE TABLE IF NOT EXISTS bench_raw (key text PRIMARY KEY, status text, owner text,"
+        f"CREATE TABLE {raw} (key text PRIMARY KEY, status text, owner text,"
         " fence bigint, result bytea)"
     )
 
@@ -389,12 +391,12 @@ def raw_postgres_line(dsn: str, n: int) -> Line:
             for i in range(n):
                 key = f"{base}-{i}"
                 conn.execute(
-                    "INSERT INTO bench_raw VALUES (%s, 'in_progress', 'o', 1, NULL)"
+                    f"INSERT INTO {raw} VALUES (%s, 'in_progress', 'o', 1, NULL)"
                     " ON CONFLICT (key) DO NOTHING RETURNING fence",
                     (key,),
                 ).fetchone()
                 conn.execute(
-                    "UPDATE bench_raw SET status = 'completed', result = %s"
+                    f"UPDATE {raw} SET status = 'completed', result = %s"
                     " WHERE key = %s AND owner = 'o' AND fence = 1",
                     (b"3", key),
                 )
@@ -415,7 +417,10 @@ def bench_postgres(n: int, passes: int) -> bool:
         if dsn is None:
             return True
         box = _tools()
-        store = PostgresStore(dsn)
+        # A table of this run's own: call ids restart at 0 in every process, so a server
+        # given by TOOLWIRE_BENCH_POSTGRES_DSN would replay an earlier run's calls.
+        table = f"bench_{uuid.uuid4().hex[:8]}"
+        store = PostgresStore(dsn, table=table)
         floor = "PostgresStore claim + finish (floor)"
         best = _interleaved(
             {
@@ -423,10 +428,12 @@ def bench_postgres(n: int, passes: int) -> bool:
                 "Executor.run": sync_line(Executor(box, store=store, scope="bench"), n),
                 "raw psycopg, same round trips (reference)": raw_postgres_line(dsn, n),
                 "AsyncPostgresStore claim + finish": async_floor_line(
-                    lambda: AsyncPostgresStore(dsn), n
+                    lambda: AsyncPostgresStore(dsn, table=table), n
                 ),
                 "AsyncExecutor.run, async tool (AsyncPostgresStore)": async_line(
-                    lambda: AsyncExecutor(box, store=AsyncPostgresStore(dsn), scope="bench"),
+                    lambda: AsyncExecutor(
+                        box, store=AsyncPostgresStore(dsn, table=table), scope="bench"
+                    ),
                     "add_async",
                     n,
                 ),

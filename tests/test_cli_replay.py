@@ -154,6 +154,7 @@ def test_a_stream_that_ended_properly_exits_0_with_its_response(
         "format",
         "created",
         "parts",
+        "output",
     }
     (call,) = doc["tool_calls"]
     assert call["name"] == "write_file"

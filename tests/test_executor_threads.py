@@ -241,6 +241,30 @@ def test_worker_pool_runs_every_job_exactly_once(jobs: int, idle: float) -> None
     assert sorted(ran) == list(range(jobs))
 
 
+def test_a_job_kept_for_later_runs_once_it_is_delivered_on_its_reserved_worker() -> None:
+    """submit(later=...) reserves an idle worker and keeps the job until deliver(): it
+    runs then, exactly once, on that worker, and no thread is started for it."""
+    pool = WorkerPool(idle_timeout=5.0)
+    idents: list[int] = []
+    ran = threading.Semaphore(0)
+
+    def job() -> None:
+        idents.append(threading.get_ident())
+        ran.release()
+
+    pool.submit(job)  # starts the worker
+    assert ran.acquire(timeout=5)
+    deadline = time.monotonic() + 5
+    while pool._idle == 0 and time.monotonic() < deadline:  # until it waits for a job
+        time.sleep(0.001)
+    later: list[Any] = []
+    pool.submit(job, later)
+    assert later == [job] and not ran.acquire(timeout=0.05)
+    pool.deliver(later)
+    assert later == [] and ran.acquire(timeout=5)
+    assert idents[0] == idents[1]  # the reserved worker, no new thread
+
+
 def test_idle_workers_retire() -> None:
     """A worker idle for idle_timeout seconds exits; the next job starts a new one."""
     pool = WorkerPool(idle_timeout=0.05)

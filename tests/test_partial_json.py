@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
@@ -33,6 +34,7 @@ from toolwire import (
     ValueStarted,
     parse_partial,
 )
+from toolwire._partial_json import _cut_length
 
 # ----------------------------------------------------------------------------- checkers
 
@@ -448,6 +450,41 @@ def test_surrogate_pair_split_anywhere(cut: int) -> None:
     p.feed(escape[cut:] + 'b"')
     assert p.snapshot() == "a🚀b"
     assert p.close() == "a🚀b"
+
+
+_HEX_DIGIT = st.sampled_from("0123456789abcdefABCDEF")
+_ESCAPE_TOKEN = st.one_of(
+    st.sampled_from(["a", "u", "d8", " ", "é", "\\\\", '\\"', "\\/", "\\n", "\\t", "\\b"]),
+    # \u escapes, surrogates of both halves and both cases among them
+    st.builds(
+        lambda first, rest: "\\u" + first + "".join(rest),
+        st.sampled_from("0dDeE"),
+        st.lists(_HEX_DIGIT, min_size=3, max_size=3),
+    ),
+)
+_CUT_SHAPE = st.builds(
+    lambda n, digits: ("\\", "\\u")[n > 0] + "".join(digits[: max(n - 1, 0)]),
+    st.integers(0, 4),
+    st.lists(st.sampled_from("0dDcCeE89aB"), min_size=3, max_size=3),
+)
+_HIGH_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW_START = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?")
+
+
+@given(st.lists(_ESCAPE_TOKEN, max_size=8), st.one_of(st.just(""), _CUT_SHAPE))
+def test_what_a_string_piece_holds_back_is_found_from_its_end(tokens: list[str], cut: str) -> None:
+    """What a string piece ends with that must wait for the next piece (an escape cut short,
+    a high surrogate that may still pair, with its partner's beginning) is found from the
+    end alone, whatever precedes it (backslash runs included)."""
+    expected = len(cut)
+    if tokens and _HIGH_ESCAPE.fullmatch(tokens[-1]) and (not cut or _LOW_START.fullmatch(cut)):
+        expected += 6
+    text = "".join(tokens) + cut
+    assert _cut_length(text) == expected
+    parser = PartialJSONParser()  # the same, inlined in feed's path for string pieces
+    parser.feed('"')
+    parser.feed(text)
+    assert parser.snapshot() == json.loads('"' + text[: len(text) - expected] + '"')
 
 
 def test_top_level_number_completes_at_delimiter_or_close() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -31,7 +32,7 @@ from store_backends import (
     store,
 )
 from toolwire import MemoryStore, SQLiteStore
-from toolwire.stores import LEASE_LOST, ClockReading
+from toolwire.stores import LEASE_LOST, ClockReading, _clock
 
 __all__ = ["backend", "postgres_dsn", "redis_url", "store"]  # fixtures used here
 
@@ -473,6 +474,31 @@ def test_store_time_follows_the_jump_free_clock_whatever_the_wall_clock_does(
             store.close()
 
     check()
+
+
+@settings(max_examples=50, database=None)
+@given(
+    st.floats(0.0, 2e9),
+    st.lists(st.tuples(st.floats(-DAY, DAY), st.floats(-100.0, 100.0)), max_size=30),
+)
+def test_the_memory_store_clock_gives_advance_s_answer_with_the_host_clocks(
+    wall: float, moves: list[tuple[float, float]]
+) -> None:
+    """MemoryStore's clock, which reads only the jump-free clock after its first reading,
+    gives exactly the store times of the rules (``advance``) for any wall-clock jumps and
+    any moves of the jump-free clock, backwards ones included."""
+    readings = {"wall": wall, "elapsed": 1000.0}
+    with (
+        mock.patch.object(_clock, "_ELAPSED", lambda: readings["elapsed"]),
+        mock.patch.object(_clock.time, "time", lambda: readings["wall"]),
+    ):
+        clock = _clock.StoreClock()
+        mark = None
+        for jump, step in [(0.0, 0.0), *moves]:
+            readings["wall"] += jump
+            readings["elapsed"] += step
+            mark = _clock.advance(mark, _clock.system_reading())
+            assert clock.now() == mark.now
 
 
 def test_sqlite_store_time_is_kept_in_the_file_across_processes_and_reboots(

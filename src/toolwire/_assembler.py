@@ -32,6 +32,12 @@ as return values, no clock, no I/O):
 * The output is also kept as ordered parts (text runs, reasoning runs, calls, provider
   items, with what the provider needs echoed), from which the next request's assistant
   turn is built (``Response.parts``); text is stored once, parts hold chunk offsets.
+* The output path (``output=``, ``output_tool=``, ``tools=``; see ``_output``) is kept
+  apart: the public ``feed``/``feed_bytes``/``feed_eof`` hand the events of the private
+  ones to an ``OutputRoute``, which adds :class:`OutputPreview` events (typed previews of
+  the text channel or of a forced tool's arguments), and ``close()`` hands it the
+  ``Response`` to fill ``Response.output`` or raise the output's error. Refusal text
+  (``RefusalPart``) is kept apart from text and ends the stream with ``OutputRefused``.
 * Usage: reports merge field by field as they arrive (``UsageReported``), with no copy
   of the raw report in the common case. After each payload that reported output tokens
   the assembler marks where the content stood; ``partial()`` and ``close()`` estimate
@@ -81,12 +87,14 @@ from ._deltas import (
     MetaDelta,
     PartDelta,
     ReasoningPart,
+    RefusalPart,
     TextPart,
     UsageDelta,
 )
 from ._errors import (
     ContentFiltered,
     JSONSyntaxError,
+    OutputRefused,
     ProviderError,
     StreamAborted,
     StreamError,
@@ -111,6 +119,7 @@ from ._events import (
     ValueStarted,
 )
 from ._framing import DONE, FrameDecoder
+from ._output import OutputRoute
 from ._partial_json import PartialJSONParser, snapshot_outdated
 from ._pricing import Prices, check_prices
 from ._providers import Provider, detect, provider
@@ -198,9 +207,27 @@ _new = object.__new__
 # The slot descriptors' own setters: a frozen dataclass refuses setattr, and calling the
 # descriptor directly costs about 60 % of object.__setattr__ (no lookup by name).
 _Setter = Callable[[object, Any], None]
-_set_key, _set_delta, _set_json_events, _set_preview, _set_id, _set_name, _set_changed = (
+(
+    _set_key,
+    _set_delta,
+    _set_json_events,
+    _set_preview,
+    _set_id,
+    _set_name,
+    _set_changed,
+    _set_typed,
+) = (
     cast(_Setter, ToolCallArguments.__dict__[name].__set__)
-    for name in ("key", "delta", "json_events", "_preview", "id", "name", "preview_changed")
+    for name in (
+        "key",
+        "delta",
+        "json_events",
+        "_preview",
+        "id",
+        "name",
+        "preview_changed",
+        "_typed",
+    )
 )
 
 
@@ -228,6 +255,7 @@ def _arguments_event(
     _set_id(ev, call.shown_id)
     _set_name(ev, call.name or "")
     _set_changed(ev, changed)
+    _set_typed(ev, None)
     return ev
 
 
@@ -343,6 +371,16 @@ class StreamAssembler:
     provider reported, plus an estimate (``usage.estimated``) of output that arrived
     after its last report, or of all output when it reported none (see
     :class:`~toolwire.Usage`).
+
+    Structured output (see :mod:`toolwire._output`): ``output`` (a pydantic model, a type or
+    a JSON Schema dict) parses the text channel as one JSON value: an
+    :class:`OutputPreview` with the typed preview follows each text fragment that changed
+    it, and ``Response.output`` is the validated value. ``output_tool`` names a forced
+    tool whose arguments are the output instead (Anthropic's and Bedrock's classic
+    pattern; that call is not returned as a call). ``early_abort=True`` raises an output
+    that can never be valid from ``feed`` at once (else ``close()`` raises it). ``tools``
+    (a :class:`Toolbox`) gives the calls of its tools a typed preview
+    (:attr:`ToolCallArguments.typed_preview`).
     """
 
     __slots__ = (
@@ -369,9 +407,11 @@ class StreamAssembler:
         "_max_text",
         "_max_usage",
         "_model",
+        "_out",
         "_parts",
         "_prices",
         "_reasoning",
+        "_refusal",
         "_response_id",
         "_result",
         "_text",
@@ -393,6 +433,10 @@ class StreamAssembler:
         max_usage_fields: int = DEFAULT_MAX_USAGE_FIELDS,
         prices: Prices | None = None,
         json_events: bool = True,
+        output: Any = None,
+        output_tool: str | None = None,
+        tools: Any = None,
+        early_abort: bool = False,
     ) -> None:
         if not isinstance(json_events, bool):
             raise UsageError(f"json_events must be True or False, not {json_events!r}")
@@ -436,6 +480,17 @@ class StreamAssembler:
         self._failed: StreamError | None = None
         self._closed = False
         self._result: Response | None = None
+        self._refusal: list[str] = []
+        # the output path (structured output, typed argument previews): see _output
+        self._out: OutputRoute | None = None
+        if output is not None or output_tool is not None or tools is not None:
+            self._out = OutputRoute(
+                output,
+                output_tool=output_tool,
+                tools=tools,
+                early_abort=early_abort,
+                max_size=max_text_chars,
+            )
 
     def _use(self, entry: Provider) -> None:
         adapter = entry.adapter(self._choice)
@@ -447,7 +502,74 @@ class StreamAssembler:
 
     # ------------------------------------------------------------------ feeding
 
+    # ---------------------------------------------------------- the output path
+    #
+    # With output=, output_tool= or tools= the events of every public feed go through the
+    # OutputRoute (see _output), which adds the output's events; without them the public
+    # methods are the plain ones plus one test.
+
     def feed(self, payload: Any, *, event: str | None = None) -> list[StreamEvent]:
+        """Apply one provider payload; return the events it produced.
+
+        ``payload`` is a decoded dict, an SDK event object (anything with
+        ``model_dump()``; the argument fragments of the ``openai`` and ``anthropic`` SDKs'
+        event types are read by attribute access instead), a JSON string, or
+        ``"[DONE]"``. ``event`` is the SSE event name it arrived under, if any (an
+        ``error`` event is an error payload).
+        """
+        events = self._feed(payload, event)
+        return events if self._out is None else self._routed(events)
+
+    def feed_bytes(self, data: bytes) -> list[StreamEvent]:
+        """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
+        events = self._feed_bytes(data)
+        return events if self._out is None else self._routed(events)
+
+    def feed_eof(self) -> list[StreamEvent]:
+        """Signal the end of the input; return the events of a last payload that lacked
+        only its terminator (a final SSE event without its blank line, a last NDJSON line
+        without newline). :meth:`close` calls it if you did not; later feeds raise."""
+        events = self._feed_eof()
+        return events if self._out is None else self._routed(events)
+
+    def close(self) -> Response:
+        """Finish the stream: the :class:`Response`, or the right :class:`StreamError`.
+
+        With ``output=``, ``Response.output`` is the validated output, or the output's
+        error is raised (after the stream's own: a cut stream is ``StreamAborted``...).
+        """
+        route = self._out
+        if route is None or self._failed is not None or self._result is not None:
+            return self._close()
+        response = self._close()
+        key = route.tool_call
+        parser = self._calls[key].parser if key is not None else None
+        try:
+            response = route.conclude(response, parser)
+        except StreamError as exc:
+            self._result = None
+            raise self._fail(exc) from None
+        self._result = response
+        return response
+
+    @property
+    def output_preview(self) -> Any:
+        """The structured output's typed preview so far (``MISSING`` before anything can
+        be shown, or without ``output=``)."""
+        from ._partial_json import MISSING
+
+        return MISSING if self._out is None else self._out.preview()
+
+    def _routed(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        assert self._out is not None
+        try:
+            return self._out.events(events)
+        except StreamError as exc:  # early_abort: the output can never be valid
+            raise self._fail(exc) from None
+
+    # ------------------------------------------------------------------ feeding
+
+    def _feed(self, payload: Any, event: str | None) -> list[StreamEvent]:
         """Apply one provider payload; return the events it produced.
 
         ``payload`` is a decoded dict, an SDK event object (anything with
@@ -532,7 +654,7 @@ class StreamAssembler:
         call.parts.append(text)
         return [_arguments_event(call, text, events)]
 
-    def feed_bytes(self, data: bytes) -> list[StreamEvent]:
+    def _feed_bytes(self, data: bytes) -> list[StreamEvent]:
         """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
         if self._failed is not None:
             raise self._failed
@@ -569,10 +691,8 @@ class StreamAssembler:
             if payload is not DONE:
                 out.extend(dispatch(payload, event))
 
-    def feed_eof(self) -> list[StreamEvent]:
-        """Signal the end of the input; return the events of a last payload that lacked
-        only its terminator (a final SSE event without its blank line, a last NDJSON line
-        without newline). :meth:`close` calls it if you did not; later feeds raise."""
+    def _feed_eof(self) -> list[StreamEvent]:
+        """Signal the end of the input (see :meth:`feed_eof`)."""
         if self._failed is not None:
             raise self._failed
         out: list[StreamEvent] = []
@@ -653,6 +773,8 @@ class StreamAssembler:
                     self._on_text(d.text, payload, out, TextDelta)  # type: ignore[union-attr]
                 elif t is ReasoningPart:
                     self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
+                elif t is RefusalPart:
+                    self._on_refusal(d.text, payload)  # type: ignore[union-attr]
                 elif t is PartDelta:
                     self._on_part(d)  # type: ignore[arg-type]
                 elif t is UsageDelta:
@@ -726,6 +848,22 @@ class StreamAssembler:
                 parts.append(["reasoning", len(self._reasoning), None])
             self._reasoning.append(text)
             out.append(ReasoningDelta(text=text))
+
+    def _on_refusal(self, text: str, payload: Any) -> None:
+        """Refusal text: kept apart (never text, never output); ``close()`` raises it."""
+        if not text:
+            return
+        if type(text) is not str:
+            raise StreamFormatError("refusal is not a string", payload=payload)
+        n = self._text_chars + len(text)
+        if n > self._max_text:
+            raise StreamLimitExceeded(
+                f"more than {self._max_text} characters of text",
+                limit="max_text_chars",
+                value=self._max_text,
+            )
+        self._text_chars = n
+        self._refusal.append(text)
 
     def _on_part(self, d: PartDelta) -> None:
         """A part boundary, or data for the current part (see :class:`PartDelta`)."""
@@ -1080,7 +1218,7 @@ class StreamAssembler:
 
     # ------------------------------------------------------------------ closing
 
-    def close(self) -> Response:
+    def _close(self) -> Response:
         """Finish the stream: the :class:`Response`, or the right :class:`StreamError`."""
         if self._failed is not None:
             raise self._failed
@@ -1099,6 +1237,12 @@ class StreamAssembler:
         if finish.kind == "length":
             raise self._fail(
                 TokenLimitExceeded(f"the provider stopped at its token limit ({finish.raw})")
+            )
+        if self._refusal or finish.raw == "refusal":
+            # Anthropic's refusal stop has no channel of its own: its words are the text
+            refusal = "".join(self._refusal or (self._text if finish.raw == "refusal" else ()))
+            raise self._fail(
+                OutputRefused(f"the model refused: {refusal or finish.raw}", refusal=refusal)
             )
         if finish.kind == "content_filter":
             raise self._fail(ContentFiltered(f"the provider filtered the output ({finish.raw})"))

@@ -83,6 +83,15 @@ class ReasoningPart:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RefusalPart:
+    """Refusal text: the model declined to answer (OpenAI chat ``delta.refusal``, Responses
+    ``response.refusal.delta``). Never text and never output: a response that carries one
+    ends with ``OutputRefused``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PartDelta:
     """A boundary in the ordered output, or provider data that the next request must echo.
 
@@ -186,6 +195,7 @@ Delta = (
     MetaDelta
     | TextPart
     | ReasoningPart
+    | RefusalPart
     | PartDelta
     | CallDelta
     | UsageDelta

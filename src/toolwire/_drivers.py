@@ -113,6 +113,10 @@ class _Handle:
         total_timeout: float | None = None,
         prices: Prices | None = None,
         json_events: bool = True,
+        output: Any = None,
+        output_tool: str | None = None,
+        tools: Any = None,
+        early_abort: bool = False,
     ) -> None:
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
@@ -121,7 +125,15 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(format=format, prices=prices, json_events=json_events)
+        assembler = StreamAssembler(
+            format=format,
+            prices=prices,
+            json_events=json_events,
+            output=output,
+            output_tool=output_tool,
+            tools=tools,
+            early_abort=early_abort,
+        )
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -288,6 +300,12 @@ class _Handle:
         identity."""
         return self._flow.http
 
+    @property
+    def output_preview(self) -> Any:
+        """The structured output's typed preview so far (``output=``; ``MISSING`` before
+        anything can be shown)."""
+        return self._flow.assembler.output_preview
+
 
 # ------------------------------------------------------------------- the sync driver
 
@@ -310,6 +328,12 @@ class StreamHandle(_Handle):
     ``bytes``. ``format`` names the wire format (``"auto"``: decided from the first
     payload); ``json_events=False`` makes the assembler preview-only (see
     :class:`StreamAssembler`): argument events then carry no JSON events.
+
+    Structured output: ``output`` (a pydantic model, a type or a JSON Schema dict),
+    ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s: the
+    events then include :class:`OutputPreview` (typed previews), ``response.output`` is
+    the validated value, and with ``early_abort=True`` an output that can never be valid
+    ends the stream at once (the source is closed) with its ``OutputError``.
 
     Timeouts are seconds, or ``None`` for no limit; each raises :class:`StreamTimeout`
     with its ``kind``:

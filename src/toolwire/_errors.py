@@ -14,6 +14,10 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
     │   │   └── StreamTimeout (TimeoutError)  a deadline of the driver passed; .kind
     │   ├── TokenLimitExceeded                length / max_tokens / MAX_TOKENS / max_output_tokens
     │   ├── ContentFiltered                   the provider withheld the output
+    │   │   └── OutputRefused                 the model refused to answer; .refusal
+    │   ├── OutputError                       structured output that is not the value asked for
+    │   │   ├── OutputSyntaxError (ValueError)     not JSON at .offset of the output text
+    │   │   └── OutputValidationError (ValueError) JSON that violates the target; .errors, .path
     │   ├── ProviderError                     an error event or error payload in the stream
     │   ├── StreamFormatError (ValueError)    a payload that breaks its wire format; .payload
     │   └── StreamLimitExceeded               too many calls, too large arguments or text
@@ -24,6 +28,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── ToolDefinitionError (TypeError)   a tool that cannot be described or called
         ├── ToolboxInputError (TypeError)     a Toolbox method given something of the wrong kind
         ├── UnknownFormat (ValueError)        a format name toolwire does not know
+        ├── OutputDefinitionError (TypeError) an output= target that cannot be used
         ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
         ├── ExecutorSettingsError (ValueError) unusable Executor settings
         ├── DriverSettingsError (ValueError)  stream()/astream(): bad timeout or source
@@ -68,6 +73,11 @@ __all__ = [
     "JSONDepthError",
     "JSONSizeError",
     "JSONSyntaxError",
+    "OutputDefinitionError",
+    "OutputError",
+    "OutputRefused",
+    "OutputSyntaxError",
+    "OutputValidationError",
     "PriceTableError",
     "ProviderError",
     "RetryableError",
@@ -181,6 +191,48 @@ class ContentFiltered(StreamError):
     """The provider withheld or cut the output (content filter, safety, refusal)."""
 
 
+class OutputRefused(ContentFiltered):
+    """The model refused instead of answering (OpenAI's ``refusal`` channel, Anthropic's
+    ``stop_reason: "refusal"``); ``refusal`` is the refusal text (``""`` when the provider
+    only said so). Never taken as output or as text."""
+
+    def __init__(self, message: str, partial: Partial | None = None, *, refusal: str = ""):
+        super().__init__(message, partial)
+        self.refusal = refusal
+
+
+class OutputError(StreamError):
+    """The structured output (``output=``) is not the value asked for; it never becomes
+    ``Response.output``."""
+
+
+class OutputSyntaxError(OutputError, ValueError):
+    """The output text is not JSON: ``offset`` is the 0-based index, in characters of the
+    output text, of the first character that cannot continue a JSON value."""
+
+    def __init__(self, message: str, partial: Partial | None = None, *, offset: int | None = 0):
+        super().__init__(f"{message} at offset {offset}", partial)
+        self.offset = offset
+
+
+class OutputValidationError(OutputError, ValueError):
+    """The output is JSON but violates its type or schema. ``errors`` are the validator's
+    own (pydantic's error dicts, or toolwire's schema violations), ``path`` the JSON path of
+    the completed part that failed (``()``: the whole output)."""
+
+    def __init__(
+        self,
+        message: str,
+        partial: Partial | None = None,
+        *,
+        errors: list[Any] | None = None,
+        path: tuple[str | int, ...] = (),
+    ) -> None:
+        super().__init__(message, partial)
+        self.errors = errors or []
+        self.path = path
+
+
 class ProviderError(StreamError):
     """The stream carried an error event or an error payload.
 
@@ -260,6 +312,11 @@ class ToolboxInputError(UsageError, TypeError):
 
 class UnknownFormat(UsageError, ValueError):
     """A wire format name that toolwire does not know."""
+
+
+class OutputDefinitionError(UsageError, TypeError):
+    """``output=`` (or ``output_tool=``) names something that cannot be validated: not a
+    pydantic model, a type pydantic validates, or a usable JSON Schema."""
 
 
 class InvalidOutcome(UsageError, ValueError):

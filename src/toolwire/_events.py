@@ -241,10 +241,46 @@ class ToolCallArguments:
     id: str = ""
     name: str = ""
     preview_changed: bool = True
+    _typed: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def preview(self) -> Any:
         """The call's arguments as far as they can be shown without ever changing later."""
+        return self._preview()
+
+    @property
+    def typed_preview(self) -> Any:
+        """The arguments typed by the tool (``StreamAssembler(tools=...)``): an instance of
+        the tool's argument model (completed fields validated, a growing string as far as
+        it arrived, fields not yet shown ``None``), or for a raw-schema tool the JSON value
+        checked part by part. ``None`` when the assembler has no ``tools=`` or the tool is
+        unknown. Same rules as :class:`OutputPreview`."""
+        typed = self._typed
+        return None if typed is None else typed()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputPreview:
+    """The structured output's typed preview changed (``StreamAssembler(output=...)``).
+
+    Emitted after the :class:`TextDelta` (or, for ``output_tool=``, instead of the call's
+    events) whose text changed it. ``delta`` is that text; ``complete`` whether the whole
+    output has arrived and validated. ``preview`` is the typed, monotonic preview: for a
+    pydantic model an instance of the model built without validation whose complete
+    fields are validated and typed, whose growing ``str`` fields show the text so far and
+    whose fields not yet shown are ``None`` (``model_fields_set`` names the fields shown);
+    a ``list`` / ``dict`` for those types; the JSON value for a schema. Nothing shown ever
+    changes except by growing. Computed when read, cached; read it while handling the
+    event (later text only ever extends it). Treat it as read-only.
+    """
+
+    delta: str
+    complete: bool
+    _preview: Callable[[], Any] = field(repr=False, compare=False)
+
+    @property
+    def preview(self) -> Any:
+        """The output as far as it can be shown typed without ever changing later."""
         return self._preview()
 
 
@@ -293,6 +329,7 @@ StreamEvent = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallArguments
+    | OutputPreview
     | ToolCallEnded
     | ToolCallRejected
     | UsageReported

@@ -13,9 +13,10 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
 
 - ``Executor`` drives every call of a run on the calling thread: claims, heartbeats and
   final writes are made there, one after the other, with no hand-off. A sync tool runs on
-  a reused worker thread, because its timeout is enforced while the caller waits; the
-  caller waits for all its tools at once, sends the heartbeats itself when an interval
-  passes, and stops waiting at each deadline. **A thread cannot be killed**: a timed-out
+  a reused worker thread, because its timeout is enforced while the caller waits (handed
+  to its worker just before the caller starts waiting); the caller waits for all its
+  tools at once, sends the heartbeats itself when an interval passes, and stops waiting
+  at each deadline. **A thread cannot be killed**: a timed-out
   sync tool keeps running in the background, its outcome is ``timed_out`` and its record
   ``unknown``; a value it returns later is discarded, never stored as ``completed``.
   Async tools run as tasks on one background event loop and are cancelled at the
@@ -119,6 +120,7 @@ from ._execution import (
 )
 from ._idempotency import arguments_hash, call_key, idempotency_key
 from ._interrupts import DeferredInterrupts
+from ._makers import maker
 from ._outcome import Outcome
 from ._response import Response, ToolCall
 from ._telemetry import ToolObserver, decided_tool, tool_observer
@@ -383,7 +385,7 @@ class _ExecutorBase:
             timeout = self._timeout_of(tool)
             if timeout > self.timeout:  # the default was checked at __init__
                 self._check_retention(tool.name, timeout)  # a tool registered since
-            plan = CallPlan(
+            plan = _new_plan(
                 call_id=call.id,
                 name=tool.name,
                 key=key,
@@ -408,7 +410,7 @@ class _ExecutorBase:
                 )
             return decided, []
         jobs = [
-            _Job(
+            _new_job(
                 position=position,
                 plan=plan,
                 tool=check.tool,
@@ -453,12 +455,19 @@ def _check_store(store: T) -> T:
     return store
 
 
+# Objects every executed call builds, by constructors that fill the slots directly (the
+# same frozen instances, for a third of the cost; see _makers).
+_new_plan = maker(CallPlan)
+_new_context = maker(ToolContext)
+_new_job = maker(_Job)
+
+
 def _rejected(call_id: str, name: str, reason: str) -> Outcome:
     return Outcome(call_id=call_id, name=name, status="rejected", error=reason)
 
 
 def _context(job: _Job, deadline: float | None) -> ToolContext:
-    return ToolContext(
+    return _new_context(
         idempotency_key=job.plan.idempotency_key,
         deadline=deadline,
         call_id=job.plan.call_id,
@@ -598,7 +607,27 @@ def _store_call(command: Command) -> tuple[str, str, dict[str, Any]]:
 
 
 def _perform_store(store: Store, command: Command) -> Any:
-    """Perform one store command on a synchronous store."""
+    """Perform one store command on a synchronous store (:func:`_store_call`, with the two
+    commands of every call spelled out: no dict and no lookup by name on that path)."""
+    if isinstance(command, ClaimCall):
+        return store.claim(
+            command.key,
+            args_hash=command.args_hash,
+            idempotency_key=command.idempotency_key,
+            owner=command.owner,
+            lease=command.lease,
+            retention=command.retention,
+            reclaim=command.reclaim,
+        )
+    if isinstance(command, FinishCall):
+        return store.finish(
+            command.key,
+            owner=command.owner,
+            fence=command.fence,
+            status=command.status,
+            result=command.result,
+            error=command.error,
+        )
     method, key, arguments = _store_call(command)
     return getattr(store, method)(key, **arguments)
 
@@ -644,11 +673,24 @@ class _SyncRun:
         self.wake = _Wake()
         self.slots = executor.max_concurrency or len(jobs)
         self.threads = executor.max_threads
+        # Sync tools started in this round of admissions, for their (reserved) workers:
+        # handed over just before the driver waits, so that a worker is not woken while
+        # the driver still holds the GIL (a wake-up in which it could only wait).
+        self.starting: list[Callable[[], None]] = []
 
     def drive(self) -> dict[int, Outcome]:
         """Run every call to its end; re-raise the caller's interruption after clean-up."""
+        try:
+            return self._drive()
+        finally:
+            if self.starting:  # never strand a reserved worker (nothing raises here, but)
+                pool().deliver(self.starting)
+
+    def _drive(self) -> dict[int, Outcome]:
         while self.queued or self.active:
             self._admit()
+            if self.starting:
+                pool().deliver(self.starting)
             if self.interrupt is not None:
                 self._interrupt_all()
             if not self.active:
@@ -810,9 +852,13 @@ class _SyncRun:
         job = call.job
         call.deadline = _deadline(command.timeout)
         ctx = _context(job, call.deadline)
-        kind = LoopTool if job.tool.is_async else ThreadTool
-        handle = kind(job.tool, job.arguments, ctx, self.wake.set)
-        handle.start()
+        handle: ThreadTool | LoopTool
+        if job.tool.is_async:
+            handle = LoopTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start()
+        else:
+            handle = ThreadTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start(self.starting)
         call.handle = handle
 
     def _ended(self, call: _SyncCall) -> ToolEnded:

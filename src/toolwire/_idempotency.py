@@ -36,12 +36,12 @@ linear type check, the rest by the ``rfc8785`` reference implementation.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import rfc8785
 
 from ._errors import IdempotencyKeyError
+from ._jsontext import encoder
 
 __all__ = ["arguments_hash"]
 
@@ -49,22 +49,20 @@ _CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
 _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
 
 
-# The compact JSON of the key fields; one encoder, built once (json.dumps with options
-# builds a new one per call).
-_KEY_FIELDS = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+# The compact JSON of the key fields.
+_KEY_FIELDS = encoder(ensure_ascii=True, separators=(",", ":"), sort_keys=False)
 # RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The C
 # encoder writes strings exactly as RFC 8785 does (the same two-character escapes, \u00xx
 # in lower case for the other controls, nothing else escaped).
-_CANONICAL = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
-).encode
+_CANONICAL = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 _SAFE_INT = 2**53 - 1
 _SURROGATES = "\ud800"
 
 
 def _plain(value: Any) -> bool:
     """Whether ``value`` is made only of the JSON values whose RFC 8785 form the C encoder
-    writes byte for byte: exact ``dict``/``list``/``tuple``/``str``/``int``/``bool``/``None``,
+    writes byte for byte: exact ``dict`` (or a subclass with ``dict``'s ``items``) /
+    ``list``/``tuple``/``str``/``int``/``bool``/``None``,
     integers within 2**53 - 1, strings without lone surrogates, and object keys below
     U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
     the reference implementation (ECMAScript number formatting)."""
@@ -75,7 +73,7 @@ def _plain(value: Any) -> bool:
         return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if value is None or kind is bool:
         return True
-    if kind is dict:
+    if kind is dict or (isinstance(value, dict) and _reads_as_dict(kind)):
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
                 return False
@@ -85,6 +83,21 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
     return False
+
+
+# dict subclasses whose every read is dict's own (the toolbox's validated arguments only
+# add bookkeeping to the mutators): they encode as the dict they are. Per class, once.
+_READS_AS_DICT: dict[type, bool] = {dict: True}
+_DICT_READS = ("__iter__", "__getitem__", "__len__", "items", "keys", "values", "get")
+
+
+def _reads_as_dict(kind: type) -> bool:
+    known = _READS_AS_DICT.get(kind)
+    if known is None:
+        known = all(getattr(kind, name) is getattr(dict, name) for name in _DICT_READS)
+        if len(_READS_AS_DICT) < 256:  # a program that makes classes on the fly: bounded
+            _READS_AS_DICT[kind] = known
+    return known
 
 
 def _unicode_ok(text: str) -> bool:
@@ -149,12 +162,20 @@ def call_key(
     turns of a provider that sends no response id. Fields are JSON-encoded as one array,
     so no choice of field contents can make two different identities collide.
     """
-    _check_str("scope", scope)
-    _check_str("response_id", response_id, optional=True)
-    _check_str("tool_name", tool_name)
-    _check_str("call_id", call_id)
-    _check_str("created", created, optional=True)
-    _check_str("turn", turn, optional=True)
+    if not (
+        isinstance(scope, str)
+        and isinstance(tool_name, str)
+        and isinstance(call_id, str)
+        and (response_id is None or isinstance(response_id, str))
+        and (created is None or isinstance(created, str))
+        and (turn is None or isinstance(turn, str))
+    ):  # one test for the common case; the checks below name what is wrong
+        _check_str("scope", scope)
+        _check_str("response_id", response_id, optional=True)
+        _check_str("tool_name", tool_name)
+        _check_str("call_id", call_id)
+        _check_str("created", created, optional=True)
+        _check_str("turn", turn, optional=True)
     if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
         raise IdempotencyKeyError("occurrence must be a non-negative int")
     fields: list[object] = [scope, response_id, tool_name, call_id]
@@ -175,8 +196,9 @@ def call_key(
 
 def idempotency_key(call_key: str, args_hash: str) -> str:
     """Hex SHA-256 of a call key and an args hash: the key a tool receives and forwards."""
-    _check_str("call_key", call_key)
-    _check_str("args_hash", args_hash)
+    if not (isinstance(call_key, str) and isinstance(args_hash, str)):
+        _check_str("call_key", call_key)
+        _check_str("args_hash", args_hash)
     if call_key.isascii() and call_key.isalnum() and args_hash.isascii() and args_hash.isalnum():
         # Hex digests (always, from the executor) need no escaping: the same JSON text.
         text = f'["{call_key}","{args_hash}"]'

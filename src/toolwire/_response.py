@@ -259,7 +259,10 @@ class Response:
     - ``created``: the provider's creation timestamp as sent, where it sends one (Ollama
       ``created_at``, OpenAI chat ``created``, Vertex ``createTime``);
     - ``parts``: the output in order (:class:`ContentPart`), what the assistant turn of
-      the next request is built from.
+      the next request is built from;
+    - ``output``: the structured output, validated (``StreamAssembler(output=...)``): an
+      instance of the model, a value of the type, or the JSON value for a schema; ``None``
+      without ``output=`` and for a tool turn that carries no output text.
     """
 
     text: str
@@ -274,6 +277,7 @@ class Response:
     format: str | None = None
     created: str | None = None
     parts: list[ContentPart] = field(default_factory=list)
+    output: Any = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -111,7 +111,9 @@ class ScenarioResponse:
     """One scripted model turn, in no particular wire format.
 
     ``finish="auto"`` means ``tool_calls`` when there are calls and ``stop`` otherwise;
-    ``"length"`` is the provider's token-limit finish. ``usage=None`` reports an estimate
+    ``"length"`` is the provider's token-limit finish. ``refusal`` is text of a model that
+    declined (OpenAI's ``refusal`` channel, Anthropic's ``stop_reason: "refusal"``, Gemini's
+    ``SAFETY`` finish; formats without one cannot serve it). ``usage=None`` reports an estimate
     (about four characters per token). ``response_id`` and ``model`` default to what the
     encoder mints and what the request asked for. ``faults`` and ``profiles`` are applied
     when the response is served.
@@ -126,6 +128,7 @@ class ScenarioResponse:
     model: str | None = None
     faults: tuple[Fault, ...] = ()
     profiles: tuple[Profile, ...] = ()
+    refusal: str = ""
 
     @property
     def finish_kind(self) -> Literal["stop", "tool_calls", "length"]:

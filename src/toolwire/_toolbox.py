@@ -79,6 +79,8 @@ from ._jsonschema import (
     describe_value,
     scan_json,
 )
+from ._jsontext import encoder
+from ._makers import maker
 from ._response import RejectedCall, Response, ToolCall
 from ._schema import FunctionSpec, describe_function, describe_model, parse_docstring
 
@@ -110,6 +112,9 @@ class InvalidCall:
 
     call: ToolCall | RejectedCall
     reason: str
+
+
+_new_valid_call = maker(ValidCall)  # the frozen result, built faster (see _makers)
 
 
 class _Validated(dict):  # type: ignore[type-arg]
@@ -237,7 +242,7 @@ class _TypedBinding(_Binding):
                     _invalid_message(tool, violations), tool=tool, violations=violations
                 )
         try:
-            return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
+            return self._spec.model.model_validate_json(_json_text(stripped), strict=True)
         except pydantic.ValidationError as exc:
             violations = _from_pydantic(exc, stripped, self._known)
             raise ArgumentsInvalid(
@@ -248,6 +253,8 @@ class _TypedBinding(_Binding):
         """Validate with the pydantic model once; dump it as plain JSON that carries the model."""
         model = self._model(tool, arguments)
         dumped = model.model_dump(mode="python", by_alias=True)
+        if _plain_json(dumped):  # fresh containers of JSON values: already what json_value makes
+            return _Validated(dumped, self, model)
         try:
             result: dict[str, Any] = json_value(dumped)
         except TypeError as exc:  # a default that JSON cannot carry
@@ -437,7 +444,7 @@ class Tool:
             raise TypeError("the return value is nested too deeply for JSON") from None
         except pydantic_core.PydanticSerializationError as exc:
             raise TypeError(f"the return value cannot be serialised: {exc}") from None
-        return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        return _result_text(plain)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -750,7 +757,7 @@ class Toolbox:
         if tool is None:
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
         # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
-        empty = not call.raw_arguments.strip() and call.arguments in ({}, None)
+        empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
         if empty and tool.required:
             listing = ", ".join(f'"{r}"' for r in tool.required)
             return InvalidCall(
@@ -763,7 +770,7 @@ class Toolbox:
             validated = tool.validate(arguments)
         except ArgumentsInvalid as exc:
             return InvalidCall(call=call, reason=exc.message)
-        return ValidCall(call=call, tool=tool, arguments=validated)
+        return _new_valid_call(call=call, tool=tool, arguments=validated)
 
     def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
         """Check every call of ``response`` (valid and rejected ones), ordered by index."""
@@ -872,6 +879,37 @@ def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tupl
         elif last and isinstance(part, str) and (missing or isinstance(current, dict)):
             path.append(part)
     return tuple(path)
+
+
+# json.dumps(value) (what the validators read) and the text of a return value, by C
+# encoders built once (see _jsontext).
+_json_text = encoder(ensure_ascii=True, separators=(", ", ": "), sort_keys=False)
+_result_text = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``): :func:`json_value`
+    would return an equal copy of it. One pass, no paths built."""
+    scalars = _JSON_SCALARS
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append(child)
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in scalars:
+            return False
+    return True
 
 
 def json_value(value: Any, _path: str = "the value") -> Any:

@@ -91,7 +91,9 @@ class Turn:
     - ``aborted``: why the turn stopped reading early (:class:`EarlyAbort`), or ``None``;
     - ``identity``: the turn identity the calls were keyed with (``turn=`` of
       ``executor.run``), or ``None`` when the response's own identity sufficed;
-    - ``attempts``: requests made (retries included).
+    - ``attempts``: requests made (retries included);
+    - ``output``: the validated structured output (``run_turn(..., output=...)``), else
+      ``None``.
     """
 
     response: Response
@@ -102,6 +104,7 @@ class Turn:
     aborted: EarlyAbort | None = None
     identity: str | None = None
     attempts: int = 1
+    output: Any = None
 
 
 def _is_factory(source: Any) -> bool:
@@ -245,6 +248,7 @@ class _TurnRun:
             done=not response.tool_calls and not response.rejected,
             identity=identity,
             attempts=self.attempts,
+            output=response.output,
         )
 
     def aborted(self, handle: StreamHandle | AsyncStreamHandle) -> Turn:
@@ -301,6 +305,8 @@ def run_turn(
     turn: str | None = None,
     retry: RetryPolicy | None = None,
     prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -338,6 +344,13 @@ def run_turn(
     ``prices`` (a :class:`~toolwire.Prices` table) prices ``turn.usage`` as ``stream()``
     does; an early abort is logged and traced as ``early_abort``.
 
+    ``output`` (a pydantic model, a type or a JSON Schema) parses the text channel as
+    structured output, as ``stream()`` does: ``turn.output`` is the validated value, the
+    events given to ``on_event`` include typed :class:`OutputPreview` events (and argument
+    events offer ``typed_preview``), and output that can never be valid ends the stream
+    early with its ``OutputError``. ``output_tool`` names a forced tool whose arguments are
+    the output (the Anthropic and Bedrock pattern); that call is not executed.
+
     Bad arguments raise :class:`UsageError`.
     """
     plan = _TurnRun(
@@ -351,7 +364,8 @@ def run_turn(
                 handle = StreamHandle(
                     made, format=format, first_event_timeout=first_event_timeout,
                     idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events, prices=prices,
+                    json_events=plan.json_events, prices=prices, output=output,
+                    output_tool=output_tool, tools=tools, early_abort=plan.early_abort,
                 )  # fmt: skip
             except DriverSettingsError as exc:
                 raise _turn_words(exc) from None
@@ -401,6 +415,8 @@ async def arun_turn(
     turn: str | None = None,
     retry: RetryPolicy | None = None,
     prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 
@@ -423,7 +439,8 @@ async def arun_turn(
                 handle = AsyncStreamHandle(
                     made, format=format, first_event_timeout=first_event_timeout,
                     idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events, prices=prices,
+                    json_events=plan.json_events, prices=prices, output=output,
+                    output_tool=output_tool, tools=tools, early_abort=plan.early_abort,
                 )  # fmt: skip
             except DriverSettingsError as exc:
                 raise _turn_words(exc) from None

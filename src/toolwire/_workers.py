@@ -10,7 +10,10 @@ about 80 µs, more than a whole call on :class:`~toolwire.MemoryStore`.
   worker, or to a new worker when none is idle, so a tool that hangs past its timeout (a
   thread cannot be killed) never delays later jobs; a worker idle for ``idle_timeout``
   seconds exits. The job is handed to a new thread before it is queued, so a thread that
-  cannot be started means the job never runs (the caller is told, and nothing ran).
+  cannot be started means the job never runs (the caller is told, and nothing ran). A
+  caller with more to do before it waits may keep a job for a reserved idle worker and
+  :meth:`~WorkerPool.deliver` it just before waiting: the worker is not woken while the
+  caller still holds the GIL.
 - :func:`background_loop` is one process-wide event loop in a daemon thread. The
   synchronous ``Executor`` runs async tools there as tasks, where they can be cancelled.
 - A tool handle (:class:`ThreadTool`, :class:`LoopTool`) runs one call and publishes how
@@ -44,6 +47,7 @@ from ._execution import (
     ToolUnstorable,
     describe,
 )
+from ._makers import maker
 from ._toolbox import Tool
 
 __all__ = [
@@ -57,6 +61,7 @@ __all__ = [
 ]
 
 _IDLE_TIMEOUT = 30.0
+_new_returned = maker(ToolReturned)  # the frozen event, built faster (see _makers)
 
 
 class WorkerPool:
@@ -69,22 +74,39 @@ class WorkerPool:
         self._idle = 0
         self._idle_timeout = idle_timeout
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(
+        self, job: Callable[[], None], later: list[Callable[[], None]] | None = None
+    ) -> None:
         """Run ``job`` on a worker; raise (``RuntimeError``) if no thread can run it.
 
         ``job`` must not raise: its exceptions are swallowed to keep the worker alive.
+        With ``later``, a job that goes to an idle worker (which is reserved for it now,
+        so nothing can fail any more) is appended to ``later`` instead of being handed
+        over: the caller must pass ``later`` to :meth:`deliver` before it waits. A caller
+        that has more to do before it waits saves the worker a wake-up in which it could
+        only wait for the GIL.
         """
         with self._lock:
             reuse = self._idle > 0
             if reuse:
                 self._idle -= 1  # that worker is promised this job
         if reuse:
-            self._jobs.put(job)
+            if later is not None:
+                later.append(job)
+            else:
+                self._jobs.put(job)
             return
         thread = threading.Thread(
             target=self._work, args=(job,), name="toolwire-worker", daemon=True
         )
         thread.start()
+
+    def deliver(self, jobs: list[Callable[[], None]]) -> None:
+        """Hand over the jobs that :meth:`submit` kept in ``jobs`` (and empty it)."""
+        put = self._jobs.put
+        for job in jobs:
+            put(job)
+        jobs.clear()
 
     def _work(self, job: Callable[[], None]) -> None:
         while True:
@@ -150,7 +172,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def returned(tool: Tool, value: Any) -> ToolReturned | ToolUnstorable:
     """The event of a tool that returned ``value``: stored JSON, or unstorable."""
     try:
-        return ToolReturned(value=value, result_json=tool.result_json(value))
+        return _new_returned(value=value, result_json=tool.result_json(value))
     except Exception as exc:  # TypeError for non-JSON; anything a broken value raises
         return ToolUnstorable(value=value, reason=describe(exc))
 
@@ -223,9 +245,10 @@ class ThreadTool(_ToolRun):
         self._begun = False
         self._cancelled = False
 
-    def start(self) -> None:
-        """Hand the call to a worker (raises if no thread can be started: nothing ran)."""
-        _pool.submit(self._main)
+    def start(self, later: list[Callable[[], None]] | None = None) -> None:
+        """Hand the call to a worker (raises if no thread can be started: nothing ran);
+        with ``later``, see :meth:`WorkerPool.submit`."""
+        _pool.submit(self._main, later)
 
     def _main(self) -> None:
         with self._lock:

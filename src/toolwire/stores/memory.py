@@ -1,8 +1,12 @@
 """``MemoryStore``: the in-process store.
 
 Strategy. One dict of immutable :class:`~toolwire.stores.Record` values behind one lock;
-every operation runs its flow (:mod:`toolwire.stores._local`, shared with SQLite) under
-the lock, so each is atomic with respect to every other thread.
+every operation runs its function of :mod:`toolwire.stores._local` (shared with SQLite)
+under the lock, so each is atomic with respect to every other thread. An operation is
+checked once (its request), reads the clock at most once, and calls its transition
+directly: a claim and a finish cost about 7 µs together, against under 1 µs for a bare
+dict behind a lock doing the same two writes without checks, records or a clock
+(``python -m benchmarks stores``).
 
 Time is a jump-free clock (:mod:`toolwire.stores._clock`): the wall clock read once, then
 advanced by ``CLOCK_BOOTTIME`` (Linux) or ``time.monotonic``; setting the system clock
@@ -21,16 +25,45 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from .._errors import StoreError
 from . import _local as local
-from ._clock import ClockMark, ClockReading, advance, reader
-from ._protocol import Record
+from ._clock import ClockReading, StoreClock
+from ._protocol import Record, Status
 from ._requests import Request, T
-from ._shells import SyncShell, run_flow
+from ._shells import SyncShell
 
 __all__ = ["MemoryStore"]
+
+
+class _DictTable:
+    """The :class:`~toolwire.stores._local.Table` of a ``MemoryStore``: its dict and its
+    clock (used with the store's lock held). ``load`` and ``now`` are the dict's and the
+    clock's own bound methods, so the hot steps add no Python frame of their own."""
+
+    __slots__ = ("load", "now", "records")
+
+    def __init__(self, records: dict[str, Record], clock: StoreClock) -> None:
+        self.records = records
+        self.load = records.get
+        self.now = clock.now
+
+    def save(self, record: Record) -> None:
+        self.records[record.key] = record
+
+    def delete(self, key: str) -> None:
+        del self.records[key]
+
+    def select(self, status: Status | None, newest_first: bool, limit: int) -> list[Record]:
+        found = [r for r in self.records.values() if status in (None, r.status)]
+        found.sort(key=lambda r: (r.created_at, r.key), reverse=newest_first)
+        return found[:limit]
+
+    def delete_expired(self, now: float) -> int:
+        old = [key for key, record in self.records.items() if record.expires_at <= now]
+        for key in old:
+            del self.records[key]
+        return len(old)
 
 
 class MemoryStore(SyncShell):
@@ -44,41 +77,18 @@ class MemoryStore(SyncShell):
     def __init__(
         self, *, clock: Callable[[], float] | Callable[[], ClockReading] | None = None
     ) -> None:
-        self._read = reader(clock)
-        self._mark: ClockMark | None = None
         self._lock = threading.Lock()
         self._records: dict[str, Record] = {}
+        self._table = _DictTable(self._records, StoreClock(clock))
         self._closed = False
 
     def _perform(self, request: Request[T]) -> T:
+        operation = local.OPERATIONS[type(request)]
         with self._lock:
             if self._closed:
                 raise StoreError("the store is closed")
-            result: T = run_flow(local.flow(request), self._step)
+            result: T = operation(self._table, request)
             return result
-
-    def _step(self, action: Any) -> Any:
-        """One step of a flow, on the dict (called with the lock held)."""
-        if action is local.NOW:
-            self._mark = advance(self._mark, self._read())
-            return self._mark.now
-        if isinstance(action, local.Load):
-            return self._records.get(action.key)
-        if isinstance(action, local.Save):
-            self._records[action.record.key] = action.record
-            return None
-        if isinstance(action, local.Delete):
-            del self._records[action.key]
-            return None
-        if isinstance(action, local.Select):
-            found = [r for r in self._records.values() if action.status in (None, r.status)]
-            found.sort(key=lambda r: (r.created_at, r.key), reverse=action.newest_first)
-            return found[: action.limit]
-        assert isinstance(action, local.DeleteExpired)
-        old = [key for key, record in self._records.items() if record.expires_at <= action.now]
-        for key in old:
-            del self._records[key]
-        return len(old)
 
     def close(self) -> None:
         """Drop every record; later operations raise :class:`~toolwire.StoreError`."""

@@ -1,7 +1,7 @@
 """``SQLiteStore``: the single-machine store, safe across threads and processes.
 
-Strategy. One table, one row per call key. Every operation that writes runs its flow
-(:mod:`toolwire.stores._local`, the same flows as :class:`~toolwire.MemoryStore`) inside
+Strategy. One table, one row per call key. Every operation that writes runs its function
+of :mod:`toolwire.stores._local` (the same as :class:`~toolwire.MemoryStore`'s) inside
 one ``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock before reading, so two
 connections (threads or processes) can never both see "absent" and both insert: that is
 the whole of the at-most-once argument on one host. Fenced writes read the row, check
@@ -29,8 +29,9 @@ start-up the store creates (or upgrades) its schema and runs the self-test: it c
 a probe key twice and requires exactly one acquisition, and requires a write with a stale
 fence to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
 
-Statements per call (claim + finish): two transactions, each BEGIN, two reads (record and
-clock), two writes, COMMIT; in-process calls, one fsync per commit. Not guaranteed: safety
+Statements per call (claim + finish): two transactions, each BEGIN, one read (the record
+with the clock's mark), two writes (the record, updated in place once it exists, and the
+clock), COMMIT; in-process calls, one fsync per commit. Not guaranteed: safety
 on network file systems (SQLite's locking is unreliable there) or across machines. Each
 operation is O(log n) in the number of records; ``purge`` is O(expired log n) through an
 index on ``expires_at``; ``records`` O(n log n).
@@ -41,16 +42,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from .._errors import StoreError
+from .._makers import maker
 from . import _local as local
 from ._clock import ClockMark, ClockReading, advance, reader
-from ._protocol import Record
+from ._protocol import Record, Status
 from ._requests import Request, T
-from ._shells import SyncShell, run_flow
+from ._shells import SyncShell
 
 __all__ = ["SQLiteStore"]
 
@@ -80,7 +82,25 @@ _COLUMNS = (
     "error, created_at, expires_at, retention"
 )
 _SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+# A record read in this transaction is written back in place (a REPLACE would delete the
+# row and insert it again, touching both indexes).
+_UPDATE = (
+    "UPDATE toolwire_calls SET args_hash = ?, idempotency_key = ?, status = ?, owner = ?,"
+    " fence = ?, lease_expires_at = ?, result = ?, error = ?, created_at = ?,"
+    " expires_at = ?, retention = ? WHERE key = ?"
+)
 _SELECT = f"SELECT {_COLUMNS} FROM toolwire_calls"
+# The record of a key and the clock's mark in one statement (always one row: NULLs for
+# what is absent); the mark is what a later now() of the same transaction advances.
+_LOAD = (
+    "SELECT k.now, k.domain, k.elapsed, "
+    + ", ".join(f"c.{column}" for column in _COLUMNS.split(", "))
+    + " FROM (SELECT 1) LEFT JOIN toolwire_clock AS k ON k.id = 1"
+    " LEFT JOIN toolwire_calls AS c ON c.key = ?"
+)
+_MARK = "SELECT now, domain, elapsed FROM toolwire_clock"
+_NEW_MARK = "INSERT INTO toolwire_clock (id, now, domain, elapsed) VALUES (1, ?, ?, ?)"
+_SET_MARK = "UPDATE toolwire_clock SET now = ?, domain = ?, elapsed = ? WHERE id = 1"
 
 
 def _text_in(value: str | None) -> str | bytes | None:
@@ -105,8 +125,11 @@ def _times(record: Record) -> tuple[float, float | None]:
     return record.expires_at, record.retention
 
 
-def _record(row: tuple[Any, ...]) -> Record:
-    return Record(
+_new_record = maker(Record)
+
+
+def _record(row: Sequence[Any]) -> Record:
+    return _new_record(
         key=row[0],
         args_hash=row[1],
         idempotency_key=row[2],
@@ -123,46 +146,84 @@ def _record(row: tuple[Any, ...]) -> Record:
 
 
 class _Table:
-    """The steps of a flow on one SQLite connection (inside the operation's transaction)."""
+    """The :class:`~toolwire.stores._local.Table` of one SQLite connection, inside the
+    operation's transaction (one object per operation).
+
+    ``load`` reads the clock's mark with the record (the write lock is held from
+    ``BEGIN IMMEDIATE`` on, so the mark cannot change before ``now`` advances it), and
+    ``save`` updates in place a record it loaded: a claim or a finish is one read and two
+    writes (the record, the clock) inside its transaction.
+    """
+
+    __slots__ = ("_db", "_loaded", "_mark", "_marked", "_read")
 
     def __init__(self, db: sqlite3.Connection, read: Callable[[], ClockReading]) -> None:
         self._db = db
         self._read = read
+        self._mark: ClockMark | None = None
+        self._marked = False  # whether _mark is what the file holds (None: no mark yet)
+        self._loaded: str | None = None  # the key of a record load() found
 
-    def step(self, action: Any) -> Any:
-        db = self._db
-        if action is local.NOW:
-            return self._now()
-        if isinstance(action, local.Load):
-            row = db.execute(f"{_SELECT} WHERE key = ?", (action.key,)).fetchone()
-            return None if row is None else _record(row)
-        if isinstance(action, local.Save):
-            r = action.record
-            row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
-            texts = (_text_in(r.result), _text_in(r.error))
-            db.execute(_SAVE, (*row, r.lease_expires_at, *texts, r.created_at, *_times(r)))
+    def load(self, key: str) -> Record | None:
+        row = self._db.execute(_LOAD, (key,)).fetchone()
+        self._mark = None if row[0] is None else ClockMark(row[0], row[1], row[2])
+        self._marked = True
+        if row[3] is None:
             return None
-        if isinstance(action, local.Delete):
-            db.execute("DELETE FROM toolwire_calls WHERE key = ?", (action.key,))
-            return None
-        if isinstance(action, local.Select):
-            where = "" if action.status is None else "WHERE status = ? "
-            order = "DESC" if action.newest_first else "ASC"
-            sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
-            params = (action.limit,) if action.status is None else (action.status, action.limit)
-            return [_record(row) for row in db.execute(sql, params)]
-        assert isinstance(action, local.DeleteExpired)
+        self._loaded = key
+        return _record(row[3:])
+
+    def save(self, r: Record) -> None:
+        result, error = _text_in(r.result), _text_in(r.error)
+        if r.key == self._loaded:
+            self._db.execute(
+                _UPDATE,
+                (
+                    r.args_hash,
+                    r.idempotency_key,
+                    r.status,
+                    r.owner,
+                    r.fence,
+                    r.lease_expires_at,
+                    result,
+                    error,
+                    r.created_at,
+                    r.expires_at,
+                    r.retention,
+                    r.key,
+                ),
+            )
+            return
+        row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
+        self._db.execute(_SAVE, (*row, r.lease_expires_at, result, error, r.created_at, *_times(r)))
+
+    def delete(self, key: str) -> None:
+        self._db.execute("DELETE FROM toolwire_calls WHERE key = ?", (key,))
+        if key == self._loaded:
+            self._loaded = None
+
+    def select(self, status: Status | None, newest_first: bool, limit: int) -> list[Record]:
+        where = "" if status is None else "WHERE status = ? "
+        order = "DESC" if newest_first else "ASC"
+        sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
+        params = (limit,) if status is None else (status, limit)
+        return [_record(row) for row in self._db.execute(sql, params)]
+
+    def delete_expired(self, now: float) -> int:
         sql = "DELETE FROM toolwire_calls WHERE expires_at <= ?"
-        return db.execute(sql, (action.now,)).rowcount
+        return self._db.execute(sql, (now,)).rowcount
 
-    def _now(self) -> float:
+    def now(self) -> float:
         """Advance the clock kept in the file and return the store time (write lock held)."""
-        row = self._db.execute("SELECT now, domain, elapsed FROM toolwire_clock").fetchone()
-        mark = advance(None if row is None else ClockMark(*row), self._read())
+        if not self._marked:
+            row = self._db.execute(_MARK).fetchone()
+            self._mark = None if row is None else ClockMark(*row)
+        old = self._mark
+        mark = advance(old, self._read())
         self._db.execute(
-            "INSERT OR REPLACE INTO toolwire_clock (id, now, domain, elapsed) VALUES (1, ?, ?, ?)",
-            (mark.now, mark.domain, mark.elapsed),
+            _NEW_MARK if old is None else _SET_MARK, (mark.now, mark.domain, mark.elapsed)
         )
+        self._mark, self._marked = mark, True
         return mark.now
 
 
@@ -274,14 +335,15 @@ class SQLiteStore(SyncShell):
             raise StoreError(f"SQLite commit failed: {exc}") from exc
 
     def _perform(self, request: Request[T]) -> T:
+        operation = local.OPERATIONS[type(request)]
         try:
             with self._connection() as db:
                 table = _Table(db, self._read)
                 if isinstance(request, local.READS):
-                    result: T = run_flow(local.flow(request), table.step)
+                    result: T = operation(table, request)
                     return result
                 with self._transaction(db):
-                    result = run_flow(local.flow(request), table.step)
+                    result = operation(table, request)
                 return result
         except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise StoreError(f"SQLite operation failed: {exc}") from exc

@@ -149,12 +149,24 @@ def make_response(
     model: str | None = None,
     faults: Iterable[str | Fault] = (),
     profile: str | Sequence[str] | None = None,
+    output: Any = None,
+    refusal: str = "",
 ) -> ScenarioResponse:
     """A checked :class:`ScenarioResponse` from the arguments of ``Simulator.add_response``.
 
     ``text`` that is not a string (a dict, a list...) is served as its compact JSON, the
-    shape of structured output.
+    shape of structured output. ``output`` says the same of a structured output: a
+    pydantic model instance (its JSON) or any JSON value, served as the text (not with
+    ``text``). ``refusal`` is the text of a model that declined (see
+    :class:`ScenarioResponse`).
     """
+    if output is not None:
+        if text != "":
+            raise UsageError("a response takes text= or output=, not both")
+        dump = getattr(output, "model_dump", None)
+        text = dump(mode="json", by_alias=True) if callable(dump) else output
+    if not isinstance(refusal, str):
+        raise UsageError(f"refusal must be a string, not {type(refusal).__name__}")
     if not isinstance(text, str):
         try:
             text = _compact(text)
@@ -176,6 +188,7 @@ def make_response(
         model=_optional_str(model, "model"),
         faults=parse_faults(faults),
         profiles=parse_profiles(profile),
+        refusal=refusal,
     )
 
 
@@ -270,6 +283,8 @@ _ENTRY_KEYS = {
     "faults",
     "profile",
     "recording",
+    "output",
+    "refusal",
 }
 
 

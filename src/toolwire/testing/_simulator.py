@@ -120,8 +120,14 @@ class Simulator:
         faults: Iterable[str | Fault] = (),
         profile: str | Sequence[str] | None = None,
         for_model: str | None = None,
+        output: Any = None,
+        refusal: str = "",
     ) -> ScenarioResponse:
         """Queue a scripted response and return it (checked; see ``ScenarioResponse``).
+
+        ``output`` is a structured output (a pydantic model instance or a JSON value),
+        served as the text's JSON; ``refusal`` the words of a model that declined (OpenAI's
+        ``refusal`` channel, Anthropic's ``refusal`` stop, Gemini's ``SAFETY``).
 
         ``tool_calls`` items are ``(name, arguments)``, ``(name, arguments, id)`` or
         mappings; ``arguments`` given as a string is served as raw text (so it can be
@@ -139,6 +145,8 @@ class Simulator:
             model=model,
             faults=faults,
             profile=profile,
+            output=output,
+            refusal=refusal,
         )
         self._script.add(response, model=for_model)
         return response

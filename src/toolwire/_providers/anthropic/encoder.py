@@ -51,6 +51,8 @@ _ERROR_TYPES = {
 
 
 def _stop_reason(response: ScenarioResponse) -> str:
+    if response.refusal:
+        return "refusal"  # the refusal's words are the text (Anthropic has no other channel)
     return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
 
 
@@ -120,9 +122,10 @@ class AnthropicEncoder:
             )
             emit("content_block_stop", index=index)
             index += 1
-        if response.text:
+        text = response.text or response.refusal  # a refusal's words come as text
+        if text:
             emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
-            for piece in pieces(response.text, rng, 1, 12):
+            for piece in pieces(text, rng, 1, 12):
                 emit(
                     "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
                 )
@@ -160,8 +163,8 @@ class AnthropicEncoder:
         content: list[dict[str, Any]] = []
         if response.reasoning:
             content.append({"type": "thinking", "thinking": response.reasoning, "signature": "s"})
-        if response.text:
-            content.append({"type": "text", "text": response.text})
+        if response.text or response.refusal:
+            content.append({"type": "text", "text": response.text or response.refusal})
         for call in response.tool_calls:
             why = "a non-streamed Anthropic body carries tool input as an object"
             arguments = argument_object(call, why)

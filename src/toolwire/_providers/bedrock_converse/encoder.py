@@ -31,6 +31,7 @@ from ..._wire_writing import (
     ErrorReply,
     Frame,
     Framing,
+    Unencodable,
     argument_object,
     check_profiles,
     finish_name,
@@ -83,6 +84,8 @@ class BedrockEncoder:
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
         check_profiles(self.format, options)
+        if response.refusal:
+            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
         frames: list[Frame] = []
 
         def emit(name: str, terminal: bool = False, **body: Any) -> None:
@@ -142,6 +145,8 @@ class BedrockEncoder:
 
     def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
         """The ``Converse`` response body."""
+        if response.refusal:
+            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
         content: list[dict[str, Any]] = []
         if response.reasoning:
             reasoning = {"reasoningText": {"text": response.reasoning, "signature": "s"}}

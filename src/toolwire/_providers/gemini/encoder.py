@@ -105,6 +105,8 @@ class GeminiEncoder:
 
     @staticmethod
     def _finish(response: ScenarioResponse) -> str:
+        if response.refusal:
+            return "SAFETY"  # Gemini's way to decline: a safety finish
         return "MAX_TOKENS" if response.finish_kind == "length" else "STOP"
 
     @staticmethod

@@ -21,7 +21,8 @@ Quirks handled here: ``choices`` empty or missing (Azure content-filter chunks, 
 final chunks); ``delta`` null; ``role``/``type`` null; ``content`` null next to a
 fragment; ``arguments`` null, absent or a JSON object (serialised); empty ``id`` /
 ``name`` (treated as absent); ``index`` absent, sparse or reused (passed on as a hint);
-``reasoning_content`` / ``reasoning`` as reasoning; usage at top level or in Groq's
+``reasoning_content`` / ``reasoning`` as reasoning; ``refusal`` (structured outputs: the
+model declined) as refusal text, never text; usage at top level or in Groq's
 ``x_groq``; an ``{"error": ...}`` payload or an SSE ``event: error``; ``n > 1`` (only the
 chosen choice is read). Within one chunk the order is text, reasoning, tool calls, usage,
 finish, so a last fragment sent in the finish chunk lands before the finish.
@@ -65,7 +66,7 @@ _FINISH_KINDS = d.finish_kinds(
 )
 # delta members that translate() reads besides tool_calls: a fragment-only chunk has them
 # null or empty (content "" is skipped there too; function_call must be absent)
-_EMPTY_MEMBERS = ("content", "reasoning_content", "reasoning")
+_EMPTY_MEMBERS = ("content", "reasoning_content", "reasoning", "refusal")
 _ABSENT = (None, "")  # an id or name that translate() reads as not sent
 
 
@@ -218,6 +219,8 @@ class OpenAIChatAdapter:
             delta = choice.delta
             if delta.content or delta.function_call is not None:
                 return None
+            if getattr(delta, "refusal", None):
+                return None
             extra = delta.model_extra
             if extra and any(extra.get(key) for key in _EMPTY_MEMBERS):
                 return None
@@ -248,6 +251,11 @@ class OpenAIChatAdapter:
                 if type(content) is not str:
                     raise _bad(payload, "'content' is not a string")
                 out.append(d.TextPart(text=content))
+            refusal = delta.get("refusal")
+            if refusal:
+                if type(refusal) is not str:
+                    raise _bad(payload, "'refusal' is not a string")
+                out.append(d.RefusalPart(text=refusal))
             for key in ("reasoning_content", "reasoning"):
                 reasoning = delta.get(key)
                 if reasoning:

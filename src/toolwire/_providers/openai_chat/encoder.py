@@ -164,7 +164,12 @@ class OpenAIChatEncoder:
             frames.append(Frame(self._prompt_filter_chunk()))
         for piece in pieces(response.reasoning, rng, 1, 8):
             frames.append(Frame(chunk(delta(content=None, reasoning_content=piece))))
-        if response.text or not response.tool_calls:
+        if response.refusal:
+            # a structured output the model declined: the refusal channel, no content
+            frames.append(Frame(chunk(delta(content=None, refusal=""))))
+            for piece in pieces(response.refusal, rng, 1, 8):
+                frames.append(Frame(chunk(delta(refusal=piece))))
+        if response.text or not (response.tool_calls or response.refusal):
             if not started:
                 frames.append(Frame(chunk(delta(content="", refusal=None))))
             for piece in pieces(response.text, rng, 1, 8):
@@ -360,8 +365,12 @@ class OpenAIChatEncoder:
         """A ``chat.completion`` object (usage always included, as OpenAI does)."""
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": response.text if response.text or not response.tool_calls else None,
-            "refusal": None,
+            "content": (
+                response.text
+                if response.text or not (response.tool_calls or response.refusal)
+                else None
+            ),
+            "refusal": response.refusal or None,
         }
         if response.reasoning:
             message["reasoning_content"] = response.reasoning

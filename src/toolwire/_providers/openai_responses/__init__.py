@@ -19,6 +19,8 @@ Output items that are not calls are kept for the next request: a ``message`` ite
 text part carrying its ``id``, a ``reasoning`` item a reasoning part to which the item as
 ``output_item.done`` gives it (``encrypted_content``, summary) is attached, and any other
 item (built-in tool calls: ``web_search_call``...) is kept whole as an item part.
+``response.refusal.delta`` (the model declined a structured output) is refusal text, never
+text: the response ends with ``OutputRefused``.
 
 Terminal events: ``response.completed`` (kind ``stop``), ``response.incomplete``
 (``max_output_tokens`` -> ``length``, ``content_filter``), ``response.failed``
@@ -157,11 +159,17 @@ class OpenAIResponsesAdapter:
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [self._continue(payload, delta)]
-        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+        if kind == "response.output_text.delta":
             delta = payload.get("delta")
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [d.TextPart(text=delta)] if delta else []
+        if kind == "response.refusal.delta":
+            # the model declined (structured outputs): refusal text, never text or output
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [d.RefusalPart(text=delta)] if delta else []
         if kind in (
             "response.reasoning_summary_text.delta",
             "response.reasoning_text.delta",

@@ -67,20 +67,25 @@ class OpenAIResponsesEncoder:
                 "summary": [{"type": "summary_text", "text": response.reasoning}],
             }
             items.append(("reasoning", item))
-        if response.text:
-            item = {
-                "id": mint(rng, "msg_", 48, _HEX),
-                "type": "message",
-                "status": "completed",
-                "role": "assistant",
-                "content": [
+        if response.text or response.refusal:
+            content: list[dict[str, Any]] = []
+            if response.text:
+                content.append(
                     {
                         "type": "output_text",
                         "text": response.text,
                         "annotations": [],
                         "logprobs": [],
                     }
-                ],
+                )
+            if response.refusal:
+                content.append({"type": "refusal", "refusal": response.refusal})
+            item = {
+                "id": mint(rng, "msg_", 48, _HEX),
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": content,
             }
             items.append(("message", item))
         for call in response.tool_calls:
@@ -171,26 +176,38 @@ class OpenAIResponsesEncoder:
             elif kind == "message":
                 started = {**item, "status": "in_progress", "content": []}
                 emit("response.output_item.added", output_index=index, item=started)
-                part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-                emit("response.content_part.added", content_index=0, part=part, **place)
-                for piece in pieces(response.text, rng, 1, 8):
+                for at, done in enumerate(item["content"]):
+                    if done["type"] == "refusal":
+                        part = {"type": "refusal", "refusal": ""}
+                        emit("response.content_part.added", content_index=at, part=part, **place)
+                        for piece in pieces(response.refusal, rng, 1, 8):
+                            emit("response.refusal.delta", content_index=at, delta=piece, **place)
+                        emit(
+                            "response.refusal.done",
+                            content_index=at,
+                            refusal=response.refusal,
+                            **place,
+                        )
+                        emit("response.content_part.done", content_index=at, part=done, **place)
+                        continue
+                    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+                    emit("response.content_part.added", content_index=at, part=part, **place)
+                    for piece in pieces(response.text, rng, 1, 8):
+                        emit(
+                            "response.output_text.delta",
+                            content_index=at,
+                            delta=piece,
+                            logprobs=[],
+                            **place,
+                        )
                     emit(
-                        "response.output_text.delta",
-                        content_index=0,
-                        delta=piece,
+                        "response.output_text.done",
+                        content_index=at,
+                        text=response.text,
                         logprobs=[],
                         **place,
                     )
-                emit(
-                    "response.output_text.done",
-                    content_index=0,
-                    text=response.text,
-                    logprobs=[],
-                    **place,
-                )
-                emit(
-                    "response.content_part.done", content_index=0, part=item["content"][0], **place
-                )
+                    emit("response.content_part.done", content_index=at, part=done, **place)
             else:
                 started = {**item, "status": "in_progress", "arguments": ""}
                 emit("response.output_item.added", output_index=index, item=started)
