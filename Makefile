@@ -1,5 +1,7 @@
 # Two commands do all set-up on a fresh Debian machine (Python 3.11, as root):
-#   make demo   - virtual environment, toolwire, the demo
+#   make demo   - virtual environment, toolwire with the `demo` extra (openai, the simulator's
+#                 server, rich), then `toolwire demo`: an agent through the real openai client,
+#                 a cut stream refused, a retry replayed from the store (offline, under 30 s)
 #   make test   - everything the tests need (Debian's postgresql, redis-server and tmux too), then
 #                 ruff check, ruff format --check, mypy --strict on src/, and pytest
 # make bench prints toolwire's figures against the competitors measured in the same run.
@@ -15,7 +17,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
 
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
@@ -32,7 +34,7 @@ $(BENCH_VENV)/.bench-installed: pyproject.toml
 	touch $@
 
 demo: $(VENV)/.demo-installed
-	$(BIN)/python examples/demo.py
+	$(BIN)/toolwire demo
 
 # Debian's PostgreSQL and Redis servers (the test suite starts throwaway instances itself)
 # and tmux (the replay tests read the live terminal view off a tmux screen).
@@ -43,8 +45,8 @@ system-deps:
 	fi
 
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks docs
+	$(BIN)/ruff format --check src tests benchmarks docs
 	$(BIN)/mypy --strict src/toolwire
 
 pytest: $(VENV)/.dev-installed system-deps

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from cli_support import Terminal
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -74,3 +78,17 @@ def python_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def terminal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Terminal]:
+    """A private tmux server whose socket lives in a temporary directory (skipped without
+    tmux, a failure under CI=true)."""
+    require(shutil.which("tmux") is not None, "tmux is not installed (make system-deps adds it)")
+    # a short directory of its own: a socket path must stay under about 100 bytes
+    term = Terminal(tmp_path_factory.mktemp("tmux", numbered=True) / "socket")
+    try:
+        yield term
+    finally:
+        subprocess.run(["tmux", "-S", str(term.socket), "kill-server"], capture_output=True)
+        term.socket.unlink(missing_ok=True)

@@ -7,13 +7,10 @@ from __future__ import annotations
 import io
 import json
 import re
-import shlex
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_support import CONTENT, chat_chunk, write_file_stream
-from conftest import load_expected, require
+from cli_support import CONTENT, Terminal, chat_chunk, write_file_stream
+from conftest import load_expected
 from test_corpus import FAILING, outcome_key, stream_bytes
 from toolwire import StreamAssembler, StreamError
 from toolwire._cli_replay import PAYLOAD_INTERVAL, Pace, main, replay
@@ -383,57 +380,6 @@ def test_a_reader_that_goes_away_ends_the_replay_quietly(tmp_path: Path) -> None
 
 
 # ----------------------------------------------------------- the live view, in a terminal
-
-
-class Terminal:
-    """A tmux session of a fixed size on a private server: run a command, read the screen."""
-
-    def __init__(self, socket: Path) -> None:
-        self.socket = socket
-
-    def tmux(self, *args: str) -> str:
-        """Run a tmux command on this server; its stdout."""
-        done = subprocess.run(
-            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, timeout=30
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def start(self, argv: list[str], *, width: int = 100, height: int = 40) -> None:
-        """Run ``argv`` in a new window of ``width`` × ``height``; the pane stays after it."""
-        # rich takes COLUMNS/LINES over the terminal's size: let the pane's size rule
-        shell = f"env -u COLUMNS -u LINES {shlex.join(argv)}; echo EXIT=$?; sleep 600"
-        self.tmux("new-session", "-d", "-s", "replay", "-x", str(width), "-y", str(height), shell)
-
-    def screen(self) -> str:
-        """The visible screen, as text."""
-        return self.tmux("capture-pane", "-p", "-t", "replay")
-
-    def wait_for(self, found: Callable[[str], Any], timeout: float = 60.0) -> Any:
-        """Poll the screen until ``found(screen)`` is truthy; return that value."""
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            value = found(screen)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"not on the screen after {timeout} s:\n{screen}")
-            time.sleep(0.05)
-
-
-@pytest.fixture
-def terminal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Terminal]:
-    """A private tmux server whose socket lives in a temporary directory (skipped without
-    tmux, a failure under CI=true)."""
-    require(shutil.which("tmux") is not None, "tmux is not installed (make system-deps adds it)")
-    # a short directory of its own: a socket path must stay under about 100 bytes
-    term = Terminal(tmp_path_factory.mktemp("tmux", numbered=True) / "socket")
-    try:
-        yield term
-    finally:
-        subprocess.run(["tmux", "-S", str(term.socket), "kill-server"], capture_output=True)
-        term.socket.unlink(missing_ok=True)
 
 
 def _content_shown(screen: str) -> str | None:

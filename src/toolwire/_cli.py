@@ -5,8 +5,8 @@ it prints the base URL of every format, one per line, then serves. Without ``--s
 or ``--recordings`` it answers every request with one looping greeting, so a client can be
 pointed at it at once. ``toolwire replay`` (``_cli_replay``) shows a recorded stream live
 and judges it; ``toolwire store`` (``_cli_store``) lists, shows, settles and purges the
-idempotency store. Each subcommand is one function that declares its parser and sets
-``run``.
+idempotency store; ``toolwire demo`` (``_cli_demo``) shows the library's main job, offline.
+Each subcommand is one function that declares its parser and sets ``run``.
 
 Exit status: 0 after a clean stop, 2 for unusable arguments (a bad fault spec, a scenario
 that cannot be read, a port already taken), with the reason on stderr. Nothing here is
@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
+from ._cli_demo import add_parser as add_demo
 from ._cli_replay import add_parser as add_replay
 from ._cli_store import add_parser as add_store
 from ._errors import UsageError
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(commands)
     add_replay(commands)
     add_store(commands)
+    add_demo(commands)
     return parser
 
 
