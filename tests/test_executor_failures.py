@@ -106,6 +106,7 @@ def test_failure_is_logged_with_traceback_and_fields(
     assert "return prices[symbol]" in caplog.text  # the tool's own frame is in the log
     fields = (entry.tool_name, entry.call_id, entry.idempotency_key, entry.status)  # type: ignore[attr-defined]
     assert fields == ("quote", "c1", o.idempotency_key, "failed")
+    assert entry.replayed is False  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("kind", EXECUTORS)
@@ -124,6 +125,7 @@ def test_replayed_failure_is_marked_replayed(
     assert runs["quote"] == 1
     [entry] = caplog.records
     assert entry.levelno == logging.INFO and entry.exc_info is None and "replayed" in entry.message
+    assert (entry.status, entry.replayed) == ("failed", True)  # type: ignore[attr-defined]
 
 
 def test_replayed_flag_for_every_status(tools: Toolbox, runs: Counter) -> None:

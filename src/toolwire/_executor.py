@@ -56,8 +56,8 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
   not hold its result.
 - Failures a person can debug: every failed, timed-out or in-doubt call is logged on the
   ``toolwire.executor`` logger, with the tool's traceback where it raised and the
-  structured fields ``tool_name``, ``call_id``, ``idempotency_key`` and ``status``
-  (``extra=``). With OpenTelemetry configured, every call (decided ones included) also
+  structured fields ``tool_name``, ``call_id``, ``idempotency_key``, ``status`` and
+  ``replayed`` (a stored failure replayed, the tool did not run; ``extra=``). With OpenTelemetry configured, every call (decided ones included) also
   gets an ``execute_tool {name}`` span from its admission to its outcome, and its
   duration in ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an
   async tool of ``AsyncExecutor`` runs inside its span, so its own spans nest there.
@@ -493,12 +493,13 @@ def _past(deadline: float | None) -> bool:
 # ------------------------------------------------------------------ logging
 
 
-def _fields(job: _Job, status: str) -> dict[str, Any]:
+def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
     return {
         "tool_name": job.plan.name,
         "call_id": job.plan.call_id,
         "idempotency_key": job.plan.idempotency_key,
         "status": status,
+        "replayed": replayed,
     }
 
 
@@ -507,7 +508,7 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
     status = outcome.status
     if status in ("completed", "replayed", "in_progress", "conflict"):
         return
-    extra = _fields(job, status)
+    extra = _fields(job, status, replayed=outcome.replayed)
     name, call_id = job.plan.name, job.plan.call_id
     if outcome.replayed:
         logger.info(
