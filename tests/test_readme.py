@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -208,3 +209,68 @@ def test_readme_loops_survive_a_cut_a_stall_a_500_and_an_invalid_call(
     assert len(cut) == 2
     assert figures["left early"] == 2  # the two early aborts (the cuts were the server's)
     assert figures["bytes saved"] > figures["body bytes of those"] / 2
+
+
+# ------------------------------------------------------------------ structured output
+
+
+def _structured_example() -> str:
+    text = (REPO / "README.md").read_text("utf-8")
+    section = text[text.index("## Example") : text.index("## How it compares")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "the example section has the offline example and the typed preview"
+    return blocks[1]
+
+
+def _grows(before: Any, after: Any) -> bool:
+    """Whether ``after`` only extends ``before``: strings by a suffix, lists by new items
+    (their last one may grow), dicts by new keys (their values grow in turn)."""
+    if before is None:
+        return True
+    if isinstance(before, str):
+        return isinstance(after, str) and after.startswith(before)
+    if isinstance(before, list):
+        return (
+            isinstance(after, list)
+            and len(after) >= len(before)
+            and all(_grows(b, a) for b, a in zip(before, after, strict=False))
+        )
+    if isinstance(before, dict):
+        return isinstance(after, dict) and all(_grows(v, after.get(k)) for k, v in before.items())
+    return bool(before == after)
+
+
+def test_readme_structured_example_is_five_lines() -> None:
+    """The typed live preview takes five lines: the with, the loop, the check, the show and
+    the validated result (the model class and the statement's wrapped line aside)."""
+    lines = [line for line in _structured_example().splitlines() if line.strip()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("with "))
+    body = [line for line in lines[start:] if not line.startswith(" " * 40)]
+    assert len(body) == 5, body
+
+
+def test_readme_structured_example_shows_typed_previews_that_only_grow(sim: Simulator) -> None:
+    """Through the real openai client's .stream() helper, the example's previews are
+    Recipe instances that only grow, and the result is the validated Recipe."""
+    from pydantic import BaseModel
+
+    steps = ["Whisk flour, eggs and milk.", "Rest the batter.", "Fry each side for a minute."]
+    sim.add_response(text={"title": "Pancakes", "steps": steps}, faults=["drip:3000"])
+    shown: list[Any] = []
+    namespace: dict[str, Any] = {
+        "__name__": "readme",
+        "BaseModel": BaseModel,
+        "toolwire": toolwire,
+        "client": __import__("openai").OpenAI(),
+        "messages": [{"role": "user", "content": "A pancake recipe, please."}],
+        "show": shown.append,
+    }
+    with namespace["client"]:
+        exec(compile(_structured_example(), "README.md", "exec"), namespace)
+    recipe_type = namespace["Recipe"]
+    assert namespace["recipe"] == recipe_type(title="Pancakes", steps=steps)
+    assert all(isinstance(preview, recipe_type) for preview in shown)
+    dumps = [preview.model_dump() for preview in shown]
+    assert len({repr(d) for d in dumps}) >= 3  # seen growing, not only at the end
+    assert all(_grows(a, b) for a, b in itertools.pairwise(dumps))
+    assert dumps[-1] == namespace["recipe"].model_dump()
