@@ -596,18 +596,9 @@ class Toolbox:
         if not isinstance(args_model, bool):
             raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
         spec = describe_function(fn, name=tool_name, localns=localns, args_model=args_model)
-        tool = Tool(
-            name=tool_name,
-            description=spec.description if description is None else description,
-            parameters=spec.parameters,
-            fn=fn,
-            binding=_TypedBinding(fn, spec),
-            required=spec.required,
-            idempotent=idempotent,
-            timeout=timeout,
-        )
-        self._tools[tool_name] = tool
-        return tool
+        if description is None:
+            description = spec.description
+        return self._add_typed(tool_name, fn, spec, description, idempotent, timeout)
 
     def add_model(
         self,
@@ -639,9 +630,22 @@ class Toolbox:
             description=description if description is not None else (fn_doc or None),
             ctx_param=_context_parameter(fn),
         )
+        return self._add_typed(tool_name, fn, spec, spec.description, idempotent, timeout)
+
+    def _add_typed(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        spec: FunctionSpec,
+        description: str,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> Tool:
+        """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
+        (the schema learnt from a signature or a pydantic model) says."""
         tool = Tool(
-            name=tool_name,
-            description=spec.description,
+            name=name,
+            description=description,
             parameters=spec.parameters,
             fn=fn,
             binding=_TypedBinding(fn, spec),
@@ -649,7 +653,7 @@ class Toolbox:
             idempotent=idempotent,
             timeout=timeout,
         )
-        self._tools[tool_name] = tool
+        self._tools[name] = tool
         return tool
 
     def add(
