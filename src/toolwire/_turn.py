@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -423,7 +424,7 @@ class _TurnRun:
         watch = self.watch
         assert watch is not None and watch.verdict is not None
         partial = handle.partial
-        abort = watch.verdict.with_partial(partial)
+        abort = dataclasses.replace(watch.verdict, partial=partial)  # the verdict, now with it
         response, outcomes = continuation(partial, abort, self.tools)
         assert partial.format is not None
         logger.info(
