@@ -248,9 +248,11 @@ def test_json_events_are_built_only_when_read(
     preview-only."""
 
     def plan(**options: Any) -> _TurnRun:
-        settings = {"early_abort": True, "on_event": None, "turn": None, "retry": None}
-        return _TurnRun([], tools, executor, toolwire.Executor, format="auto",
-                        **{**settings, **options})  # fmt: skip
+        unset = ("on_event", "turn", "retry", "first_event_timeout", "idle_timeout",
+                 "total_timeout", "prices", "output", "output_tool")  # fmt: skip
+        settings: dict[str, Any] = {"early_abort": True, **dict.fromkeys(unset)}
+        return _TurnRun(toolwire.StreamHandle, [], tools, executor, toolwire.Executor,
+                        format="auto", **{**settings, **options})  # fmt: skip
 
     assert plan().json_events
     assert plan(early_abort=False, on_event=print).json_events

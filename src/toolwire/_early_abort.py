@@ -118,31 +118,6 @@ class EarlyAbort:
     partial: Partial | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    """An abort decided on one event, before ``partial`` is known."""
-
-    kind: AbortKind
-    reason: str
-    call_id: str
-    name: str
-    index: int
-    path: tuple[str | int, ...] | None = None
-    offset: int | None = None
-
-    def with_partial(self, partial: Partial) -> EarlyAbort:
-        return EarlyAbort(
-            kind=self.kind,
-            reason=self.reason,
-            call_id=self.call_id,
-            name=self.name,
-            index=self.index,
-            path=self.path,
-            offset=self.offset,
-            partial=partial,
-        )
-
-
 @dataclass(slots=True)
 class _Watched:
     tool: Tool
@@ -160,9 +135,9 @@ class AbortWatch:
     def __init__(self, tools: Toolbox) -> None:
         self._tools = tools
         self._calls: dict[int, _Watched] = {}
-        self.verdict: _Verdict | None = None
+        self.verdict: EarlyAbort | None = None
 
-    def see(self, event: StreamEvent) -> _Verdict | None:
+    def see(self, event: StreamEvent) -> EarlyAbort | None:
         """Judge one event; the verdict (also kept in :attr:`verdict`) or ``None``."""
         kind = type(event)
         if kind is ToolCallArguments:
@@ -179,22 +154,22 @@ class AbortWatch:
             return self._rejected(event)  # type: ignore[arg-type]
         return None
 
-    def _decide(self, verdict: _Verdict) -> _Verdict:
+    def _decide(self, verdict: EarlyAbort) -> EarlyAbort:
         self.verdict = verdict
         return verdict
 
-    def _started(self, event: ToolCallStarted) -> _Verdict | None:
+    def _started(self, event: ToolCallStarted) -> EarlyAbort | None:
         tool = self._tools.get(event.name)
         if tool is None:
             probe = ToolCall(id=event.id, name=event.name, arguments={}, raw_arguments="", index=0)
             return self._decide(
-                _Verdict("unknown_tool", _reason_of(self._tools, probe), event.id, event.name,
-                         event.index)
+                EarlyAbort(kind="unknown_tool", reason=_reason_of(self._tools, probe),
+                           call_id=event.id, name=event.name, index=event.index)
             )  # fmt: skip
         self._calls[event.key] = _Watched(tool, event.id, event.index, _judge_for(tool))
         return None
 
-    def _rejected(self, event: ToolCallRejected) -> _Verdict | None:
+    def _rejected(self, event: ToolCallRejected) -> EarlyAbort | None:
         watched = self._calls.get(event.key)
         name = watched.tool.name if watched is not None else ""
         call_id = watched.call_id if watched is not None else ""
@@ -204,11 +179,11 @@ class AbortWatch:
             index=index, offset=event.offset,
         )  # fmt: skip
         return self._decide(
-            _Verdict("invalid_json", _reason_of(self._tools, probe), call_id, name, index,
-                     offset=event.offset)
+            EarlyAbort(kind="invalid_json", reason=_reason_of(self._tools, probe),
+                       call_id=call_id, name=name, index=index, offset=event.offset)
         )  # fmt: skip
 
-    def _judge(self, watched: _Watched, event: ValueCompleted) -> _Verdict | None:
+    def _judge(self, watched: _Watched, event: ValueCompleted) -> EarlyAbort | None:
         path = event.path
         tool = watched.tool
         if not path:
@@ -217,16 +192,17 @@ class AbortWatch:
             try:
                 tool.validate(event.value)
             except ArgumentsInvalid as exc:
-                return _Verdict("invalid_arguments", exc.message, watched.call_id, tool.name,
-                                watched.index, path=())  # fmt: skip
+                return EarlyAbort(kind="invalid_arguments", reason=exc.message,
+                                  call_id=watched.call_id, name=tool.name, index=watched.index,
+                                  path=())  # fmt: skip
             return None
         judge = watched.judge
         assert judge is not None
         message = judge.violation(path, event.value)
         if message is None:
             return None
-        return _Verdict("invalid_arguments", message, watched.call_id, tool.name, watched.index,
-                        path=path)  # fmt: skip
+        return EarlyAbort(kind="invalid_arguments", reason=message, call_id=watched.call_id,
+                          name=tool.name, index=watched.index, path=path)  # fmt: skip
 
 
 def _reason_of(tools: Toolbox, call: ToolCall | RejectedCall) -> str:

@@ -95,7 +95,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from ._context import ToolContext
 from ._errors import ExecutorSettingsError, IdempotencyKeyError, RetryableError, StoreError
@@ -222,24 +222,31 @@ def _exception_types(retry_on: object) -> tuple[type[Exception], ...]:
     return types
 
 
-class _ExecutorBase:
-    """Configuration and the store-free preparation step shared by both executors."""
+S = TypeVar("S", bound="Store | AsyncStore")
+
+
+class _ExecutorBase(Generic[S]):
+    """The settings (one signature, checked once) and the store-free preparation step
+    shared by both executors; ``S`` is the kind of store the driver can use."""
+
+    store: S
 
     def __init__(
         self,
         toolbox: Toolbox,
         *,
-        scope: str | None,
-        timeout: float | None,
-        max_concurrency: int | None,
-        max_threads: int,
-        lease: float,
-        heartbeat_interval: float | None,
-        retention: float,
-        cancel_grace: float,
-        retry_on: tuple[type[Exception], ...],
-        error_text: ErrorText | None,
-        run_on_rejection: bool,
+        store: S | None = None,
+        scope: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_concurrency: int | None = None,
+        max_threads: int = DEFAULT_MAX_THREADS,
+        lease: float = DEFAULT_LEASE,
+        heartbeat_interval: float | None = None,
+        retention: float = DEFAULT_RETENTION,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        retry_on: tuple[type[Exception], ...] = TRANSIENT_ERRORS,
+        error_text: ErrorText | None = None,
+        run_on_rejection: bool = False,
     ) -> None:
         if not isinstance(toolbox, Toolbox):
             raise ExecutorSettingsError(
@@ -312,6 +319,8 @@ class _ExecutorBase:
         # Owners are unique per run: a random prefix per executor and a counter.
         self._owner_prefix = uuid.uuid4().hex
         self._runs = itertools.count()
+        self.store = cast(S, MemoryStore()) if store is None else _check_store(store)
+        self._async_store = inspect.iscoroutinefunction(getattr(self.store, "claim", None))
 
     def _timeout_of(self, tool: Tool) -> float:
         return tool.timeout if tool.timeout is not None else self.timeout
@@ -905,7 +914,7 @@ class _Wake:
         self._down.acquire(timeout=timeout)
 
 
-class Executor(_ExecutorBase):
+class Executor(_ExecutorBase[Store]):
     """Runs the tool calls of a finished ``Response`` at most once per idempotency key.
 
     ``store`` defaults to a private :class:`~toolwire.MemoryStore`. ``scope`` is required:
@@ -927,39 +936,6 @@ class Executor(_ExecutorBase):
     response that also has rejected ones. Settings that cannot hold the at-most-once
     promise raise :class:`~toolwire.ExecutorSettingsError`, saying what to set.
     """
-
-    def __init__(
-        self,
-        toolbox: Toolbox,
-        *,
-        store: Store | None = None,
-        scope: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        max_concurrency: int | None = None,
-        max_threads: int = DEFAULT_MAX_THREADS,
-        lease: float = DEFAULT_LEASE,
-        heartbeat_interval: float | None = None,
-        retention: float = DEFAULT_RETENTION,
-        cancel_grace: float = DEFAULT_CANCEL_GRACE,
-        retry_on: tuple[type[Exception], ...] = TRANSIENT_ERRORS,
-        error_text: ErrorText | None = None,
-        run_on_rejection: bool = False,
-    ) -> None:
-        super().__init__(
-            toolbox,
-            scope=scope,
-            timeout=timeout,
-            max_concurrency=max_concurrency,
-            max_threads=max_threads,
-            lease=lease,
-            heartbeat_interval=heartbeat_interval,
-            retention=retention,
-            cancel_grace=cancel_grace,
-            retry_on=retry_on,
-            error_text=error_text,
-            run_on_rejection=run_on_rejection,
-        )
-        self.store: Store = MemoryStore() if store is None else _check_store(store)
 
     def purge(self) -> int:
         """Delete the store's records past their retention; return how many."""
@@ -1282,7 +1258,7 @@ async def _until_done(future: asyncio.Future[Any], timeout: float) -> None:
         future.remove_done_callback(wake)
 
 
-class AsyncExecutor(_ExecutorBase):
+class AsyncExecutor(_ExecutorBase[Store | AsyncStore]):
     """The asyncio twin of :class:`Executor`: ``await executor.run(response)``.
 
     ``store`` may be a synchronous ``Store`` (``MemoryStore`` is called inline, any other
@@ -1290,40 +1266,6 @@ class AsyncExecutor(_ExecutorBase):
     :class:`Executor`. By default every async tool of a response runs at once; sync tools
     run on at most ``max_threads`` threads.
     """
-
-    def __init__(
-        self,
-        toolbox: Toolbox,
-        *,
-        store: Store | AsyncStore | None = None,
-        scope: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        max_concurrency: int | None = None,
-        max_threads: int = DEFAULT_MAX_THREADS,
-        lease: float = DEFAULT_LEASE,
-        heartbeat_interval: float | None = None,
-        retention: float = DEFAULT_RETENTION,
-        cancel_grace: float = DEFAULT_CANCEL_GRACE,
-        retry_on: tuple[type[Exception], ...] = TRANSIENT_ERRORS,
-        error_text: ErrorText | None = None,
-        run_on_rejection: bool = False,
-    ) -> None:
-        super().__init__(
-            toolbox,
-            scope=scope,
-            timeout=timeout,
-            max_concurrency=max_concurrency,
-            max_threads=max_threads,
-            lease=lease,
-            heartbeat_interval=heartbeat_interval,
-            retention=retention,
-            cancel_grace=cancel_grace,
-            retry_on=retry_on,
-            error_text=error_text,
-            run_on_rejection=run_on_rejection,
-        )
-        self.store: Store | AsyncStore = MemoryStore() if store is None else _check_store(store)
-        self._async_store = inspect.iscoroutinefunction(getattr(self.store, "claim", None))
 
     async def purge(self) -> int:
         """Delete the store's records past their retention; return how many."""

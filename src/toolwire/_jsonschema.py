@@ -187,14 +187,23 @@ def _quote(text: str, limit: int = 60) -> str:
     return f'"{escaped}"'
 
 
-def describe_value(value: Any) -> str:
-    """Say what a value is, for an error message: ``the string "5"``, ``an array of 3 items``."""
+def _literal(value: Any) -> str | None:
+    """``null``, ``true`` or ``false`` for those values (by identity: ``1`` is not
+    ``true``), else ``None``."""
     if value is None:
         return "null"
     if value is True:
         return "true"
     if value is False:
         return "false"
+    return None
+
+
+def describe_value(value: Any) -> str:
+    """Say what a value is, for an error message: ``the string "5"``, ``an array of 3 items``."""
+    literal = _literal(value)
+    if literal is not None:
+        return literal
     if isinstance(value, str):
         return f"the string {_quote(value)}"
     if isinstance(value, int):
@@ -446,12 +455,9 @@ def _type_phrase(types: Sequence[str]) -> str:
 def _render_value(value: Any) -> str:
     if isinstance(value, str):
         return _quote(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    literal = _literal(value)
+    if literal is not None:
+        return literal
     if isinstance(value, (int, float)):
         return repr(value)
     return "an object" if isinstance(value, dict) else "an array"

@@ -558,6 +558,27 @@ class Toolbox:
             return register
         return register(fn, 2)
 
+    def _new_name(
+        self,
+        fn: Callable[..., Any],
+        name: str | None,
+        description: str | None,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> str:
+        """The name of a tool about to be registered (``name``, else ``fn``'s), once it
+        and the options every tool takes are checked and the name is free."""
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if tool_name is None:
+            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
+        _check_name(tool_name)
+        assert isinstance(tool_name, str)
+        self._check_free(tool_name)
+        _check_options(tool_name, idempotent, timeout)
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        return tool_name
+
     def _register_function(
         self,
         fn: Callable[..., Any],
@@ -571,30 +592,13 @@ class Toolbox:
     ) -> Tool:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
-        tool_name = name if name is not None else getattr(fn, "__name__", None)
-        if tool_name is None:
-            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
-        _check_name(tool_name)
-        assert isinstance(tool_name, str)
-        self._check_free(tool_name)
-        _check_options(tool_name, idempotent, timeout)
-        if description is not None and not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        tool_name = self._new_name(fn, name, description, idempotent, timeout)
         if not isinstance(args_model, bool):
             raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
         spec = describe_function(fn, name=tool_name, localns=localns, args_model=args_model)
-        tool = Tool(
-            name=tool_name,
-            description=spec.description if description is None else description,
-            parameters=spec.parameters,
-            fn=fn,
-            binding=_TypedBinding(fn, spec),
-            required=spec.required,
-            idempotent=idempotent,
-            timeout=timeout,
-        )
-        self._tools[tool_name] = tool
-        return tool
+        if description is None:
+            description = spec.description
+        return self._add_typed(tool_name, fn, spec, description, idempotent, timeout)
 
     def add_model(
         self,
@@ -618,15 +622,7 @@ class Toolbox:
         """
         if not callable(fn):
             raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
-        tool_name = name if name is not None else getattr(fn, "__name__", None)
-        if tool_name is None:
-            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
-        _check_name(tool_name)
-        assert isinstance(tool_name, str)
-        self._check_free(tool_name)
-        _check_options(tool_name, idempotent, timeout)
-        if description is not None and not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        tool_name = self._new_name(fn, name, description, idempotent, timeout)
         fn_doc = parse_docstring(inspect.getdoc(fn) if inspect.isroutine(fn) else None)[0]
         spec = describe_model(
             model,
@@ -634,9 +630,22 @@ class Toolbox:
             description=description if description is not None else (fn_doc or None),
             ctx_param=_context_parameter(fn),
         )
+        return self._add_typed(tool_name, fn, spec, spec.description, idempotent, timeout)
+
+    def _add_typed(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        spec: FunctionSpec,
+        description: str,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> Tool:
+        """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
+        (the schema learnt from a signature or a pydantic model) says."""
         tool = Tool(
-            name=tool_name,
-            description=spec.description,
+            name=name,
+            description=description,
             parameters=spec.parameters,
             fn=fn,
             binding=_TypedBinding(fn, spec),
@@ -644,7 +653,7 @@ class Toolbox:
             idempotent=idempotent,
             timeout=timeout,
         )
-        self._tools[tool_name] = tool
+        self._tools[name] = tool
         return tool
 
     def add(

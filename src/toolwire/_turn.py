@@ -29,6 +29,10 @@ decisions between them:
    after checking that every result answers a call of the assistant turn and every call
    has its result (rejected and skipped calls included), so the next request is accepted.
 
+The decisions are made once, in a command machine (``_TurnRun._flow``, the style of
+:mod:`toolwire._stream_flow`): ``run_turn`` performs its commands with plain calls and
+``arun_turn`` with awaits, and that is all that tells them apart.
+
 JSON events are built only when something reads them: for early abort (it judges each
 completed value) or for ``on_event``; otherwise the assembler runs preview-only.
 
@@ -43,10 +47,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 from ._drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
@@ -112,11 +118,81 @@ def _is_factory(source: Any) -> bool:
     return callable(source) and not any(hasattr(source, name) for name in _STREAM_LIKE)
 
 
+# ------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class _Enter:
+    """Enter the stream handle (``__enter__`` / ``__aenter__``): makes the request of an
+    SDK manager or an un-awaited call. Sends back nothing."""
+
+    handle: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadBody:
+    """Read the body of an httpx response with an error status (``read`` / ``aread``),
+    ignoring any failure, so that the error raised says why."""
+
+    http: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Exit:
+    """Leave the stream handle (``__exit__`` / ``__aexit__``) after ``exc`` (or none)."""
+
+    handle: Any
+    exc: BaseException | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sleep:
+    """Wait ``seconds`` before the next attempt."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Iterate:
+    """Start iterating the handle; send back its (async) iterator."""
+
+    handle: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Next:
+    """Take the next event of ``events``; send back the event or ``_END``."""
+
+    events: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Execute:
+    """Run the calls of ``response`` with the executor under ``identity``; send back the
+    outcomes."""
+
+    executor: Any
+    response: Response
+    identity: str | None
+
+
+_Command = _Enter | _ReadBody | _Exit | _Sleep | _Iterate | _Next | _Execute
+_END = object()
+"""The reply to ``_Next`` when the stream has no more events."""
+
+
 class _TurnRun:
-    """What the two drivers share: the settings, checked once, and every decision."""
+    """Everything both turn functions share: the settings, checked once, and the command
+    machine (:meth:`_flow`, in the style of :mod:`toolwire._stream_flow`) that makes every
+    decision. The drivers iterate it for commands, perform each with plain calls or
+    awaits inside ``with steps.answer():`` and set ``steps.reply``; the turn is in
+    ``steps.result`` at the end."""
+
+    result: Turn
 
     def __init__(
         self,
+        handle_type: type[StreamHandle] | type[AsyncStreamHandle],
         source: Any,
         tools: Toolbox,
         executor: Any,
@@ -124,9 +200,15 @@ class _TurnRun:
         *,
         format: str,
         early_abort: bool,
+        first_event_timeout: float | None,
+        idle_timeout: float | None,
+        total_timeout: float | None,
         on_event: OnEvent | None,
         turn: str | None,
         retry: RetryPolicy | None,
+        prices: Prices | None,
+        output: Any,
+        output_tool: str | None,
     ) -> None:
         mine, other = ("run_turn", "arun_turn")
         if executor_type is AsyncExecutor:
@@ -174,6 +256,92 @@ class _TurnRun:
         self.json_events = self.early_abort or on_event is not None
         self.attempts = 0
         self.watch: AbortWatch | None = None
+        self._handle_type = handle_type
+        self._stream_options: dict[str, Any] = {
+            "format": format,
+            "first_event_timeout": first_event_timeout,
+            "idle_timeout": idle_timeout,
+            "total_timeout": total_timeout,
+            "json_events": self.json_events,
+            "prices": prices,
+            "output": output,
+            "output_tool": output_tool,
+            "tools": tools,
+            "early_abort": self.early_abort,
+        }
+        self.reply: Any = None
+        self._error: BaseException | None = None
+
+    # ------------------------------------------------------------ driving the machine
+
+    def __iter__(self) -> Iterator[_Command]:
+        """The commands of the turn, each answered (``reply`` or an exception caught by
+        :meth:`answer`) before the next; ``result`` is set when they end."""
+        flow = self._flow()
+        try:
+            command = next(flow)
+            while True:
+                yield command
+                error, reply = self._error, self.reply
+                self._error = self.reply = None
+                command = flow.throw(error) if error is not None else flow.send(reply)
+        except StopIteration as done:
+            self.result = done.value
+
+    def answer(self) -> _TurnRun:
+        """The block that performs a command: what it raises is thrown into the flow."""
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
+        self._error = exc
+        return True
+
+    def _flow(self) -> Generator[_Command, Any, Turn]:
+        """Request (retried), read with early abort, execute, build the turn."""
+        while True:
+            try:
+                made = self.make()
+                try:
+                    handle = self._handle_type(made, **self._stream_options)
+                except DriverSettingsError as exc:
+                    raise _turn_words(exc) from None
+                yield _Enter(handle)  # makes the request of an SDK manager: may fail, retryable
+                failed = _http_error(handle.http_response)
+                if failed is not None:  # an httpx response: its error body is not a stream
+                    yield _ReadBody(failed)
+                    yield _Exit(handle, None)
+                    failed.raise_for_status()
+            except Exception as exc:
+                wait = self.retry_after(exc)
+                if wait is None:
+                    raise
+                yield _Sleep(wait)
+                continue
+            break
+        stop = False
+        try:
+            step = _Next((yield _Iterate(handle)))
+            while (event := (yield step)) is not _END:
+                if self.stop(event):
+                    stop = self.stopped(handle)
+                    if stop:
+                        break
+        except GeneratorExit:
+            raise  # the driver is gone: nothing can be performed any more
+        except BaseException as exc:
+            yield _Exit(handle, exc)
+            raise
+        yield _Exit(handle, None)
+        if stop:
+            return self.aborted(handle)
+        response, identity = self.prepare(handle)
+        outcomes = yield _Execute(self.executor, response, identity)
+        return self.finish(handle, response, outcomes, identity)
+
+    # ------------------------------------------------------------------ the decisions
 
     def make(self) -> Any:
         """The source of the next attempt (the callable's result, or the source itself)."""
@@ -256,7 +424,7 @@ class _TurnRun:
         watch = self.watch
         assert watch is not None and watch.verdict is not None
         partial = handle.partial
-        abort = watch.verdict.with_partial(partial)
+        abort = dataclasses.replace(watch.verdict, partial=partial)  # the verdict, now with it
         response, outcomes = continuation(partial, abort, self.tools)
         assert partial.format is not None
         logger.info(
@@ -289,6 +457,55 @@ def _http_error(http: Any) -> Any:
     if isinstance(status, int) and status >= 400 and hasattr(http, "raise_for_status"):
         return http
     return None
+
+
+def _perform(command: _Command) -> Any:
+    """Perform a turn command with plain calls."""
+    if type(command) is _Next:
+        return next(command.events, _END)
+    if isinstance(command, _Iterate):
+        return iter(command.handle)
+    if isinstance(command, _Enter):
+        command.handle.__enter__()
+    elif isinstance(command, _Exit):
+        exc = command.exc
+        command.handle.__exit__(None if exc is None else type(exc), exc, _traceback(exc))
+    elif isinstance(command, _ReadBody):
+        with contextlib.suppress(Exception):
+            command.http.read()
+    elif isinstance(command, _Sleep):
+        time.sleep(command.seconds)
+    elif isinstance(command, _Execute):
+        return command.executor.run(command.response, turn=command.identity)
+    return None
+
+
+async def _aperform(command: _Command) -> Any:
+    """Perform a turn command with awaits."""
+    if type(command) is _Next:
+        try:
+            return await command.events.__anext__()
+        except StopAsyncIteration:
+            return _END
+    if isinstance(command, _Iterate):
+        return command.handle.__aiter__()
+    if isinstance(command, _Enter):
+        await command.handle.__aenter__()
+    elif isinstance(command, _Exit):
+        exc = command.exc
+        await command.handle.__aexit__(None if exc is None else type(exc), exc, _traceback(exc))
+    elif isinstance(command, _ReadBody):
+        with contextlib.suppress(Exception):
+            await command.http.aread()
+    elif isinstance(command, _Sleep):
+        await asyncio.sleep(command.seconds)
+    elif isinstance(command, _Execute):
+        return await command.executor.run(command.response, turn=command.identity)
+    return None
+
+
+def _traceback(exc: BaseException | None) -> TracebackType | None:
+    return None if exc is None else exc.__traceback__
 
 
 def run_turn(
@@ -353,52 +570,16 @@ def run_turn(
 
     Bad arguments raise :class:`UsageError`.
     """
-    plan = _TurnRun(
-        source, tools, executor, Executor, format=format, early_abort=early_abort,
-        on_event=on_event, turn=turn, retry=retry,
+    steps = _TurnRun(
+        StreamHandle, source, tools, executor, Executor, format=format, early_abort=early_abort,
+        first_event_timeout=first_event_timeout, idle_timeout=idle_timeout,
+        total_timeout=total_timeout, on_event=on_event, turn=turn, retry=retry, prices=prices,
+        output=output, output_tool=output_tool,
     )  # fmt: skip
-    while True:
-        try:
-            made = plan.make()
-            try:
-                handle = StreamHandle(
-                    made, format=format, first_event_timeout=first_event_timeout,
-                    idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events, prices=prices, output=output,
-                    output_tool=output_tool, tools=tools, early_abort=plan.early_abort,
-                )  # fmt: skip
-            except DriverSettingsError as exc:
-                raise _turn_words(exc) from None
-            handle.__enter__()  # makes the request of an SDK manager: may fail, retryable
-            failed = _http_error(handle.http_response)
-            if failed is not None:  # an httpx response: its error body is not a stream
-                with contextlib.suppress(Exception):
-                    failed.read()
-                handle.__exit__(None, None, None)
-                failed.raise_for_status()
-        except Exception as exc:
-            wait = plan.retry_after(exc)
-            if wait is None:
-                raise
-            time.sleep(wait)
-            continue
-        break
-    stop = False
-    try:
-        for event in handle:
-            if plan.stop(event):
-                stop = plan.stopped(handle)
-                if stop:
-                    break
-    except BaseException as exc:
-        handle.__exit__(type(exc), exc, exc.__traceback__)
-        raise
-    handle.__exit__(None, None, None)
-    if stop:
-        return plan.aborted(handle)
-    response, identity = plan.prepare(handle)
-    outcomes = executor.run(response, turn=identity)
-    return plan.finish(handle, response, outcomes, identity)
+    for command in steps:
+        with steps.answer():
+            steps.reply = _perform(command)
+    return steps.result
 
 
 async def arun_turn(
@@ -428,49 +609,13 @@ async def arun_turn(
     rest is :func:`run_turn`'s; a caller's ``CancelledError`` is re-raised after the
     source was closed.
     """
-    plan = _TurnRun(
-        source, tools, executor, AsyncExecutor, format=format, early_abort=early_abort,
-        on_event=on_event, turn=turn, retry=retry,
+    steps = _TurnRun(
+        AsyncStreamHandle, source, tools, executor, AsyncExecutor, format=format,
+        early_abort=early_abort, first_event_timeout=first_event_timeout,
+        idle_timeout=idle_timeout, total_timeout=total_timeout, on_event=on_event, turn=turn,
+        retry=retry, prices=prices, output=output, output_tool=output_tool,
     )  # fmt: skip
-    while True:
-        try:
-            made = plan.make()
-            try:
-                handle = AsyncStreamHandle(
-                    made, format=format, first_event_timeout=first_event_timeout,
-                    idle_timeout=idle_timeout, total_timeout=total_timeout,
-                    json_events=plan.json_events, prices=prices, output=output,
-                    output_tool=output_tool, tools=tools, early_abort=plan.early_abort,
-                )  # fmt: skip
-            except DriverSettingsError as exc:
-                raise _turn_words(exc) from None
-            await handle.__aenter__()  # awaits the request: may fail, retryable
-            failed = _http_error(handle.http_response)
-            if failed is not None:  # an httpx response: its error body is not a stream
-                with contextlib.suppress(Exception):
-                    await failed.aread()
-                await handle.__aexit__(None, None, None)
-                failed.raise_for_status()
-        except Exception as exc:
-            wait = plan.retry_after(exc)
-            if wait is None:
-                raise
-            await asyncio.sleep(wait)
-            continue
-        break
-    stop = False
-    try:
-        async for event in handle:
-            if plan.stop(event):
-                stop = plan.stopped(handle)
-                if stop:
-                    break
-    except BaseException as exc:
-        await handle.__aexit__(type(exc), exc, exc.__traceback__)
-        raise
-    await handle.__aexit__(None, None, None)
-    if stop:
-        return plan.aborted(handle)
-    response, identity = plan.prepare(handle)
-    outcomes = await executor.run(response, turn=identity)
-    return plan.finish(handle, response, outcomes, identity)
+    for command in steps:
+        with steps.answer():
+            steps.reply = await _aperform(command)
+    return steps.result

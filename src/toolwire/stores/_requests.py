@@ -237,26 +237,27 @@ def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
     )
 
 
+def _fenced(
+    operation: str, key: object, options: Mapping[str, object], expected: frozenset[str]
+) -> tuple[str, str, int]:
+    """The checked key, owner and fence of a fenced operation (heartbeat, finish, release),
+    once its arguments are those ``expected``."""
+    if options.keys() != expected:  # not the common case: find what is wrong
+        _options(operation, options, expected)
+    return identifier("key", key), identifier("owner", options["owner"]), fence(options["fence"])
+
+
 def heartbeat(key: object, options: Mapping[str, object]) -> HeartbeatRequest:
     """The checked request of ``heartbeat(key, **options)``."""
-    if options.keys() != _HEARTBEAT:  # not the common case: find what is wrong
-        _options("heartbeat", options, _HEARTBEAT)
-    return HeartbeatRequest(
-        identifier("key", key),
-        identifier("owner", options["owner"]),
-        fence(options["fence"]),
-        seconds("lease", options["lease"]),
-    )
+    fenced = _fenced("heartbeat", key, options, _HEARTBEAT)
+    return HeartbeatRequest(*fenced, seconds("lease", options["lease"]))
 
 
 def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
     """The checked request of ``finish(key, **options)``."""
-    if options.keys() != _FINISH:  # not the common case: find what is wrong
-        _options("finish", options, _FINISH)
+    fenced = _fenced("finish", key, options, _FINISH)
     return FinishRequest(
-        identifier("key", key),
-        identifier("owner", options["owner"]),
-        fence(options["fence"]),
+        *fenced,
         final_status(options["status"]),
         text_or_none("result", options["result"]),
         text_or_none("error", options["error"]),
@@ -265,13 +266,7 @@ def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
 
 def release(key: object, options: Mapping[str, object]) -> ReleaseRequest:
     """The checked request of ``release(key, **options)``."""
-    if options.keys() != _RELEASE:  # not the common case: find what is wrong
-        _options("release", options, _RELEASE)
-    return ReleaseRequest(
-        identifier("key", key),
-        identifier("owner", options["owner"]),
-        fence(options["fence"]),
-    )
+    return ReleaseRequest(*_fenced("release", key, options, _RELEASE))
 
 
 def get(key: object) -> GetRequest:
