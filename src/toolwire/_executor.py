@@ -58,9 +58,10 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._workers`)
   ``toolwire.executor`` logger, with the tool's traceback where it raised and the
   structured fields ``tool_name``, ``call_id``, ``idempotency_key``, ``status`` and
   ``replayed`` (a stored failure replayed, the tool did not run; ``extra=``). With
-  OpenTelemetry configured, every call (decided ones included) also gets an ``execute_tool {name}`` span from its admission to its outcome, and its
-  duration in ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an
-  async tool of ``AsyncExecutor`` runs inside its span, so its own spans nest there.
+  OpenTelemetry configured, every call (decided ones included) also gets an
+  ``execute_tool {name}`` span from its admission to its outcome, and its duration in
+  ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an async tool of
+  ``AsyncExecutor`` runs inside its span, so its own spans nest there.
   The model reads only ``error_text(exc, call)``: by default the exception's type and
   message, cut to ``ERROR_TEXT_LIMIT`` characters.
 
