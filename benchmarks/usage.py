@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -191,7 +192,14 @@ def main() -> None:
     print("\n## Estimating at close()\n")
     estimation_table()
     print("\n## Telemetry cost per stream (toolwire.stream over a list of payloads)\n")
-    telemetry_table()
+    # in a fresh interpreter: the suites run before this one (pydantic-ai's, LangChain's)
+    # may have imported OpenTelemetry already, and the first row needs it absent
+    sys.stdout.flush()
+    subprocess.run(
+        [sys.executable, "-c", "from benchmarks.usage import telemetry_table; telemetry_table()"],
+        cwd=ROOT,
+        check=True,
+    )
 
 
 if __name__ == "__main__":
