@@ -221,7 +221,6 @@ def _stream_state(
     definitions: Any,
     functions: dict[str, Callable[..., Any]],
 ) -> None:
-    import openai
     from openai.lib.streaming.chat import ChatCompletionStreamState
 
     state: Any = ChatCompletionStreamState()
@@ -230,7 +229,8 @@ def _stream_state(
             model=MODEL, messages=messages, tools=definitions, stream=True
         ):
             state.handle_chunk(chunk)
-    except openai.APIConnectionError as exc:  # keep what arrived
+    except Exception as exc:  # a loop that catches the broken connection keeps what arrived
+        # (recent openai releases raise APIConnectionError, older ones the httpx error itself)
         reading.error = f"{type(exc).__name__}, caught"
     _run_completion(reading, state.get_final_completion(), functions)
 
