@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ... import _deltas as d
-from ..._definitions import parameters_for
+from ..._definitions import declaration
 from ..._response import Response
 from ..._results import ResultText, object_arguments, wire_name
 from .. import Endpoint, Provider, checks_in, encoder_in
@@ -359,14 +359,7 @@ def _detect(payload: dict[str, Any], event: str | None) -> bool:
 def definition(tool: Tool, strict: bool) -> dict[str, Any]:
     """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
     strict-mode schema when ``strict``."""
-    out: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": parameters_for(tool, strict),
-    }
-    if strict:
-        out["strict"] = True
-    return out
+    return declaration(tool, strict, "input_schema")
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
