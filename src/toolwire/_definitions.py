@@ -8,10 +8,11 @@ dialect cannot carry is still enforced on the model's arguments. Each definition
 belongs to its provider (``toolwire._providers``, one package per format, which documents
 it); this module dispatches to the provider and holds what several of them share:
 :func:`function_definition` (OpenAI's ``{"type": "function", "function": {...}}``, also
-used by Ollama and Cohere), :func:`parameters_for` (strict or plain), the strict-mode
-rewrite below, and the pieces of schema rewriting that a provider's own dialect reuses
-(:func:`resolve_in`, :func:`merge_all_of`, :func:`tuple_to_items`, :func:`schema_types`;
-Gemini's OpenAPI subset, in ``_providers/gemini/schema.py``, is built from them).
+used by Ollama and Cohere; the :func:`declaration` inside it Anthropic sends bare),
+:func:`parameters_for` (strict or plain), the strict-mode rewrite below, and the pieces
+of schema rewriting that a provider's own dialect reuses (:func:`resolve_in`,
+:func:`merge_all_of`, :func:`tuple_to_items`, :func:`schema_types`; Gemini's OpenAPI
+subset, in ``_providers/gemini/schema.py``, is built from them).
 
 Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
 ``"additionalProperties": false`` and lists every property in ``required``; a property that
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from ._toolbox import Tool
 
 __all__ = [
+    "declaration",
     "function_definition",
     "merge_all_of",
     "parameters_for",
@@ -113,17 +115,24 @@ def parameters_for(tool: Tool, strict: bool) -> dict[str, Any]:
     return copy.deepcopy(tool.parameters)
 
 
+def declaration(tool: Tool, strict: bool, schema_key: str) -> dict[str, Any]:
+    """``{"name", "description", schema_key: the parameter schema}``, plus ``"strict":
+    true`` with a strict-mode schema when ``strict``: the function declaration that OpenAI
+    wraps in ``{"type": "function"}`` and Anthropic sends as it is (``input_schema``)."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        schema_key: parameters_for(tool, strict),
+    }
+    if strict:
+        out["strict"] = True
+    return out
+
+
 def function_definition(tool: Tool, strict: bool) -> dict[str, Any]:
     """OpenAI's function tool, ``{"type": "function", "function": {"name", "description",
     "parameters"}}``, plus ``"strict": true`` inside ``function`` when ``strict``."""
-    function: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": parameters_for(tool, strict),
-    }
-    if strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
+    return {"type": "function", "function": declaration(tool, strict, "parameters")}
 
 
 # --------------------------------------------------------------------------- shared

@@ -61,6 +61,7 @@ __all__ = [
     "eventstream_message",
     "finish_name",
     "mint",
+    "no_refusal",
     "pieces",
     "serialise",
     "truncate_arguments",
@@ -223,6 +224,13 @@ def check_profiles(format: str, options: EncodeOptions) -> None:
             f"the quirk profile(s) {', '.join(foreign)} shape {options.profiles[0].formats[0]} "
             f"streams, not {format}"
         )
+
+
+def no_refusal(format: str, response: ScenarioResponse) -> None:
+    """Refuse (``Unencodable``) a response with a refusal for ``format``, which has no
+    refusal channel: a scenario serves the words as text there."""
+    if response.refusal:
+        raise Unencodable(f"{format} has no refusal channel; serve the words as text")
 
 
 def truncate_arguments(response: ScenarioResponse, rng: random.Random) -> ScenarioResponse:

@@ -270,6 +270,27 @@ class AsyncAdminStore(AsyncStore, Protocol):
 # ------------------------------------------------------------------- the transitions
 
 
+def fresh_record(
+    request: ClaimRequest, *, lease_expires_at: float, created_at: float, expires_at: float
+) -> Record:
+    """The record a claim of an absent key writes: the request's, ``in_progress`` with
+    fence 1 and no result, at the given times (the store's own clock or its server's)."""
+    return _new_record(
+        key=request.key,
+        args_hash=request.args_hash,
+        idempotency_key=request.idempotency_key,
+        status="in_progress",
+        owner=request.owner,
+        fence=1,
+        lease_expires_at=lease_expires_at,
+        result=None,
+        error=None,
+        created_at=created_at,
+        expires_at=expires_at,
+        retention=request.retention,
+    )
+
+
 def claim_transition(
     existing: Record | None, request: ClaimRequest, now: float
 ) -> tuple[Claim, Record | None]:
@@ -278,19 +299,11 @@ def claim_transition(
     The rules of :meth:`Store.claim`, applied to what is stored, whatever its age.
     """
     if existing is None:
-        record = _new_record(
-            key=request.key,
-            args_hash=request.args_hash,
-            idempotency_key=request.idempotency_key,
-            status="in_progress",
-            owner=request.owner,
-            fence=1,
+        record = fresh_record(
+            request,
             lease_expires_at=now + request.lease,
-            result=None,
-            error=None,
             created_at=now,
             expires_at=now + request.lease + request.retention,
-            retention=request.retention,
         )
         return _new_claim(acquired=True, record=record), record
     if existing.args_hash != request.args_hash or not lease_over(existing, now):

@@ -79,7 +79,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 
 from .._errors import StoreError, StoreSettingsError
 from . import _requests as requests
-from ._protocol import LEASE_LOST, Claim, Record, Status
+from ._protocol import LEASE_LOST, Claim, Record, Status, fresh_record
 from ._requests import Request, T
 from ._shells import AsyncShell, Flow, SyncShell, arun_flow, run_flow
 
@@ -329,19 +329,11 @@ def _claim(s: Statements, r: requests.ClaimRequest) -> Flow[Claim]:
     _count, rows = yield Query(s.insert, params, returns_rows=True)
     if rows:  # a fresh key, inserted: the record is the request's, at the server's times
         lease_at, created, expires = rows[0]
-        record = Record(
-            key=r.key,
-            args_hash=r.args_hash,
-            idempotency_key=r.idempotency_key,
-            status="in_progress",
-            owner=r.owner,
-            fence=1,
+        record = fresh_record(
+            r,
             lease_expires_at=_float(lease_at),
-            result=None,
-            error=None,
             created_at=_float(created),
             expires_at=_float(expires),
-            retention=r.retention,
         )
         return Claim(acquired=True, record=record)
     # The key exists: the full statement decides, on what it holds now.

@@ -71,11 +71,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ... import _deltas as d
-from ..._definitions import parameters_for
+from ..._definitions import declaration
 from ..._response import Response
-from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from ..._results import ResultText, object_arguments, wire_name
 from .. import Endpoint, Provider, checks_in, encoder_in
 from .. import _payload as read
+from .._content_blocks import assistant_blocks, user_blocks
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
@@ -358,31 +359,23 @@ def _detect(payload: dict[str, Any], event: str | None) -> bool:
 def definition(tool: Tool, strict: bool) -> dict[str, Any]:
     """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
     strict-mode schema when ``strict``."""
-    out: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": parameters_for(tool, strict),
-    }
-    if strict:
-        out["strict"] = True
-    return out
+    return declaration(tool, strict, "input_schema")
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     """One user message with a ``tool_result`` block per result (``is_error`` for every
     status but completed and replayed); no results give ``[]``."""
-    if not results:
-        return []
-    blocks = [
-        {
-            "type": "tool_result",
-            "tool_use_id": r.outcome.call_id,
-            "content": r.text,
-            "is_error": r.error,
-        }
-        for r in results
-    ]
-    return [{"role": "user", "content": blocks}]
+    return user_blocks(
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": r.outcome.call_id,
+                "content": r.text,
+                "is_error": r.error,
+            }
+            for r in results
+        ]
+    )
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
@@ -395,27 +388,21 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     rejected call. Server-side tool blocks are not repeated. A response with no block to
     send gives ``[]``.
     """
-    content: list[dict[str, Any]] = []
-    for part, call in turn_parts(response):
-        if call is not None:
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": wire_name(call.name),
-                    "input": object_arguments(call),
-                }
-            )
-        elif part.kind == "text":
-            if part.text:
-                content.append({"type": "text", "text": part.text})
-        elif part.kind == "reasoning":
-            signature = part.data.get("signature")
-            if signature:
-                content.append({"type": "thinking", "thinking": part.text, "signature": signature})
-        elif part.kind == "item":
-            content.append(dict(part.data))
-    return [{"role": "assistant", "content": content}] if content else []
+    return assistant_blocks(
+        response,
+        call=lambda call: {
+            "type": "tool_use",
+            "id": call.id,
+            "name": wire_name(call.name),
+            "input": object_arguments(call),
+        },
+        text=lambda text: {"type": "text", "text": text},
+        reasoning=lambda text, signature: {
+            "type": "thinking",
+            "thinking": text,
+            "signature": signature,
+        },
+    )
 
 
 PROVIDER = Provider(

@@ -102,52 +102,35 @@ class AnthropicEncoder:
         emit("message_start", message=self._message(response, options))
         emit("ping")
         index = 0
-        if response.reasoning:
-            emit(
-                "content_block_start",
-                index=index,
-                content_block={"type": "thinking", "thinking": "", "signature": ""},
-            )
-            for piece in pieces(response.reasoning, rng, 2, 24):
-                emit(
-                    "content_block_delta",
-                    index=index,
-                    delta={"type": "thinking_delta", "thinking": piece},
-                )
-            signature = mint(rng, "", 64)
-            emit(
-                "content_block_delta",
-                index=index,
-                delta={"type": "signature_delta", "signature": signature},
-            )
+
+        def block(content_block: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+            nonlocal index
+            emit("content_block_start", index=index, content_block=content_block)
+            for delta in deltas:
+                emit("content_block_delta", index=index, delta=delta)
             emit("content_block_stop", index=index)
             index += 1
+
+        if response.reasoning:
+            thinking = [
+                {"type": "thinking_delta", "thinking": piece}
+                for piece in pieces(response.reasoning, rng, 2, 24)
+            ]
+            signature = {"type": "signature_delta", "signature": mint(rng, "", 64)}
+            block({"type": "thinking", "thinking": "", "signature": ""}, [*thinking, signature])
         text = response.text or response.refusal  # a refusal's words come as text
         if text:
-            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
-            for piece in pieces(text, rng, 1, 12):
-                emit(
-                    "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
-                )
-            emit("content_block_stop", index=index)
-            index += 1
+            texts = [{"type": "text_delta", "text": piece} for piece in pieces(text, rng, 1, 12)]
+            block({"type": "text", "text": ""}, texts)
         for call in response.tool_calls:
-            block: dict[str, Any] = {
+            start: dict[str, Any] = {
                 "type": "tool_use",
                 "id": call.id,
                 "name": call.name,
                 "input": {},
             }
-            emit("content_block_start", index=index, content_block=block)
             fragments = ["", *pieces(call.raw_arguments, rng, 5, 40)]
-            for piece in fragments:
-                emit(
-                    "content_block_delta",
-                    index=index,
-                    delta={"type": "input_json_delta", "partial_json": piece},
-                )
-            emit("content_block_stop", index=index)
-            index += 1
+            block(start, [{"type": "input_json_delta", "partial_json": f} for f in fragments])
         emit(
             "message_delta",
             terminal=True,

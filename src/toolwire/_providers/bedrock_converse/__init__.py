@@ -57,9 +57,10 @@ from typing import TYPE_CHECKING, Any
 from ... import _deltas as d
 from ..._definitions import parameters_for
 from ..._response import Response
-from ..._results import ResultText, object_arguments, turn_parts, wire_name
+from ..._results import Call, ResultText, object_arguments, wire_name
 from .. import Endpoint, Provider, checks_in, encoder_in
 from .. import _payload as read
+from .._content_blocks import assistant_blocks, user_blocks
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
@@ -274,40 +275,35 @@ def definition(tool: Tool, strict: bool) -> dict[str, Any]:
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     """One user message of ``toolResult`` blocks; no results give ``[]``."""
-    if not results:
-        return []
-    blocks = [
-        {
-            "toolResult": {
-                "toolUseId": r.outcome.call_id,
-                "content": [{"text": r.text}],
-                "status": "error" if r.error else "success",
+    return user_blocks(
+        [
+            {
+                "toolResult": {
+                    "toolUseId": r.outcome.call_id,
+                    "content": [{"text": r.text}],
+                    "status": "error" if r.error else "success",
+                }
             }
-        }
-        for r in results
-    ]
-    return [{"role": "user", "content": blocks}]
+            for r in results
+        ]
+    )
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
     """The assistant message with the response's content blocks in order (see the module
     docstring); reasoning without a signature cannot be sent back and is left out."""
-    content: list[dict[str, Any]] = []
-    for part, call in turn_parts(response):
-        if call is not None:
-            use = {"toolUseId": call.id, "name": wire_name(call.name)}
-            content.append({"toolUse": {**use, "input": object_arguments(call)}})
-        elif part.kind == "text":
-            if part.text:
-                content.append({"text": part.text})
-        elif part.kind == "reasoning":
-            signature = part.data.get("signature")
-            if signature:
-                text = {"text": part.text, "signature": signature}
-                content.append({"reasoningContent": {"reasoningText": text}})
-        elif part.kind == "item":
-            content.append(dict(part.data))
-    return [{"role": "assistant", "content": content}] if content else []
+    return assistant_blocks(
+        response, call=_tool_use, text=lambda text: {"text": text}, reasoning=_reasoning
+    )
+
+
+def _tool_use(call: Call) -> dict[str, Any]:
+    use = {"toolUseId": call.id, "name": wire_name(call.name)}
+    return {"toolUse": {**use, "input": object_arguments(call)}}
+
+
+def _reasoning(text: str, signature: Any) -> dict[str, Any]:
+    return {"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}
 
 
 PROVIDER = Provider(

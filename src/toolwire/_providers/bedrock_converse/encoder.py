@@ -31,11 +31,11 @@ from ..._wire_writing import (
     ErrorReply,
     Frame,
     Framing,
-    Unencodable,
     argument_object,
     check_profiles,
     finish_name,
     mint,
+    no_refusal,
     pieces,
     with_ids,
 )
@@ -84,8 +84,7 @@ class BedrockEncoder:
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
         check_profiles(self.format, options)
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         frames: list[Frame] = []
 
         def emit(name: str, terminal: bool = False, **body: Any) -> None:
@@ -145,8 +144,7 @@ class BedrockEncoder:
 
     def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
         """The ``Converse`` response body."""
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         content: list[dict[str, Any]] = []
         if response.reasoning:
             reasoning = {"reasoningText": {"text": response.reasoning, "signature": "s"}}

@@ -27,10 +27,10 @@ from ..._wire_writing import (
     ErrorReply,
     Frame,
     Framing,
-    Unencodable,
     check_profiles,
     finish_name,
     mint,
+    no_refusal,
     pieces,
     with_ids,
 )
@@ -76,8 +76,7 @@ class CohereEncoder:
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
         check_profiles(self.format, options)
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         frames: list[Frame] = []
 
         def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
@@ -132,8 +131,7 @@ class CohereEncoder:
 
     def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
         """The non-streamed v2 chat response."""
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         message: dict[str, Any] = {"role": "assistant"}
         if response.text:
             message["content"] = [{"type": "text", "text": response.text}]

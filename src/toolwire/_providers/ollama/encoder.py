@@ -25,9 +25,9 @@ from ..._wire_writing import (
     ErrorReply,
     Frame,
     Framing,
-    Unencodable,
     argument_object,
     check_profiles,
+    no_refusal,
     pieces,
 )
 
@@ -68,8 +68,7 @@ class OllamaEncoder:
     ) -> list[Frame]:
         """The NDJSON lines of ``response`` (see the module docstring)."""
         check_profiles(self.format, options)
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         model = response.model or options.model
         clock = [rng.randint(0, 10**6)]  # microseconds into the minute, always increasing
 
@@ -94,8 +93,7 @@ class OllamaEncoder:
 
     def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
         """The single ``ChatResponse`` of a ``"stream": false`` request."""
-        if response.refusal:
-            raise Unencodable(f"{self.format} has no refusal channel; serve the words as text")
+        no_refusal(self.format, response)
         message: dict[str, Any] = {"role": "assistant", "content": response.text}
         if response.reasoning:
             message["thinking"] = response.reasoning

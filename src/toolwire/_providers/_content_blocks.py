@@ -1,0 +1,53 @@
+"""The next request's messages in the content-block shape that Anthropic Messages introduced
+and Bedrock Converse copied, written once.
+
+Both formats send a turn as ``{"role", "content": [block, ...]}``: the assistant turn is
+its blocks in the response's order (a block per call, non-empty text, reasoning that
+carries a signature, provider items exactly as they came), and the tool results are one
+user message of result blocks. Only the blocks themselves differ, so each provider passes
+the functions that build its blocks. Linear in the size of the response or the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._response import Response
+from .._results import Call, turn_parts
+
+__all__ = ["assistant_blocks", "user_blocks"]
+
+Block = dict[str, Any]
+
+
+def assistant_blocks(
+    response: Response,
+    *,
+    call: Callable[[Call], Block],
+    text: Callable[[str], Block],
+    reasoning: Callable[[str, Any], Block],
+) -> list[Block]:
+    """The assistant message with ``response``'s blocks in order: ``call(c)`` per call,
+    ``text(t)`` per non-empty text, ``reasoning(t, signature)`` per reasoning part that has
+    a ``signature`` (one without cannot be sent back and is left out), and every ``item``
+    part's data as it came. A response with no block to send gives ``[]``."""
+    content: list[Block] = []
+    for part, made in turn_parts(response):
+        if made is not None:
+            content.append(call(made))
+        elif part.kind == "text":
+            if part.text:
+                content.append(text(part.text))
+        elif part.kind == "reasoning":
+            signature = part.data.get("signature")
+            if signature:
+                content.append(reasoning(part.text, signature))
+        elif part.kind == "item":
+            content.append(dict(part.data))
+    return [{"role": "assistant", "content": content}] if content else []
+
+
+def user_blocks(blocks: list[Block]) -> list[Block]:
+    """One user message carrying ``blocks`` (the tool results); no blocks give ``[]``."""
+    return [{"role": "user", "content": blocks}] if blocks else []
