@@ -6,7 +6,7 @@ costs at ``close()``, and what telemetry costs a stream.
   used in production only where its encoding is cached), per wire format: mean and worst
   |relative error|, and the error of the summed tokens. Recordings whose count includes
   reasoning the stream never showed are listed apart (nothing can estimate those).
-  The same rows are bounded by ``tests/test_usage_corpus.py``.
+  The same rows are bounded by ``tests/core/test_usage_corpus.py``.
 * Estimation cost: ``close()`` of the 46 KB and 467 KB ``write_file`` calls with no usage
   reported (the estimate runs) against the same stream ending with its usage chunk (it
   does not).

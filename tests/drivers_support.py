@@ -44,8 +44,8 @@ def payload_names() -> list[str]:
 
 def body(name: str) -> bytes:
     """The recorded body of corpus stream ``name``, read at test time (a JSON-array
-    recording unwrapped from its recorder envelopes, as ``test_corpus`` reads it)."""
-    from test_corpus import stream_bytes
+    recording unwrapped from its recorder envelopes, as ``corpus_support`` reads it)."""
+    from corpus_support import stream_bytes
 
     return stream_bytes(name)
 

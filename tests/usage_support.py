@@ -1,6 +1,6 @@
 """The output estimator measured on the recorded corpus: for every recording whose provider
 reported its output tokens, the estimate toolwire would have made had the usage never
-arrived, against the reported count. Shared by ``tests/test_usage_corpus.py`` (bounds) and
+arrived, against the reported count. Shared by ``tests/core/test_usage_corpus.py`` (bounds) and
 ``python -m benchmarks usage`` (the figures)."""
 
 from __future__ import annotations

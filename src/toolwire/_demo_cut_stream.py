@@ -27,7 +27,7 @@ calls it hands out with the workspace's real tool functions, which count their r
   ``json.loads`` and run each call.
 
 Nothing is described: every verdict comes from running the reader
-(``tests/test_competitors_openai.py`` pins the same behaviours of the SDK).
+(``tests/competitors/test_competitors_openai.py`` pins the same behaviours of the SDK).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ text is counted by:
   (about half a millisecond, for 46 KB as for 467 KB) and the count is deterministic.
 
 The per-call overheads (:data:`CALL_OVERHEAD`) were calibrated on the 51 recorded streams of
-the corpus (``tests/test_usage_corpus.py`` measures the error and ``python -m benchmarks
+the corpus (``tests/core/test_usage_corpus.py`` measures the error and ``python -m benchmarks
 usage`` prints it per provider): Anthropic spends about 40 tokens on a ``tool_use`` block,
 OpenAI about 10 on a call and 10 more to wrap parallel calls.
 

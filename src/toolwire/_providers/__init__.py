@@ -58,7 +58,7 @@ rejected calls are carried), ``_payload`` (typed reads), ``_openai_shapes``,
 ``_request_reading`` (what request checks read alike), ``_wire_writing`` (the encoder
 interface, framings, fragment splitting, id minting) and ``_scenario_types`` (what an
 encoder encodes). The endpoints of a provider must not overlap another's; the simulator
-asks them in the registry's order. ``tests/test_adapter_registry.py`` has a toy provider
+asks them in the registry's order. ``tests/providers/test_adapter_registry.py`` has a toy provider
 with every part, defined in the test alone and served by the simulator.
 
 If the format opens calls explicitly (``CallDelta(start=True)``), it must also end them

@@ -38,7 +38,7 @@ from toolwire.stores import Claim
 
 __all__ = ["postgres_dsn", "redis_url"]  # fixtures used here
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _run_python(code: str) -> subprocess.CompletedProcess[str]:

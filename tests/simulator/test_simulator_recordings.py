@@ -15,8 +15,8 @@ import pytest
 
 import toolwire
 from conftest import CORPUS_DIR, load_expected
+from corpus_support import check_expected, unwrap_recording
 from simulator_support import Clients, drive, request_body
-from test_corpus import check_expected, unwrap_recording
 from toolwire.testing import Simulator
 
 EXPECTED = load_expected()

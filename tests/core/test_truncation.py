@@ -22,7 +22,7 @@ import pytest
 
 import toolwire
 from conftest import load_expected
-from test_corpus import FAILING, NAMES, stream_bytes, stream_payloads
+from corpus_support import FAILING, NAMES, stream_bytes, stream_payloads
 from toolwire import StreamAssembler, StreamError
 from toolwire._deltas import CallDelta, MetaDelta, UsageDelta
 from toolwire._framing import DONE, FrameDecoder

@@ -659,7 +659,7 @@ def _with_rejected(response: Response) -> Response:
 def test_every_result_answers_a_call_the_turn_carries(corpus_dir: Any, fmt: str) -> None:
     """For every recorded response (plus rejected calls), in every format, the assistant
     turn carries exactly the calls that the tool results answer, each once."""
-    from test_corpus import NAMES, run_payloads, stream_payloads
+    from corpus_support import NAMES, run_payloads, stream_payloads
 
     checked = 0
     for name in NAMES:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from adapter_support import GeneralPathAssembler
-from test_corpus import NAMES, event_key, stream_payloads
+from corpus_support import NAMES, event_key, stream_payloads
 from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError
 from toolwire._deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
 from toolwire._providers import Endpoint, Provider, detect, names, provider, register, unregister

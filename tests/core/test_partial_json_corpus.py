@@ -12,9 +12,9 @@ import random
 from typing import Any
 
 import pytest
+from test_partial_json import chunks_at, is_prefix
 
 from conftest import load_expected, require
-from test_partial_json import chunks_at, is_prefix
 from toolwire import MISSING, PartialJSONParser
 
 pytestmark = pytest.mark.corpus

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _corpus_readers() -> list[str]:
@@ -45,6 +45,6 @@ def test_corpus_tests_skip_on_a_clone_without_shared(tmp_path: Path) -> None:
 
 def test_corpus_tests_fail_under_ci_without_shared(tmp_path: Path) -> None:
     """Under ``CI=true`` a missing corpus is a failure, never a silent skip."""
-    result = _run([str(TESTS / "test_corpus.py")], ci=True, tmp_path=tmp_path)
+    result = _run([str(TESTS / "core" / "test_corpus.py")], ci=True, tmp_path=tmp_path)
     assert result.returncode != 0
     assert "CI=true and" in result.stdout

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from cli_support import CONTENT, Terminal, chat_chunk, write_file_stream
 from conftest import load_expected
-from test_corpus import FAILING, outcome_key, stream_bytes
+from corpus_support import FAILING, outcome_key, stream_bytes
 from toolwire import StreamAssembler, StreamError
 from toolwire._cli_replay import PAYLOAD_INTERVAL, Pace, main, replay
 

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_partial_json import run, split_documents
+
 from toolwire import (
     PartialJSONParser,
     StringAppended,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from test_partial_json import chunks_at, documents, normalise, split_documents
+
 from toolwire import JSONSyntaxError, PartialJSONParser, StringAppended
 
 

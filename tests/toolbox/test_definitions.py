@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
-
 from test_jsonschema import SCHEMAS, values
+
 from toolwire import Toolbox, ToolDefinitionError, UnknownFormat
 from toolwire._definitions import strict_schema
 from toolwire._jsonschema import compile_schema

@@ -7,6 +7,8 @@ import functools
 import io
 import itertools
 import re
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,12 +216,17 @@ def test_readme_loops_survive_a_cut_a_stall_a_500_and_an_invalid_call(
 # ------------------------------------------------------------------ structured output
 
 
-def _structured_example() -> str:
+def _example_block(marker: str) -> str:
+    """The python block of the README's example section that contains ``marker``."""
     text = (REPO / "README.md").read_text("utf-8")
     section = text[text.index("## Example") : text.index("## How it compares")]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "the example section has the offline example and the typed preview"
-    return blocks[1]
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if marker in b]
+    assert len(blocks) == 1, f"the example section has one block with {marker!r}"
+    return blocks[0]
+
+
+def _structured_example() -> str:
+    return _example_block("OutputPreview")
 
 
 def _grows(before: Any, after: Any) -> bool:
@@ -274,3 +281,85 @@ def test_readme_structured_example_shows_typed_previews_that_only_grow(sim: Simu
     assert len({repr(d) for d in dumps}) >= 3  # seen growing, not only at the end
     assert all(_grows(a, b) for a, b in itertools.pairwise(dumps))
     assert dumps[-1] == namespace["recipe"].model_dump()
+
+
+# ------------------------------------------------------------------ the pytest example
+
+# What the README's pytest example leaves to its reader: the tool and the agent loop (the
+# README's own loop, around toolwire.run_turn).
+_AGENT = """
+import toolwire
+
+weather_calls = []
+tools = toolwire.Toolbox()
+
+
+@tools.tool
+def get_weather(city: str) -> str:
+    \"\"\"The current weather in a city.\"\"\"
+    weather_calls.append(city)
+    return f"Sunny in {city}"
+
+
+def my_agent(client, question):
+    executor = toolwire.Executor(tools, scope="readme-test")
+    messages = [{"role": "user", "content": question}]
+    for _ in range(5):
+        try:
+            turn = toolwire.run_turn(lambda: client.chat.completions.create(
+                model="m", messages=messages, tools=tools.definitions("openai"), stream=True),
+                tools, executor=executor)
+        except toolwire.StreamError:
+            continue
+        messages += turn.messages
+        if turn.done:
+            return turn.response.text
+"""
+
+
+def test_readme_pytest_example_is_ten_lines() -> None:
+    """The README's pytest example is ten lines: the import, the test and its eight lines."""
+    lines = [line for line in _example_block("toolwire_simulator").splitlines() if line.strip()]
+    assert len(lines) <= 10, lines
+
+
+def test_readme_pytest_example_passes_through_the_plugin(tmp_path: Path) -> None:
+    """The README's pytest example, with a tool and an agent loop filled in, passes under
+    pytest with toolwire's installed plugin: the cut turn ran nothing, the retry ran once."""
+    test_file = tmp_path / "test_agent.py"
+    test_file.write_text(_AGENT + "\n" + _example_block("toolwire_simulator"), "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_readme_pytest_example_fails_for_an_agent_that_runs_cut_calls(tmp_path: Path) -> None:
+    """The same example catches an agent that runs what a cut stream handed out (an
+    accumulate-and-json.loads loop that ignores the broken connection)."""
+    careless = _AGENT.replace(
+        "        except toolwire.StreamError:\n            continue",
+        "        except toolwire.StreamError as exc:\n"
+        "            for call in exc.partial.calls:  # repair the cut JSON and run it\n"
+        "                get_weather(**__import__('json').loads(call.raw_arguments + '\"}'))\n"
+        "            continue",
+    )
+    assert careless != _AGENT
+    test_file = tmp_path / "test_agent.py"
+    test_file.write_text(careless + "\n" + _example_block("toolwire_simulator"), "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert 'assert weather_calls == ["Lyon"]' in done.stdout  # it ran the cut call

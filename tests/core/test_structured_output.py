@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import AfterValidator, BaseModel, Field, field_validator
+from test_partial_json import is_prefix
 
 import toolwire
 from output_support import (
@@ -27,7 +28,6 @@ from output_support import (
     typed_prefix,
     values,
 )
-from test_partial_json import is_prefix
 from toolwire import (
     MISSING,
     OutputPreview,

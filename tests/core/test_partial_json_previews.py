@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_partial_json import chunks_at, documents, is_prefix, split_documents
 
 import toolwire._partial_json as partial_json
-from test_partial_json import chunks_at, documents, is_prefix, split_documents
 from toolwire import MISSING, JSONSyntaxError, PartialJSONParser, parse_partial
 
 CPYTHON = platform.python_implementation() == "CPython"

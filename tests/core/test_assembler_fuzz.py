@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolwire
-from test_corpus import NAMES, stream_payloads
+from corpus_support import NAMES, stream_payloads
 from toolwire import StreamAssembler, StreamError
 
 _PAYLOADS: dict[str, list[tuple[str | None, Any]]] = {}
@@ -127,7 +127,7 @@ def test_mutated_corpus_payloads_raise_only_stream_errors(name: str, data: st.Da
 def test_mutated_bytes_raise_only_stream_errors(name: str, data: st.DataObject) -> None:
     """Raw bodies with bytes flipped, dropped or inserted raise only StreamErrors."""
     from conftest import corpus_available, require
-    from test_corpus import stream_bytes
+    from corpus_support import stream_bytes
 
     require(corpus_available(), "the recorded corpus is absent")
     body = bytearray(stream_bytes(name))
