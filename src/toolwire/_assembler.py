@@ -194,7 +194,7 @@ _TRANSITIONS: dict[tuple[CallState, CallEvent], CallState] = {
 
 
 _OPEN = CallState.OPEN
-_SLICE = 64 * 1024  # bytes framed at a time by feed_bytes()
+_SLICE = 8 * 1024  # bytes framed at a time by feed_bytes()
 
 
 def _slices(data: bytes) -> list[bytes]:
