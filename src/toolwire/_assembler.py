@@ -645,14 +645,21 @@ class StreamAssembler:
         try:
             events = call.parser.feed(text)
         except JSONSyntaxError as exc:
-            call.chars = n
-            call.parts.append(text)
-            out: list[StreamEvent] = []
-            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
-            return out
+            return self._not_json(call, text, exc, payload)
         call.chars = n
         call.parts.append(text)
         return [_arguments_event(call, text, events)]
+
+    def _not_json(
+        self, call: _Call, text: str, exc: JSONSyntaxError, payload: Any
+    ) -> list[StreamEvent]:
+        """Reject an OPEN call whose fragment ``text`` broke its JSON (``exc``): the
+        fragment is kept as raw text, and the events are the rejection's."""
+        call.chars += len(text)
+        call.parts.append(text)
+        out: list[StreamEvent] = []
+        self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+        return out
 
     def _feed_bytes(self, data: bytes) -> list[StreamEvent]:
         """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
@@ -685,11 +692,44 @@ class StreamAssembler:
         return out
 
     def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
-        """Apply framed payloads."""
-        dispatch = self._dispatch
+        """Apply framed payloads: what ``_dispatch`` does for each, with the fragment fast
+        path for an open call (``_fragment``, ``_fast_args``) inlined, as this loop runs
+        once per chunk of a big call. Events are appended to ``out``."""
+        fast = self._fast
+        finished = self._finish is not None
+        by_ref = self._by_ref
+        by_index = self._by_index
+        append = out.append
         for event, payload in items:
-            if payload is not DONE:
-                out.extend(dispatch(payload, event))
+            if payload is DONE:
+                continue
+            hit = None
+            if fast is not None and not finished and event != "error":
+                try:
+                    hit = fast(payload)
+                except Exception:
+                    hit = None  # let the general path report what is wrong with the payload
+            if hit is None:
+                self._apply(payload, event, out)
+                fast = self._fast  # the format may just have been detected
+                finished = self._finish is not None
+                continue
+            ref, index, text = hit
+            call = by_ref.get(ref) if ref is not None else by_index.get(index)  # type: ignore[arg-type]
+            if call is None or call.state is not _OPEN:
+                out += self._fragment(hit, payload)
+                continue
+            n = call.chars + len(text)
+            if n > self._max_args:
+                raise self._fail(self._too_long(call))
+            try:
+                events = call.parser.feed(text)
+            except JSONSyntaxError as exc:
+                out += self._not_json(call, text, exc, payload)
+                continue
+            call.chars = n
+            call.parts.append(text)
+            append(_arguments_event(call, text, events))
 
     def _feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input (see :meth:`feed_eof`)."""
