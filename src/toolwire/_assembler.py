@@ -251,7 +251,7 @@ def _arguments_event(
     _set_key(ev, call.key)
     _set_delta(ev, delta)
     _set_json_events(ev, json_events)
-    _set_preview(ev, call.parser.snapshot)
+    _set_preview(ev, call.snapshot)
     _set_id(ev, call.shown_id)
     _set_name(ev, call.name or "")
     _set_changed(ev, changed)
@@ -300,6 +300,7 @@ class _Call:
         "reason",
         "ref",
         "shown_id",
+        "snapshot",
         "state",
         "synth",
     )
@@ -314,6 +315,8 @@ class _Call:
         self.shown_id = ""  # the id ToolCallStarted announced, repeated on each fragment
         self.state = CallState.PENDING
         self.parser = PartialJSONParser(events=json_events)
+        # the preview of every ToolCallArguments: one bound method, not one per event
+        self.snapshot: Callable[[], Any] = self.parser.snapshot
         self.events = json_events
         self.parts: list[str] = []
         self.chars = 0
