@@ -7,8 +7,9 @@ as return values, no clock, no I/O):
   ``"[DONE]"``), hands it to the format's adapter (its provider in ``_providers``), and
   applies the resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing
   decoder first (``_framing``) and is equivalent whatever the split.
-* The fragment fast path (one place, ``_dispatch`` and ``_fragment``): a payload that is
-  nothing but one argument fragment of an open call, recognised by the adapter's
+* The fragment fast path (``_dispatch`` and ``_fragment``, with the open-call case inlined
+  in ``_items``, the per-payload loop of ``feed_bytes``): a payload that is nothing but
+  one argument fragment of an open call, recognised by the adapter's
   ``fragment`` (or, for an SDK event object, ``object_fragment``, by attribute access),
   goes straight into that call's parser without deltas or ``model_dump``. The call is
   found as the general path would route it, and a fragment for a call in any other state

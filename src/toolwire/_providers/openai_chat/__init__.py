@@ -28,8 +28,9 @@ chosen choice is read). Within one chunk the order is text, reasoning, tool call
 finish, so a last fragment sent in the finish chunk lands before the finish.
 
 Fast paths: ``fragment`` recognises a chunk that is only one argument fragment (whatever
-null or empty fields come with it), ``object_fragment`` the same ``ChatCompletionChunk``
-of the ``openai`` SDK by attribute access, so neither builds deltas nor dumps the object.
+null or empty fields come with it; minimal chunks of choices alone included),
+``object_fragment`` the same ``ChatCompletionChunk`` of the ``openai`` SDK by attribute
+access, so neither builds deltas nor dumps the object.
 
 Next request: tool definitions ``{"type": "function", "function": {"name",
 "description", "parameters"}}`` (``"strict": true`` with a strict-mode schema when asked);
