@@ -7,8 +7,9 @@ as return values, no clock, no I/O):
   ``"[DONE]"``), hands it to the format's adapter (its provider in ``_providers``), and
   applies the resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing
   decoder first (``_framing``) and is equivalent whatever the split.
-* The fragment fast path (one place, ``_dispatch`` and ``_fragment``): a payload that is
-  nothing but one argument fragment of an open call, recognised by the adapter's
+* The fragment fast path (``_dispatch`` and ``_fragment``, with the open-call case inlined
+  in ``_items``, the per-payload loop of ``feed_bytes``): a payload that is nothing but
+  one argument fragment of an open call, recognised by the adapter's
   ``fragment`` (or, for an SDK event object, ``object_fragment``, by attribute access),
   goes straight into that call's parser without deltas or ``model_dump``. The call is
   found as the general path would route it, and a fragment for a call in any other state
@@ -194,7 +195,7 @@ _TRANSITIONS: dict[tuple[CallState, CallEvent], CallState] = {
 
 
 _OPEN = CallState.OPEN
-_SLICE = 64 * 1024  # bytes framed at a time by feed_bytes()
+_SLICE = 8 * 1024  # bytes framed at a time by feed_bytes()
 
 
 def _slices(data: bytes) -> list[bytes]:
@@ -251,7 +252,7 @@ def _arguments_event(
     _set_key(ev, call.key)
     _set_delta(ev, delta)
     _set_json_events(ev, json_events)
-    _set_preview(ev, call.parser.snapshot)
+    _set_preview(ev, call.snapshot)
     _set_id(ev, call.shown_id)
     _set_name(ev, call.name or "")
     _set_changed(ev, changed)
@@ -300,6 +301,7 @@ class _Call:
         "reason",
         "ref",
         "shown_id",
+        "snapshot",
         "state",
         "synth",
     )
@@ -314,6 +316,8 @@ class _Call:
         self.shown_id = ""  # the id ToolCallStarted announced, repeated on each fragment
         self.state = CallState.PENDING
         self.parser = PartialJSONParser(events=json_events)
+        # the preview of every ToolCallArguments: one bound method, not one per event
+        self.snapshot: Callable[[], Any] = self.parser.snapshot
         self.events = json_events
         self.parts: list[str] = []
         self.chars = 0
@@ -645,14 +649,21 @@ class StreamAssembler:
         try:
             events = call.parser.feed(text)
         except JSONSyntaxError as exc:
-            call.chars = n
-            call.parts.append(text)
-            out: list[StreamEvent] = []
-            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
-            return out
+            return self._not_json(call, text, exc, payload)
         call.chars = n
         call.parts.append(text)
         return [_arguments_event(call, text, events)]
+
+    def _not_json(
+        self, call: _Call, text: str, exc: JSONSyntaxError, payload: Any
+    ) -> list[StreamEvent]:
+        """Reject an OPEN call whose fragment ``text`` broke its JSON (``exc``): the
+        fragment is kept as raw text, and the events are the rejection's."""
+        call.chars += len(text)
+        call.parts.append(text)
+        out: list[StreamEvent] = []
+        self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+        return out
 
     def _feed_bytes(self, data: bytes) -> list[StreamEvent]:
         """Apply raw response bytes (SSE, NDJSON or a JSON array), split anywhere."""
@@ -685,11 +696,44 @@ class StreamAssembler:
         return out
 
     def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
-        """Apply framed payloads."""
-        dispatch = self._dispatch
+        """Apply framed payloads: what ``_dispatch`` does for each, with the fragment fast
+        path for an open call (``_fragment``, ``_fast_args``) inlined, as this loop runs
+        once per chunk of a big call. Events are appended to ``out``."""
+        fast = self._fast
+        finished = self._finish is not None
+        by_ref = self._by_ref
+        by_index = self._by_index
+        append = out.append
         for event, payload in items:
-            if payload is not DONE:
-                out.extend(dispatch(payload, event))
+            if payload is DONE:
+                continue
+            hit = None
+            if fast is not None and not finished and event != "error":
+                try:
+                    hit = fast(payload)
+                except Exception:
+                    hit = None  # let the general path report what is wrong with the payload
+            if hit is None:
+                self._apply(payload, event, out)
+                fast = self._fast  # the format may just have been detected
+                finished = self._finish is not None
+                continue
+            ref, index, text = hit
+            call = by_ref.get(ref) if ref is not None else by_index.get(index)  # type: ignore[arg-type]
+            if call is None or call.state is not _OPEN:
+                out += self._fragment(hit, payload)
+                continue
+            n = call.chars + len(text)
+            if n > self._max_args:
+                raise self._fail(self._too_long(call))
+            try:
+                events = call.parser.feed(text)
+            except JSONSyntaxError as exc:
+                out += self._not_json(call, text, exc, payload)
+                continue
+            call.chars = n
+            call.parts.append(text)
+            append(_arguments_event(call, text, events))
 
     def _feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input (see :meth:`feed_eof`)."""

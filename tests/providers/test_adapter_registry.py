@@ -592,6 +592,10 @@ _NULLISH = st.sampled_from([None, "", "x", 0, {}])
         st.sampled_from(["usage", "x_groq", "error", "system_fingerprint"]), _NULLISH
     ),
     finish=st.sampled_from([None, "stop"]),
+    identity=st.dictionaries(
+        st.sampled_from(["id", "model", "created"]), st.sampled_from([None, "", "c", 0, 7])
+    ),
+    primed=st.booleans(),
 )
 def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
     extra: dict[str, Any],
@@ -599,14 +603,20 @@ def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
     function_extra: dict[str, Any],
     top: dict[str, Any],
     finish: str | None,
+    identity: dict[str, Any],
+    primed: bool,
 ) -> None:
-    """Chat chunks with any mix of null, empty or filled members around one fragment: the
-    fast path hits only when translate gives exactly that fragment (content null included)."""
+    """Chat chunks with any mix of null, empty or filled members around one fragment, with
+    or without the response's identity, before or after it was first given: the fast path
+    hits only when translate gives exactly that fragment (content null included; minimal
+    chunks, which never give an identity, included)."""
     adapter = provider("openai-chat").adapter(0)
-    adapter.translate({"id": "c", "model": "m", "choices": []})
+    if primed:
+        adapter.translate({"id": "c", "model": "m", "choices": []})
     entry = {"index": 0, "function": {"arguments": "abc", **function_extra}, **entry_extra}
     delta = {"tool_calls": [entry], **extra}
-    payload = {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **top}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    payload = {**identity, "choices": [choice], **top}
     hit = adapter.fragment(payload)
     if hit is None:
         return

@@ -28,8 +28,9 @@ chosen choice is read). Within one chunk the order is text, reasoning, tool call
 finish, so a last fragment sent in the finish chunk lands before the finish.
 
 Fast paths: ``fragment`` recognises a chunk that is only one argument fragment (whatever
-null or empty fields come with it), ``object_fragment`` the same ``ChatCompletionChunk``
-of the ``openai`` SDK by attribute access, so neither builds deltas nor dumps the object.
+null or empty fields come with it; minimal chunks of choices alone included),
+``object_fragment`` the same ``ChatCompletionChunk`` of the ``openai`` SDK by attribute
+access, so neither builds deltas nor dumps the object.
 
 Next request: tool definitions ``{"type": "function", "function": {"name",
 "description", "parameters"}}`` (``"strict": true`` with a strict-mode schema when asked);
@@ -79,6 +80,20 @@ def chat_usage(usage: dict[str, Any]) -> d.UsageDelta:
     return openai_usage(usage, input_key="prompt_tokens", output_key="completion_tokens")
 
 
+def _meta(payload: dict[str, Any]) -> d.MetaDelta | None:
+    """The chunk's identity (response id, model, creation time), or ``None`` when it has
+    none: a minimal chunk, as some OpenAI-compatible servers send, carries only choices."""
+    rid = payload.get("id")
+    model = payload.get("model")
+    rid = rid if isinstance(rid, str) and rid else None
+    model = model if isinstance(model, str) and model else None
+    created = payload.get("created")
+    stamp = str(created) if type(created) is int and created > 0 else None
+    if rid or model or stamp:
+        return d.MetaDelta(response_id=rid, model=model, created=stamp)
+    return None
+
+
 class OpenAIChatAdapter:
     """Translate ``chat.completion.chunk`` payloads; ``choice`` picks one of ``n`` choices."""
 
@@ -96,14 +111,9 @@ class OpenAIChatAdapter:
         """Turn one chunk into deltas (``[]`` for chunks that carry nothing)."""
         out: list[d.Delta] = []
         if not self._meta_sent:
-            rid = payload.get("id")
-            model = payload.get("model")
-            rid = rid if isinstance(rid, str) and rid else None
-            model = model if isinstance(model, str) and model else None
-            created = payload.get("created")
-            stamp = str(created) if type(created) is int and created > 0 else None
-            if rid or model or stamp:
-                out.append(d.MetaDelta(response_id=rid, model=model, created=stamp))
+            meta = _meta(payload)
+            if meta is not None:
+                out.append(meta)
                 self._meta_sent = True
 
         error = payload.get("error")
@@ -151,9 +161,11 @@ class OpenAIChatAdapter:
         The shape checked is the one big calls stream in: ``{"choices": [{"index": c,
         "delta": {"tool_calls": [{"index": i, "function": {"arguments": "..."}}]},
         "finish_reason": null}]}`` plus response-level fields, members that ``translate``
-        ignores (``role``, ``type``, ``logprobs``...) and null or empty ones.
+        ignores (``role``, ``type``, ``logprobs``...) and null or empty ones. Until a chunk
+        gave the response's identity, a chunk that would give it is not a fragment (so a
+        stream of minimal chunks, which never give one, takes this path too).
         """
-        if not self._meta_sent:
+        if not self._meta_sent and _meta(payload) is not None:
             return None
         choices = payload.get("choices")
         if type(choices) is not list or len(choices) != 1:
