@@ -22,6 +22,12 @@ I/O. The interface:
         def error_event(self, *, rng, options) -> Frame             # in-stream error
         def error_body(self, status, message) -> ErrorReply         # HTTP error reply
 
+Each provider's encoder subclasses :class:`ProviderEncoder`, which implements that
+protocol from what the encoder declares: its format, framing and profiles, how it mints
+ids (:class:`IdStyle`), whether it has a refusal channel; the encoder writes only its own
+events (``_frames``), body (``_body``) and errors. Formats whose events are named after
+their ``type`` collect them in :class:`TypedEvents`.
+
 ``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
 one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
 (SSE with ``event:`` names where the provider sends them, NDJSON lines, a JSON array, AWS
@@ -42,9 +48,10 @@ import random
 import string
 import struct
 import zlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from ._scenario_types import Profile, ScenarioCall, ScenarioResponse
@@ -55,6 +62,9 @@ __all__ = [
     "ErrorReply",
     "Frame",
     "Framing",
+    "IdStyle",
+    "ProviderEncoder",
+    "TypedEvents",
     "Unencodable",
     "argument_object",
     "check_profiles",
@@ -76,6 +86,9 @@ CONTENT_TYPES: dict[Framing, str] = {
     "json-array": "application/json; charset=utf-8",
     "aws-eventstream": "application/vnd.amazon.eventstream",
 }
+
+
+_ALNUM = string.ascii_letters + string.digits
 
 
 class Unencodable(Exception):
@@ -157,6 +170,95 @@ class Encoder(Protocol):
         ...
 
 
+class IdStyle(NamedTuple):
+    """How a provider mints one kind of id: ``prefix`` plus ``length`` seeded characters of
+    ``alphabet``."""
+
+    prefix: str
+    length: int
+    alphabet: str = _ALNUM
+
+    def mint(self, rng: random.Random) -> str:
+        """A fresh id in this style, drawn from ``rng``."""
+        return mint(rng, self.prefix, self.length, self.alphabet)
+
+
+class ProviderEncoder(ABC):
+    """An :class:`Encoder` built from what a provider's encoder declares.
+
+    A subclass sets ``format`` and, where its format differs, ``framing``,
+    ``text_arguments``, ``profiles``, the styles of its ids (``call_ids``; ``None``: the
+    format sends no ids at all; ``response_ids``; ``None``: responses carry none) and
+    ``refusals = False`` for a format without a refusal channel. It writes ``_frames``,
+    ``_body``, ``error_event`` and ``error_body``; the checks every format makes before
+    encoding (quirk profiles of another format, a refusal it cannot carry) are made here.
+    """
+
+    format: str
+    framing: Framing = "sse"
+    text_arguments = True
+    profiles: tuple[Profile, ...] = ()
+    call_ids: IdStyle | None = None
+    response_ids: IdStyle | None = None
+    refusals = True
+
+    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
+        """``response`` with every missing id (calls, then the response) minted in this
+        format's styles; ids already given are kept."""
+        calls, responses = self.call_ids, self.response_ids
+        if calls is None:
+            return response
+        return with_ids(
+            response,
+            lambda call: calls.mint(rng),
+            None if responses is None else lambda: responses.mint(rng),
+        )
+
+    def stream(
+        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """The streamed events of ``response``, terminal ones marked; :class:`Unencodable`
+        for a quirk profile of another format or a refusal the format cannot carry."""
+        check_profiles(self.format, options)
+        if not self.refusals:
+            no_refusal(self.format, response)
+        return self._frames(response, rng, options)
+
+    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+        """The non-streamed response body; :class:`Unencodable` for a refusal the format
+        cannot carry."""
+        if not self.refusals:
+            no_refusal(self.format, response)
+        return self._body(response, options)
+
+    @abstractmethod
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
+    ) -> list[Frame]:
+        """The streamed events of a response this format can carry."""
+
+    @abstractmethod
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
+        """The non-streamed body of a response this format can carry."""
+
+    @abstractmethod
+    def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
+        """The provider's in-stream error event."""
+
+    @abstractmethod
+    def error_body(self, status: int, message: str) -> ErrorReply:
+        """The provider's HTTP error reply for ``status``."""
+
+
+class TypedEvents(list[Frame]):
+    """The frames of a format whose events are named after their ``type`` (Anthropic,
+    Cohere, OpenAI Responses), appended by :meth:`emit`."""
+
+    def emit(self, kind: str, terminal: bool = False, **fields: Any) -> None:
+        """Append the event ``{"type": kind, **fields}`` under the SSE name ``kind``."""
+        self.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
+
+
 # ------------------------------------------------------------------------ helpers
 
 
@@ -170,9 +272,6 @@ def pieces(text: str, rng: random.Random, low: int, high: int) -> list[str]:
         out.append(text[position : position + size])
         position += size
     return out
-
-
-_ALNUM = string.ascii_letters + string.digits
 
 
 def mint(rng: random.Random, prefix: str, length: int, alphabet: str = _ALNUM) -> str:

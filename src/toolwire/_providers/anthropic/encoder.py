@@ -20,18 +20,18 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
+    IdStyle,
+    ProviderEncoder,
+    TypedEvents,
     argument_object,
-    check_profiles,
     finish_name,
     mint,
     pieces,
-    with_ids,
 )
 
 __all__ = ["AnthropicEncoder"]
@@ -56,19 +56,12 @@ def _stop_reason(response: ScenarioResponse) -> str:
     return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
 
 
-class AnthropicEncoder:
+class AnthropicEncoder(ProviderEncoder):
     """Writes Anthropic Messages streams and bodies (``format = "anthropic"``)."""
 
     format = "anthropic"
-    framing: Framing = "sse"
-    text_arguments = True
-    profiles: tuple[Profile, ...] = ()
-
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Mint ``msg_01...`` and ``toolu_01...`` ids where the scenario gives none."""
-        return with_ids(
-            response, lambda call: mint(rng, "toolu_01", 22), lambda: mint(rng, "msg_01", 22)
-        )
+    call_ids = IdStyle("toolu_01", 22)
+    response_ids = IdStyle("msg_01", 22)
 
     def _message(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         usage = response.reported_usage()
@@ -89,16 +82,12 @@ class AnthropicEncoder:
             },
         }
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
-        frames: list[Frame] = []
-
-        def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
-            frames.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
-
+        frames = TypedEvents()
+        emit = frames.emit
         emit("message_start", message=self._message(response, options))
         emit("ping")
         index = 0
@@ -140,7 +129,7 @@ class AnthropicEncoder:
         emit("message_stop", terminal=True)
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The ``message`` object of a non-streamed ``POST /v1/messages``."""
         message = self._message(response, options)
         content: list[dict[str, Any]] = []

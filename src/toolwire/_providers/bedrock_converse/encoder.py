@@ -23,21 +23,20 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Iterator
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
+    IdStyle,
+    ProviderEncoder,
     argument_object,
-    check_profiles,
     finish_name,
     mint,
-    no_refusal,
     pieces,
-    with_ids,
 )
 
 __all__ = ["BedrockEncoder", "bedrock_error_code"]
@@ -62,72 +61,61 @@ def bedrock_error_code(status: int) -> str:
     )
 
 
+def _reasoning_deltas(reasoning: str, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """The ``reasoningContent`` deltas of ``reasoning``: its text pieces, then a signature."""
+    for piece in pieces(reasoning, rng, 2, 24):
+        yield {"reasoningContent": {"text": piece}}
+    yield {"reasoningContent": {"signature": mint(rng, "", 48)}}
+
+
+def _input_deltas(arguments: str, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """The ``toolUse`` deltas of a call's argument text, in pieces of 5 to 40 characters."""
+    for piece in pieces(arguments, rng, 5, 40):
+        yield {"toolUse": {"input": piece}}
+
+
 def _stop_reason(response: ScenarioResponse) -> str:
     # Converse names its stop reasons after Anthropic's
     return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
 
 
-class BedrockEncoder:
+class BedrockEncoder(ProviderEncoder):
     """Writes Bedrock ConverseStream event streams and Converse bodies."""
 
     format = "bedrock-converse"
-    framing: Framing = "aws-eventstream"
-    text_arguments = True
-    profiles: tuple[Profile, ...] = ()
+    framing = "aws-eventstream"
+    call_ids = IdStyle("tooluse_", 22, _PAD + "_-")  # responses have no id
+    refusals = False
 
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Mint ``tooluse_...`` ids where the scenario gives none (responses have no id)."""
-        return with_ids(response, lambda call: mint(rng, "tooluse_", 22, _PAD + "_-"))
-
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
-        no_refusal(self.format, response)
         frames: list[Frame] = []
 
         def emit(name: str, terminal: bool = False, **body: Any) -> None:
             body["p"] = _PAD[: rng.randint(1, len(_PAD))]
             frames.append(Frame(body, event=name, terminal=terminal))
 
-        emit("messageStart", role="assistant")
         index = 0
-        if response.reasoning or response.text:
-            for piece in pieces(response.reasoning, rng, 2, 24):
-                emit(
-                    "contentBlockDelta",
-                    contentBlockIndex=index,
-                    delta={"reasoningContent": {"text": piece}},
-                )
-            if response.reasoning:
-                signature = mint(rng, "", 48)
-                emit(
-                    "contentBlockDelta",
-                    contentBlockIndex=index,
-                    delta={"reasoningContent": {"signature": signature}},
-                )
-                emit("contentBlockStop", contentBlockIndex=index)
-                index += 1
-            if response.text:
-                for piece in pieces(response.text, rng, 1, 12):
-                    emit("contentBlockDelta", contentBlockIndex=index, delta={"text": piece})
-                emit("contentBlockStop", contentBlockIndex=index)
-                index += 1
-        for call in response.tool_calls:
-            emit(
-                "contentBlockStart",
-                contentBlockIndex=index,
-                start={"toolUse": {"toolUseId": call.id, "name": call.name}},
-            )
-            for piece in pieces(call.raw_arguments, rng, 5, 40):
-                emit(
-                    "contentBlockDelta",
-                    contentBlockIndex=index,
-                    delta={"toolUse": {"input": piece}},
-                )
+
+        def block(deltas: Iterator[dict[str, Any]], start: dict[str, Any] | None = None) -> None:
+            nonlocal index
+            if start is not None:
+                emit("contentBlockStart", contentBlockIndex=index, start=start)
+            for delta in deltas:  # lazily: the seeded draws keep their order with the padding
+                emit("contentBlockDelta", contentBlockIndex=index, delta=delta)
             emit("contentBlockStop", contentBlockIndex=index)
             index += 1
+
+        emit("messageStart", role="assistant")
+        if response.reasoning:
+            block(_reasoning_deltas(response.reasoning, rng))
+        if response.text:
+            block({"text": piece} for piece in pieces(response.text, rng, 1, 12))
+        for call in response.tool_calls:
+            start = {"toolUse": {"toolUseId": call.id, "name": call.name}}
+            block(_input_deltas(call.raw_arguments, rng), start)
         emit("messageStop", terminal=True, stopReason=_stop_reason(response))
         usage = response.reported_usage()
         emit(
@@ -142,9 +130,8 @@ class BedrockEncoder:
         )
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The ``Converse`` response body."""
-        no_refusal(self.format, response)
         content: list[dict[str, Any]] = []
         if response.reasoning:
             reasoning = {"reasoningText": {"text": response.reasoning, "signature": "s"}}

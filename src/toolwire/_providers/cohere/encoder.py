@@ -21,16 +21,15 @@ import random
 import string
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
-    check_profiles,
+    ProviderEncoder,
+    TypedEvents,
     finish_name,
     mint,
-    no_refusal,
     pieces,
     with_ids,
 )
@@ -57,13 +56,11 @@ def _usage(response: ScenarioResponse) -> dict[str, Any]:
     return {"billed_units": dict(counts), "tokens": dict(counts), "cached_tokens": 0}
 
 
-class CohereEncoder:
+class CohereEncoder(ProviderEncoder):
     """Writes Cohere v2 chat streams and bodies (``format = "cohere"``)."""
 
     format = "cohere"
-    framing: Framing = "sse"
-    text_arguments = True
-    profiles: tuple[Profile, ...] = ()
+    refusals = False
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """Mint a UUID response id and ``<name>_<12 chars>`` call ids where none are given."""
@@ -71,17 +68,12 @@ class CohereEncoder:
             response, lambda call: mint(rng, f"{call.name}_", 12, _LOWER), lambda: _uuid(rng)
         )
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
-        no_refusal(self.format, response)
-        frames: list[Frame] = []
-
-        def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
-            frames.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
-
+        frames = TypedEvents()
+        emit = frames.emit
         empty = {
             "role": "assistant",
             "content": [],
@@ -129,9 +121,8 @@ class CohereEncoder:
         )
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The non-streamed v2 chat response."""
-        no_refusal(self.format, response)
         message: dict[str, Any] = {"role": "assistant"}
         if response.text:
             message["content"] = [{"type": "text", "text": response.text}]

@@ -21,17 +21,15 @@ import random
 import string
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._scenario_types import ScenarioCall, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
+    IdStyle,
+    ProviderEncoder,
     argument_object,
-    check_profiles,
-    mint,
     pieces,
-    with_ids,
 )
 
 __all__ = ["GeminiEncoder", "google_status"]
@@ -62,17 +60,13 @@ def _arguments(call: ScenarioCall) -> dict[str, Any]:
     return argument_object(call, why)
 
 
-class GeminiEncoder:
+class GeminiEncoder(ProviderEncoder):
     """Writes Gemini streams and bodies (``format = "gemini"``)."""
 
     format = "gemini"
-    framing: Framing = "sse"
     text_arguments = False
-    profiles: tuple[Profile, ...] = ()
-
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Mint a ``responseId`` and short call ids where the scenario gives none."""
-        return with_ids(response, lambda call: mint(rng, "", 8, _LOWER), lambda: mint(rng, "", 22))
+    call_ids = IdStyle("", 8, _LOWER)
+    response_ids = IdStyle("", 22)
 
     def _chunk(
         self,
@@ -116,11 +110,10 @@ class GeminiEncoder:
             function = {"id": call.id, **function}
         return {"functionCall": function}
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
         frames: list[Frame] = []
         for piece in pieces(response.reasoning, rng, 10, 60):
             frames.append(Frame(self._chunk(response, options, [{"text": piece, "thought": True}])))
@@ -138,7 +131,7 @@ class GeminiEncoder:
         frames.append(Frame(last, terminal=True))
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The ``GenerateContentResponse`` of ``:generateContent``."""
         parts: list[dict[str, Any]] = []
         if response.reasoning:

@@ -19,15 +19,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._scenario_types import ScenarioCall, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
+    ProviderEncoder,
     argument_object,
-    check_profiles,
-    no_refusal,
     pieces,
 )
 
@@ -38,17 +36,13 @@ def _arguments(call: ScenarioCall) -> dict[str, Any]:
     return argument_object(call, "Ollama sends tool call arguments as objects")
 
 
-class OllamaEncoder:
-    """Writes Ollama ``/api/chat`` streams and bodies (``format = "ollama"``)."""
+class OllamaEncoder(ProviderEncoder):
+    """Writes Ollama ``/api/chat`` streams and bodies (``format = "ollama"``; no ids)."""
 
     format = "ollama"
-    framing: Framing = "ndjson"
+    framing = "ndjson"
     text_arguments = False
-    profiles: tuple[Profile, ...] = ()
-
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Ollama sends no ids: the response is returned unchanged."""
-        return response
+    refusals = False
 
     def _done(self, response: ScenarioResponse, rng: random.Random) -> dict[str, Any]:
         usage = response.reported_usage()
@@ -63,12 +57,10 @@ class OllamaEncoder:
             "eval_duration": rng.randint(10**7, 10**10),
         }
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The NDJSON lines of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
-        no_refusal(self.format, response)
         model = response.model or options.model
         clock = [rng.randint(0, 10**6)]  # microseconds into the minute, always increasing
 
@@ -91,9 +83,8 @@ class OllamaEncoder:
         frames.append(Frame(last, terminal=True))
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The single ``ChatResponse`` of a ``"stream": false`` request."""
-        no_refusal(self.format, response)
         message: dict[str, Any] = {"role": "assistant", "content": response.text}
         if response.reasoning:
             message["thinking"] = response.reasoning

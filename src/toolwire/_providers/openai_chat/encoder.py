@@ -27,23 +27,24 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioCall, ScenarioResponse
+from ..._scenario_types import ScenarioCall, ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
-    check_profiles,
+    IdStyle,
+    ProviderEncoder,
     mint,
     pieces,
-    with_ids,
 )
 from ..._wire_writing import truncate_arguments as _truncate
 from .quirks import PROFILES
 
-__all__ = ["OpenAIChatEncoder", "function_call", "openai_error"]
+__all__ = ["CALL_IDS", "OpenAIChatEncoder", "function_call", "openai_error"]
 
 _HEX = "0123456789abcdef"
+CALL_IDS = IdStyle("call_", 24)
+"""OpenAI's call ids (``call_`` and 24 letters and digits), Chat's and Responses'."""
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -98,27 +99,20 @@ _FILTER_RESULTS = {
 }
 
 
-class OpenAIChatEncoder:
+class OpenAIChatEncoder(ProviderEncoder):
     """Writes OpenAI Chat Completions streams and bodies (``format = "openai-chat"``)."""
 
     format = "openai-chat"
-    framing: Framing = "sse"
-    text_arguments = True
-    profiles: tuple[Profile, ...] = tuple(PROFILES.values())
-
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Mint ``chatcmpl-...`` and ``call_...`` ids where the scenario gives none."""
-        return with_ids(
-            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "chatcmpl-", 29)
-        )
+    profiles = tuple(PROFILES.values())
+    call_ids = CALL_IDS
+    response_ids = IdStyle("chatcmpl-", 29)
 
     # ---------------------------------------------------------------- streaming
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
         if options.has("unterminated-arguments"):
             response = _truncate(response, rng)
         model = response.model or options.model
@@ -241,7 +235,7 @@ class OpenAIChatEncoder:
                 if has("args-in-last-chunk"):
                     deferred.append({"index": index, "function": {"arguments": call.raw_arguments}})
                 else:
-                    alt = mint(rng, "call_", 24)
+                    alt = CALL_IDS.mint(rng)
                     entries += [
                         self._fragment(index, f, call, rng, options, alt) for f in fragments
                     ]
@@ -361,7 +355,7 @@ class OpenAIChatEncoder:
 
     # ------------------------------------------------------------- non-streaming
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """A ``chat.completion`` object (usage always included, as OpenAI does)."""
         message: dict[str, Any] = {
             "role": "assistant",

@@ -23,37 +23,30 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..._scenario_types import Profile, ScenarioResponse
+from ..._scenario_types import ScenarioResponse
 from ..._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
-    Framing,
-    check_profiles,
+    IdStyle,
+    ProviderEncoder,
+    TypedEvents,
     mint,
     pieces,
-    with_ids,
 )
-from ..openai_chat.encoder import openai_error
+from ..openai_chat.encoder import CALL_IDS, openai_error
 
 __all__ = ["OpenAIResponsesEncoder"]
 
 _HEX = "0123456789abcdef"
 
 
-class OpenAIResponsesEncoder:
+class OpenAIResponsesEncoder(ProviderEncoder):
     """Writes Responses API streams and bodies (``format = "openai-responses"``)."""
 
     format = "openai-responses"
-    framing: Framing = "sse"
-    text_arguments = True
-    profiles: tuple[Profile, ...] = ()
-
-    def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
-        """Mint ``resp_...`` and ``call_...`` ids where the scenario gives none."""
-        return with_ids(
-            response, lambda call: mint(rng, "call_", 24), lambda: mint(rng, "resp_", 48, _HEX)
-        )
+    call_ids = CALL_IDS
+    response_ids = IdStyle("resp_", 48, _HEX)
 
     def _items(
         self, response: ScenarioResponse, rng: random.Random
@@ -136,16 +129,12 @@ class OpenAIResponsesEncoder:
             }
         return out
 
-    def stream(
-        self, response: ScenarioResponse, *, rng: random.Random, options: EncodeOptions
+    def _frames(
+        self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The events of ``response`` (see the module docstring)."""
-        check_profiles(self.format, options)
-        events: list[tuple[dict[str, Any], bool]] = []
-
-        def emit(kind: str, terminal: bool = False, **fields: Any) -> None:
-            events.append(({"type": kind, **fields}, terminal))
-
+        frames = TypedEvents()
+        emit = frames.emit
         empty = self._response(response, options, status="in_progress", output=[], usage=False)
         emit("response.created", response=empty)
         emit("response.in_progress", response=empty)
@@ -226,13 +215,11 @@ class OpenAIResponsesEncoder:
                 response, options, status="completed", output=done_items, usage=True
             )
             emit("response.completed", terminal=True, response=final)
-        frames = []
-        for number, (payload, terminal) in enumerate(events):
-            payload["sequence_number"] = number
-            frames.append(Frame(payload, event=payload["type"], terminal=terminal))
+        for number, frame in enumerate(frames):
+            frame.payload["sequence_number"] = number  # type: ignore[index]  # always objects
         return frames
 
-    def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
+    def _body(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         """The ``response`` object, as ``POST /v1/responses`` without streaming returns it."""
         rng = random.Random(response.response_id)
         output = [item for _, item in self._items(response, rng)]
