@@ -26,7 +26,7 @@ Each provider's encoder subclasses :class:`ProviderEncoder`, which implements th
 protocol from what the encoder declares: its format, framing and profiles, how it mints
 ids (:class:`IdStyle`), whether it has a refusal channel; the encoder writes only its own
 events (``_frames``), body (``_body``) and errors. Formats whose events are named after
-their ``type`` collect them in :class:`TypedEvents`.
+their ``type`` write them with :func:`typed_event` (collected in :class:`TypedEvents`).
 
 ``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
 one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
@@ -75,6 +75,7 @@ __all__ = [
     "pieces",
     "serialise",
     "truncate_arguments",
+    "typed_event",
     "with_ids",
 ]
 
@@ -250,13 +251,20 @@ class ProviderEncoder(ABC):
         """The provider's HTTP error reply for ``status``."""
 
 
+def typed_event(kind: str, terminal: bool = False, **fields: Any) -> Frame:
+    """The event ``{"type": kind, **fields}`` under the SSE name ``kind``: the shape of every
+    event of the formats that name their events after their type (Anthropic, Cohere,
+    OpenAI Responses)."""
+    return Frame({"type": kind, **fields}, event=kind, terminal=terminal)
+
+
 class TypedEvents(list[Frame]):
-    """The frames of a format whose events are named after their ``type`` (Anthropic,
-    Cohere, OpenAI Responses), appended by :meth:`emit`."""
+    """The frames of a format whose events are named after their ``type``, appended by
+    :meth:`emit`."""
 
     def emit(self, kind: str, terminal: bool = False, **fields: Any) -> None:
-        """Append the event ``{"type": kind, **fields}`` under the SSE name ``kind``."""
-        self.append(Frame({"type": kind, **fields}, event=kind, terminal=terminal))
+        """Append :func:`typed_event` ``(kind, terminal, **fields)``."""
+        self.append(typed_event(kind, terminal, **fields))
 
 
 # ------------------------------------------------------------------------ helpers

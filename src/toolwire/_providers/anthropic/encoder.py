@@ -32,6 +32,7 @@ from ..._wire_writing import (
     finish_name,
     mint,
     pieces,
+    typed_event,
 )
 
 __all__ = ["AnthropicEncoder"]
@@ -150,11 +151,7 @@ class AnthropicEncoder(ProviderEncoder):
 
     def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
         """Anthropic's in-stream ``error`` event (``overloaded_error``, its HTTP 529)."""
-        payload = {
-            "type": "error",
-            "error": {"type": "overloaded_error", "message": "Overloaded"},
-        }
-        return Frame(payload, event="error")
+        return typed_event("error", error={"type": "overloaded_error", "message": "Overloaded"})
 
     def error_body(self, status: int, message: str) -> ErrorReply:
         """Anthropic's error reply: ``{"type": "error", "error": {type, message}}``."""

@@ -31,6 +31,7 @@ from ..._wire_writing import (
     finish_name,
     mint,
     pieces,
+    typed_event,
     with_ids,
 )
 from ..openai_chat.encoder import function_call
@@ -139,11 +140,8 @@ class CohereEncoder(ProviderEncoder):
 
     def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
         """A ``message-end`` that reports a failed generation."""
-        payload = {
-            "type": "message-end",
-            "delta": {"finish_reason": "ERROR", "error": "internal server error"},
-        }
-        return Frame(payload, event="message-end")
+        failed = {"finish_reason": "ERROR", "error": "internal server error"}
+        return typed_event("message-end", delta=failed)
 
     def error_body(self, status: int, message: str) -> ErrorReply:
         """Cohere's error reply: ``{"id", "message"}``."""

@@ -33,6 +33,7 @@ from ..._wire_writing import (
     TypedEvents,
     mint,
     pieces,
+    typed_event,
 )
 from ..openai_chat.encoder import CALL_IDS, openai_error
 
@@ -228,14 +229,13 @@ class OpenAIResponsesEncoder(ProviderEncoder):
 
     def error_event(self, *, rng: random.Random, options: EncodeOptions) -> Frame:
         """The Responses ``error`` event (a flat object; its number follows the last)."""
-        payload = {
-            "type": "error",
-            "code": "server_error",
-            "message": "The server had an error while processing your request.",
-            "param": None,
-            "sequence_number": 10_000_000,
-        }
-        return Frame(payload, event="error")
+        return typed_event(
+            "error",
+            code="server_error",
+            message="The server had an error while processing your request.",
+            param=None,
+            sequence_number=10_000_000,
+        )
 
     def error_body(self, status: int, message: str) -> ErrorReply:
         """OpenAI's HTTP error reply."""
