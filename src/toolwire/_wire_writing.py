@@ -187,12 +187,13 @@ class IdStyle(NamedTuple):
 class ProviderEncoder(ABC):
     """An :class:`Encoder` built from what a provider's encoder declares.
 
-    A subclass sets ``format`` and, where its format differs, ``framing``,
-    ``text_arguments``, ``profiles``, the styles of its ids (``call_ids``; ``None``: the
-    format sends no ids at all; ``response_ids``; ``None``: responses carry none) and
-    ``refusals = False`` for a format without a refusal channel. It writes ``_frames``,
-    ``_body``, ``error_event`` and ``error_body``; the checks every format makes before
-    encoding (quirk profiles of another format, a refusal it cannot carry) are made here.
+    A subclass sets ``format`` and, where its format differs from the defaults, ``framing``,
+    ``text_arguments``, ``profiles``, the styles of its call and response ids (``call_ids``
+    left ``None``: the format sends no ids at all; ``response_ids`` left ``None``: its
+    responses carry none) and ``refusals = False`` for a format without a refusal channel.
+    It writes ``_frames``, ``_body``, ``error_event`` and ``error_body``; the checks every
+    format makes before encoding (quirk profiles of another format, a refusal it cannot
+    carry) are made here.
     """
 
     format: str
