@@ -50,13 +50,13 @@ from ..._definitions import parameters_for
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
+from .. import openai_responses as _package  # this package itself: a ProviderPackage
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
@@ -320,7 +320,13 @@ class OpenAIResponsesAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> OpenAIResponsesAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: a response has one output)."""
+    return OpenAIResponsesAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Responses event (``response.*``, or a flat error)."""
     kind = payload.get("type")
     if kind == "error":
         return type(payload.get("error")) is not dict  # Anthropic nests its error object
@@ -416,17 +422,11 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
-PROVIDER = Provider(
-    name="openai-responses",
+PROVIDER = package_provider(
+    _package,
     detect_rank=10,
-    detect=_detect,
     detect_fallback=_detect_event,
-    adapter=lambda choice: OpenAIResponsesAdapter(),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "OpenAIResponsesEncoder"),
-    check_request=checks_in(__name__),
+    encoder="OpenAIResponsesEncoder",
     endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
     base_path="/v1",
 )
