@@ -60,6 +60,15 @@ if TYPE_CHECKING:
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
+# the events whose ``delta`` is text of one kind: the answer, a refusal (the model declined,
+# structured outputs: refusal text, never text or output), the reasoning or its summary
+_TEXT_PARTS: dict[str, type[d.TextPart | d.RefusalPart | d.ReasoningPart]] = {
+    "response.output_text.delta": d.TextPart,
+    "response.refusal.delta": d.RefusalPart,
+    "response.reasoning_summary_text.delta": d.ReasoningPart,
+    "response.reasoning_text.delta": d.ReasoningPart,
+}
+
 
 def _bad(payload: Any, what: str) -> StreamFormatError:
     return StreamFormatError(f"openai-responses payload: {what}", payload=payload)
@@ -159,25 +168,12 @@ class OpenAIResponsesAdapter:
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [self._continue(payload, delta)]
-        if kind == "response.output_text.delta":
+        part = _TEXT_PARTS.get(kind)
+        if part is not None:
             delta = payload.get("delta")
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
-            return [d.TextPart(text=delta)] if delta else []
-        if kind == "response.refusal.delta":
-            # the model declined (structured outputs): refusal text, never text or output
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [d.RefusalPart(text=delta)] if delta else []
-        if kind in (
-            "response.reasoning_summary_text.delta",
-            "response.reasoning_text.delta",
-        ):
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [d.ReasoningPart(text=delta)] if delta else []
+            return [part(text=delta)] if delta else []
         if kind == "response.custom_tool_call_input.delta":
             delta = payload.get("delta")
             if type(delta) is not str:
