@@ -96,6 +96,7 @@ def _optional(kind: type[_T], want: str) -> _Read[_T | None]:
     when absent or null, a format error saying that it must be ``want`` otherwise."""
 
     def read(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> _T | None:
+        """``obj[key]`` as a ``kind``, ``None`` when absent or null."""
         value = obj.get(key)
         if value is None or isinstance(value, kind):
             return value
@@ -109,6 +110,7 @@ def _required(kind: type[_T], want: str) -> _Read[_T]:
     error saying that it is missing when absent or null, or that it must be ``want``."""
 
     def read(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> _T:
+        """``obj[key]`` as a ``kind``; absent, null or another type is a format error."""
         value = obj.get(key)
         if isinstance(value, kind):
             return value
