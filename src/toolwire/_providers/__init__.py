@@ -38,7 +38,8 @@ A built-in package states only what is particular to its format: it defines ``de
 :class:`ProviderPackage`, which mypy checks the package against) and builds its ``PROVIDER``
 with :func:`package_provider`, which derives the rest by convention: the format name from
 the package's name, the encoder from its ``encoder`` module, the request check from its
-``request_checks`` module.
+``request_checks`` module. Such a package has no ``__all__``: its public names (those
+functions, its adapter class, ``PROVIDER``) are what it exports, and what mypy reads.
 
 Names: each provider has one canonical name (``Response.format`` uses it) and may have
 aliases (``"openai"`` is an alias of ``"openai-chat"``, the name everyone tries first).
