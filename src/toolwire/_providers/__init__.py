@@ -33,6 +33,14 @@ without a leading underscore), found with :mod:`pkgutil` and imported on the fir
 so adding a provider means adding one subpackage (and its tests), nothing else. Tests
 register toy providers with :func:`register` and remove them with :func:`unregister`.
 
+A built-in package states only what is particular to its format: it defines ``detect``,
+``adapter``, ``definition``, ``tool_results`` and ``assistant_turn`` under those names (a
+:class:`ProviderPackage`, which mypy checks the package against) and builds its ``PROVIDER``
+with :func:`package_provider`, which derives the rest by convention: the format name from
+the package's name, the encoder from its ``encoder`` module, the request check from its
+``request_checks`` module. Such a package has no ``__all__``: its public names (those
+functions, its adapter class, ``PROVIDER``) are what it exports, and what mypy reads.
+
 Names: each provider has one canonical name (``Response.format`` uses it) and may have
 aliases (``"openai"`` is an alias of ``"openai-chat"``, the name everyone tries first).
 Unknown names raise :class:`UnknownFormat` suggesting the closest known names.
@@ -46,7 +54,7 @@ O(number of keys). A payload no provider claims raises :class:`StreamFormatError
 Adding a provider: one subpackage here, laid out like the built-ins::
 
     <name>/__init__.py        the adapter, detect, definition, tool_results and
-                              assistant_turn, and PROVIDER = Provider(...)
+                              assistant_turn, and PROVIDER = package_provider(...)
     <name>/encoder.py         the simulator's encoder (the adapter's inverse)
     <name>/request_checks.py  check_request(body, served): what the provider refuses
     <name>/...                anything else only this format knows (Gemini's schema.py,
@@ -80,7 +88,7 @@ import pkgutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._deltas import Adapter
 from .._errors import StreamFormatError, UnknownFormat, UsageError
@@ -96,11 +104,13 @@ if TYPE_CHECKING:
 __all__ = [
     "Endpoint",
     "Provider",
+    "ProviderPackage",
     "checks_in",
     "detect",
     "encoder_in",
     "import_later",
     "names",
+    "package_provider",
     "provider",
     "register",
     "unregister",
@@ -149,6 +159,65 @@ class Provider:
     check_request: RequestCheck | None = None
     endpoints: tuple[Endpoint, ...] = ()
     base_path: str = ""
+
+
+class ProviderPackage(Protocol):
+    """A provider package as :func:`package_provider` reads it: the functions it defines
+    under these names (a module satisfies a protocol, PEP 544), each the :class:`Provider`
+    field of the same name."""
+
+    __name__: str
+
+    def detect(self, payload: dict[str, Any], event: str | None, /) -> bool:
+        """Whether a decoded first payload belongs to the package's format."""
+
+    def adapter(self, choice: int, /) -> Adapter:
+        """A fresh adapter for one stream."""
+
+    def definition(self, tool: Tool, strict: bool, /) -> dict[str, Any]:
+        """One tool's definition in the request format."""
+
+    def tool_results(self, results: Sequence[ResultText], /) -> list[dict[str, Any]]:
+        """The messages carrying the given outcomes."""
+
+    def assistant_turn(self, response: Response, /) -> list[dict[str, Any]]:
+        """The assistant turn that those results answer."""
+
+
+def package_provider(
+    package: ProviderPackage,
+    *,
+    aliases: tuple[str, ...] = (),
+    detect_rank: int,
+    detect_fallback: Detector | None = None,
+    encoder: str,
+    checks_requests: bool = True,
+    endpoints: tuple[Endpoint, ...],
+    base_path: str = "",
+) -> Provider:
+    """The :class:`Provider` of a built-in provider package, from what only it states.
+
+    The rest is read by convention: the functions of ``package`` by their names, the format
+    name from the package's (``openai_chat``: ``"openai-chat"``), the encoder as the class
+    ``encoder`` of its ``encoder`` module and, unless ``checks_requests`` is false (a
+    provider that refuses no request), the request check of its ``request_checks`` module.
+    """
+    module = package.__name__
+    return Provider(
+        name=module.rpartition(".")[2].replace("_", "-"),
+        aliases=aliases,
+        detect_rank=detect_rank,
+        detect=package.detect,
+        detect_fallback=detect_fallback,
+        adapter=package.adapter,
+        definition=package.definition,
+        tool_results=package.tool_results,
+        assistant_turn=package.assistant_turn,
+        encoder=encoder_in(module, encoder),
+        check_request=checks_in(module) if checks_requests else None,
+        endpoints=endpoints,
+        base_path=base_path,
+    )
 
 
 def import_later(module: str, name: str) -> Callable[..., Any]:

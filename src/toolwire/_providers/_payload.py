@@ -23,10 +23,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from .._errors import StreamFormatError
+
+_T = TypeVar("_T")
 
 __all__ = [
     "dump_arguments",
@@ -85,52 +87,57 @@ def _missing(key: str, where: str, payload: Any) -> StreamFormatError:
     return fail(f"{where}.{key} is missing", payload)
 
 
-def opt_dict(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> dict[str, Any] | None:
-    """``obj[key]`` as an object, ``None`` when absent or null."""
-    value = obj.get(key)
-    if value is None or isinstance(value, dict):
-        return value
-    raise _wrong(obj, key, "an object", where, payload)
+_Read = Callable[[Mapping[str, Any], str, str, Any], _T]
+"""A typed read of ``obj[key]``: ``(obj, key, where, payload)`` to the value."""
 
 
-def req_dict(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> dict[str, Any]:
-    """``obj[key]`` as an object; absent, null or another type is a format error."""
-    value = opt_dict(obj, key, where, payload)
-    if value is None:
-        raise _missing(key, where, payload)
-    return value
+def _optional(kind: type[_T], want: str) -> _Read[_T | None]:
+    """The ``opt_*`` read of one JSON type: ``obj[key]`` when it is a ``kind``, ``None``
+    when absent or null, a format error saying that it must be ``want`` otherwise."""
+
+    def read(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> _T | None:
+        """``obj[key]`` as a ``kind``, ``None`` when absent or null."""
+        value = obj.get(key)
+        if value is None or isinstance(value, kind):
+            return value
+        raise _wrong(obj, key, want, where, payload)
+
+    return read
 
 
-def opt_list(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> list[Any] | None:
-    """``obj[key]`` as an array, ``None`` when absent or null."""
-    value = obj.get(key)
-    if value is None or isinstance(value, list):
-        return value
-    raise _wrong(obj, key, "an array", where, payload)
+def _required(kind: type[_T], want: str) -> _Read[_T]:
+    """The ``req_*`` read of one JSON type: ``obj[key]`` when it is a ``kind``, a format
+    error saying that it is missing when absent or null, or that it must be ``want``."""
+
+    def read(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> _T:
+        """``obj[key]`` as a ``kind``; absent, null or another type is a format error."""
+        value = obj.get(key)
+        if isinstance(value, kind):
+            return value
+        if value is None:
+            raise _missing(key, where, payload)
+        raise _wrong(obj, key, want, where, payload)
+
+    return read
 
 
-def opt_str(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> str | None:
-    """``obj[key]`` as a string, ``None`` when absent or null."""
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise _wrong(obj, key, "a string", where, payload)
+opt_dict: _Read[dict[str, Any] | None] = _optional(dict, "an object")
+"""``obj[key]`` as an object, ``None`` when absent or null."""
 
+req_dict: _Read[dict[str, Any]] = _required(dict, "an object")
+"""``obj[key]`` as an object; absent, null or another type is a format error."""
 
-def req_str(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> str:
-    """``obj[key]`` as a string; absent, null or another type is a format error."""
-    value = opt_str(obj, key, where, payload)
-    if value is None:
-        raise _missing(key, where, payload)
-    return value
+opt_list: _Read[list[Any] | None] = _optional(list, "an array")
+"""``obj[key]`` as an array, ``None`` when absent or null."""
 
+opt_str: _Read[str | None] = _optional(str, "a string")
+"""``obj[key]`` as a string, ``None`` when absent or null."""
 
-def opt_bool(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> bool | None:
-    """``obj[key]`` as a boolean, ``None`` when absent or null."""
-    value = obj.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise _wrong(obj, key, "a boolean", where, payload)
+req_str: _Read[str] = _required(str, "a string")
+"""``obj[key]`` as a string; absent, null or another type is a format error."""
+
+opt_bool: _Read[bool | None] = _optional(bool, "a boolean")
+"""``obj[key]`` as a boolean, ``None`` when absent or null."""
 
 
 def opt_count(obj: Mapping[str, Any], key: str, where: str, payload: Any) -> int | None:

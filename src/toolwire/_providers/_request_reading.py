@@ -4,15 +4,28 @@ The simulator refuses, with the provider's 400, a request the provider itself wo
 refuse; each provider package says what that is in its ``request_checks`` module, a pure
 function of the parsed request body. What several of those checks read the same way is
 here: the list of messages and the content blocks of one message, both tolerant (a
-malformed member is skipped, the check then names what is missing). O(size read).
+malformed member is skipped, the check then names what is missing), and the walk over the
+messages in order (:func:`each_message`), which refuses a body whose messages are not a
+list of objects. A check written as a walk raises :class:`Refusal` with the provider's
+message at the first rule a message breaks, and :func:`refusing` turns it into a
+:data:`RequestCheck`. O(size read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["RequestCheck", "ServedCalls", "content_blocks", "message_list"]
+__all__ = [
+    "Refusal",
+    "RequestCheck",
+    "ServedCalls",
+    "content_blocks",
+    "each_message",
+    "message_list",
+    "refusing",
+]
 
 ServedCalls = Callable[[str], set[str] | None]
 """The call ids of a response the simulator served, by response id (``None``: never served)."""
@@ -27,6 +40,44 @@ def message_list(body: Mapping[str, Any], key: str) -> list[Any] | str:
     if not isinstance(messages, list):
         return f"'{key}' must be an array"
     return messages
+
+
+class Refusal(Exception):
+    """The provider's refusal of a request, raised by a check at the first rule the request
+    breaks; its one argument is the refusal message."""
+
+
+def refusing(walk: Callable[[Mapping[str, Any], ServedCalls], None]) -> RequestCheck:
+    """The request check that answers the message of the :class:`Refusal` ``walk`` raises
+    for a body, or ``None`` when it raises none."""
+
+    @functools.wraps(walk)
+    def check(body: Mapping[str, Any], served: ServedCalls) -> str | None:
+        try:
+            walk(body, served)
+        except Refusal as refusal:
+            return str(refusal)
+        return None
+
+    return check
+
+
+def each_message(
+    body: Mapping[str, Any], key: str, not_an_object: str
+) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The position and object of each message of the list under ``key``, in order.
+
+    Raises :class:`Refusal` with :func:`message_list`'s message when there is no such
+    list, and with ``not_an_object`` (formatted with the ``position``) on reaching a member
+    that is not an object: after the caller has checked the messages before it.
+    """
+    messages = message_list(body, key)
+    if isinstance(messages, str):
+        raise Refusal(messages)
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise Refusal(not_an_object.format(position=position))
+        yield position, message
 
 
 def content_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:

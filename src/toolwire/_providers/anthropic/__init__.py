@@ -74,14 +74,14 @@ from ... import _deltas as d
 from ..._definitions import declaration
 from ..._response import Response
 from ..._results import ResultText, object_arguments, wire_name
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
 from .. import _payload as read
+from .. import anthropic as _package  # this package itself: a ProviderPackage
 from .._content_blocks import assistant_blocks, user_blocks
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "AnthropicAdapter"]
 
 _STOP_KINDS = d.finish_kinds(
     stop=("end_turn", "stop_sequence", "pause_turn"),
@@ -349,7 +349,13 @@ class AnthropicAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> AnthropicAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: a message has one choice)."""
+    return AnthropicAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Messages event (or an error with a nested object)."""
     kind = payload.get("type")
     if kind == "error":
         return type(payload.get("error")) is dict  # a Responses error event is flat
@@ -405,15 +411,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     )
 
 
-PROVIDER = Provider(
-    name="anthropic",
-    detect_rank=20,
-    detect=_detect,
-    adapter=lambda choice: AnthropicAdapter(),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "AnthropicEncoder"),
-    check_request=checks_in(__name__),
-    endpoints=(Endpoint("/v1/messages"),),
+PROVIDER = package_provider(
+    _package, detect_rank=20, encoder="AnthropicEncoder", endpoints=(Endpoint("/v1/messages"),)
 )

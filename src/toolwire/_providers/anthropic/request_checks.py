@@ -12,29 +12,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import ServedCalls, content_blocks, message_list
+from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
 
 __all__ = ["check_request"]
 
 
-def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
-    """The provider's refusal message for ``body`` (see the module docstring), or
-    ``None`` when it would accept it."""
-    messages = message_list(body, "messages")
-    if isinstance(messages, str):
-        return messages
+@refusing
+def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
+    """Raises :class:`Refusal` with the provider's message for what it refuses in ``body``
+    (see the module docstring)."""
     previous_tools: list[str] = []
     previous_role: str | None = None
-    for position, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            return f"messages.{position}: Input should be a valid dictionary"
+    for position, message in each_message(
+        body, "messages", "messages.{position}: Input should be a valid dictionary"
+    ):
         role = message.get("role")
         if role not in ("user", "assistant"):
-            return f"messages.{position}.role: Input should be 'user' or 'assistant'"
+            raise Refusal(f"messages.{position}.role: Input should be 'user' or 'assistant'")
         if position == 0 and role != "user":
-            return 'messages: first message must use the "user" role'
+            raise Refusal('messages: first message must use the "user" role')
         if role == previous_role:
-            return (
+            raise Refusal(
                 f'messages.{position}: roles must alternate between "user" and '
                 '"assistant", but found multiple "' + str(role) + '" roles in a row'
             )
@@ -43,7 +41,7 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
         if previous_tools:
             if role != "user" or set(previous_tools) - set(results):
                 missing = [t for t in previous_tools if t not in results]
-                return (
+                raise Refusal(
                     f"messages.{position}: `tool_use` ids were found without `tool_result` "
                     f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block "
                     "must have a corresponding `tool_result` block in the next message."
@@ -52,13 +50,13 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
             while leading < len(blocks) and blocks[leading].get("type") == "tool_result":
                 leading += 1
             if leading != len(results):
-                return (
+                raise Refusal(
                     f"messages.{position}: `tool_result` blocks must come first in the "
                     "content of the message that answers `tool_use` blocks"
                 )
         for result in results:
             if result not in previous_tools:
-                return (
+                raise Refusal(
                     f"messages.{position}.content: unexpected `tool_use_id` found in "
                     f"`tool_result` blocks: {result}. Each `tool_result` block must have a "
                     "corresponding `tool_use` block in the previous message."
@@ -67,4 +65,3 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
             str(b.get("id")) for b in blocks if role == "assistant" and b.get("type") == "tool_use"
         ]
         previous_role = role
-    return None

@@ -58,14 +58,14 @@ from ... import _deltas as d
 from ..._definitions import parameters_for
 from ..._response import Response
 from ..._results import Call, ResultText, object_arguments, wire_name
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
 from .. import _payload as read
+from .. import bedrock_converse as _package  # this package itself: a ProviderPackage
 from .._content_blocks import assistant_blocks, user_blocks
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "BedrockConverseAdapter"]
 
 _STOP_KINDS = d.finish_kinds(
     stop=("end_turn", "stop_sequence"),
@@ -255,7 +255,13 @@ class BedrockConverseAdapter:
 _DETECTED = _EVENTS - {"error"}  # a bare {"error": ...} is OpenAI-compatible first
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> BedrockConverseAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: a Converse stream has one choice)."""
+    return BedrockConverseAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Converse event (one key: an event name or an exception)."""
     if len(payload) != 1:
         return False
     name = next(iter(payload))
@@ -306,16 +312,10 @@ def _reasoning(text: str, signature: Any) -> dict[str, Any]:
     return {"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}
 
 
-PROVIDER = Provider(
-    name="bedrock-converse",
+PROVIDER = package_provider(
+    _package,
     detect_rank=70,
-    detect=_detect,
-    adapter=lambda choice: BedrockConverseAdapter(),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "BedrockEncoder"),
-    check_request=checks_in(__name__),
+    encoder="BedrockEncoder",
     endpoints=(
         Endpoint("/model/{model}/converse-stream", stream=True),
         Endpoint("/model/{model}/converse", stream=False),

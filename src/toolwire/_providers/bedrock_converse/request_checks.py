@@ -11,27 +11,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import ServedCalls, content_blocks, message_list
+from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
 
 __all__ = ["check_request"]
 
 
-def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
-    """The provider's refusal message for ``body`` (see the module docstring), or
-    ``None`` when it would accept it."""
-    messages = message_list(body, "messages")
-    if isinstance(messages, str):
-        return messages
+@refusing
+def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
+    """Raises :class:`Refusal` with the provider's message for what it refuses in ``body``
+    (see the module docstring); a conversation may end with the assistant's calls (a
+    prefill)."""
     uses: list[str] = []
     previous_role: str | None = None
-    for position, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            return f"messages.{position}: expected an object"
+    for position, message in each_message(
+        body, "messages", "messages.{position}: expected an object"
+    ):
         role = message.get("role")
         if position == 0 and role != "user":
-            return "A conversation must start with a user message. Try again with a conversation that starts with a user message."  # noqa: E501
+            raise Refusal(
+                "A conversation must start with a user message. Try again with a "
+                "conversation that starts with a user message."
+            )
         if role == previous_role:
-            return (
+            raise Refusal(
                 "A conversation must alternate between user and assistant roles. Make sure "
                 "the conversation alternates between user and assistant roles and try again."
             )
@@ -43,13 +45,13 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
         ]
         extra = [r for r in results if r not in uses]
         if extra:
-            return (
+            raise Refusal(
                 f"The number of toolResult blocks at messages.{position}.content exceeds the "
                 f"number of toolUse blocks of previous turn (unknown ids: {', '.join(extra)})."
             )
         missing = [u for u in uses if u not in results]
         if missing:
-            return (
+            raise Refusal(
                 f"Expected toolResult blocks at messages.{position}.content for the following "
                 f"Ids: {', '.join(missing)}"
             )
@@ -59,4 +61,3 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
             if role == "assistant" and isinstance(b.get("toolUse"), Mapping)
         ]
         previous_role = role
-    return None  # a conversation may end with the assistant's calls (a prefill)

@@ -55,14 +55,14 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
 from .. import _payload as read
+from .. import cohere as _package  # this package itself: a ProviderPackage
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "CohereAdapter"]
 
 _FINISH_KINDS = d.finish_kinds(
     stop=("COMPLETE", "STOP_SEQUENCE"),
@@ -267,13 +267,22 @@ class CohereAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> CohereAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: a Cohere stream has one choice)."""
+    return CohereAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Cohere v2 chat event (``type`` one of its events)."""
     return payload.get("type") in _EVENT_TYPES
 
 
 def definition(tool: Tool, strict: bool) -> dict[str, Any]:
     """OpenAI's function shape; ``strict`` has no meaning for Cohere and is ignored."""
     return function_definition(tool, False)
+
+
+tool_results = tool_messages  # Cohere v2's tool messages copy OpenAI chat's
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
@@ -295,15 +304,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = Provider(
-    name="cohere",
-    detect_rank=30,
-    detect=_detect,
-    adapter=lambda choice: CohereAdapter(),
-    definition=definition,
-    tool_results=tool_messages,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "CohereEncoder"),
-    check_request=checks_in(__name__),
-    endpoints=(Endpoint("/v2/chat"),),
+PROVIDER = package_provider(
+    _package, detect_rank=30, encoder="CohereEncoder", endpoints=(Endpoint("/v2/chat"),)
 )

@@ -78,14 +78,14 @@ from ... import _deltas as d
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
 from .. import _payload as read
+from .. import gemini as _package  # this package itself: a ProviderPackage
 from .schema import gemini_schema
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "GeminiAdapter"]
 
 _FILTERED = frozenset(
     {
@@ -524,7 +524,13 @@ _DETECT_KEYS = ("candidates", "promptFeedback", "usageMetadata")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> GeminiAdapter:
+    """A fresh adapter for one stream, reading its candidate number ``choice``."""
+    return GeminiAdapter(choice=choice)
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Gemini response (one of its top-level keys)."""
     return any(key in payload for key in _DETECT_KEYS)
 
 
@@ -603,16 +609,11 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 _MODEL_PATH = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
 _STREAM_PATH = f"{_MODEL_PATH}:streamGenerateContent"
 
-PROVIDER = Provider(
-    name="gemini",
+
+PROVIDER = package_provider(
+    _package,
     detect_rank=50,
-    detect=_detect,
-    adapter=lambda choice: GeminiAdapter(choice=choice),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "GeminiEncoder"),
-    check_request=checks_in(__name__),
+    encoder="GeminiEncoder",
     endpoints=(
         Endpoint(_STREAM_PATH, stream=True, framing="sse", query={"alt": "sse"}),
         Endpoint(_STREAM_PATH, stream=True, framing="json-array"),

@@ -50,13 +50,13 @@ from ... import _deltas as d
 from ..._definitions import function_definition
 from ..._response import Response
 from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider, encoder_in
+from .. import Endpoint, package_provider
 from .. import _payload as read
+from .. import ollama as _package  # this package itself: a ProviderPackage
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "OllamaAdapter"]
 
 _DONE_KINDS = d.finish_kinds(stop=("stop",), length=("length",))
 _COUNTERS = (
@@ -166,7 +166,13 @@ class OllamaAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> OllamaAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: an Ollama stream has one choice)."""
+    return OllamaAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is an Ollama chat line (``done`` with a message or a model)."""
     return "done" in payload and ("message" in payload or "model" in payload)
 
 
@@ -199,15 +205,10 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = Provider(
-    name="ollama",
+PROVIDER = package_provider(
+    _package,
     detect_rank=60,
-    detect=_detect,
-    adapter=lambda choice: OllamaAdapter(),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "OllamaEncoder"),
-    check_request=None,  # Ollama matches results to calls by name and order, refusing none
+    encoder="OllamaEncoder",
+    checks_requests=False,  # Ollama matches results to calls by name and order, refusing none
     endpoints=(Endpoint("/api/chat", stream_default=True),),  # streams unless told not to
 )

@@ -52,10 +52,9 @@ from ..._definitions import function_definition
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import turn_parts
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
+from .. import openai_chat as _package  # this package itself: a ProviderPackage
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
-
-__all__ = ["PROVIDER", "OpenAIChatAdapter", "chat_usage"]
 
 # OpenAI's own reasons, then what OpenAI-compatible servers send for the same ends
 _FINISH_KINDS = d.finish_kinds(
@@ -328,13 +327,23 @@ class OpenAIChatAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> OpenAIChatAdapter:
+    """A fresh adapter for one stream, reading its choice number ``choice``."""
+    return OpenAIChatAdapter(choice=choice)
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a chat completion chunk (``choices`` or ``object``)."""
     return "choices" in payload or payload.get("object") == "chat.completion.chunk"
 
 
 def _detect_error(payload: dict[str, Any], event: str | None) -> bool:
     # OpenAI-compatible servers (Groq, vLLM...) send a bare {"error": {...}}
     return "error" in payload
+
+
+definition = function_definition  # the format's own function shape, strict mode included
+tool_results = tool_messages  # one ``tool`` message per result
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
@@ -346,18 +355,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = Provider(
-    name="openai-chat",
+PROVIDER = package_provider(
+    _package,
     aliases=("openai",),
     detect_rank=40,
-    detect=_detect,
     detect_fallback=_detect_error,
-    adapter=lambda choice: OpenAIChatAdapter(choice=choice),
-    definition=function_definition,
-    tool_results=tool_messages,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "OpenAIChatEncoder"),
-    check_request=checks_in(__name__),
+    encoder="OpenAIChatEncoder",
     endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
     base_path="/v1",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import ServedCalls, message_list
+from .._request_reading import Refusal, ServedCalls, each_message, refusing
 
 __all__ = ["check_request"]
 
@@ -23,22 +23,29 @@ def _calls_of(message: Mapping[str, Any]) -> list[str]:
     return [str(c["id"]) for c in calls if isinstance(c, Mapping) and isinstance(c.get("id"), str)]
 
 
-def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
-    """The provider's refusal message for ``body`` (see the module docstring), or
-    ``None`` when it would accept it."""
-    messages = message_list(body, "messages")
-    if isinstance(messages, str):
-        return messages
+def _unanswered(pending: list[str]) -> Refusal:
+    """The refusal of an assistant message whose calls ``pending`` got no tool message."""
+    return Refusal(
+        "An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+        f"response messages: {', '.join(pending)}"
+    )
+
+
+@refusing
+def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
+    """Raises :class:`Refusal` with the provider's message for what it refuses in ``body``
+    (see the module docstring)."""
     pending: list[str] = []
     open_ids: set[str] = set()
-    for position, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            return f"Invalid type for 'messages[{position}]': expected an object."
+    for position, message in each_message(
+        body, "messages", "Invalid type for 'messages[{position}]': expected an object."
+    ):
         role = message.get("role")
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in open_ids:
-                return (
+                raise Refusal(
                     f"Invalid parameter: messages with role 'tool' must be a response to a "
                     f"preceeding message with 'tool_calls'. (messages[{position}], tool_call_id "
                     f"{call_id!r})"
@@ -47,19 +54,10 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
                 pending.remove(call_id)
             continue
         if pending:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                f"response messages: {', '.join(pending)}"
-            )
+            raise _unanswered(pending)
         open_ids = set()
         if role == "assistant":
             pending = _calls_of(message)
             open_ids = set(pending)
     if pending:
-        return (
-            "An assistant message with 'tool_calls' must be followed by tool messages "
-            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-            f"response messages: {', '.join(pending)}"
-        )
-    return None
+        raise _unanswered(pending)

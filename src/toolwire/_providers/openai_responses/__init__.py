@@ -50,15 +50,24 @@ from ..._definitions import parameters_for
 from ..._errors import StreamFormatError
 from ..._response import Response
 from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from .. import Endpoint, Provider, checks_in, encoder_in
+from .. import Endpoint, package_provider
+from .. import openai_responses as _package  # this package itself: a ProviderPackage
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
     from ..._toolbox import Tool
 
-__all__ = ["PROVIDER", "OpenAIResponsesAdapter", "responses_usage"]
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
+
+# the events whose ``delta`` is text of one kind: the answer, a refusal (the model declined,
+# structured outputs: refusal text, never text or output), the reasoning or its summary
+_TEXT_PARTS: dict[str, type[d.TextPart | d.RefusalPart | d.ReasoningPart]] = {
+    "response.output_text.delta": d.TextPart,
+    "response.refusal.delta": d.RefusalPart,
+    "response.reasoning_summary_text.delta": d.ReasoningPart,
+    "response.reasoning_text.delta": d.ReasoningPart,
+}
 
 
 def _bad(payload: Any, what: str) -> StreamFormatError:
@@ -159,25 +168,12 @@ class OpenAIResponsesAdapter:
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [self._continue(payload, delta)]
-        if kind == "response.output_text.delta":
+        part = _TEXT_PARTS.get(kind)
+        if part is not None:
             delta = payload.get("delta")
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
-            return [d.TextPart(text=delta)] if delta else []
-        if kind == "response.refusal.delta":
-            # the model declined (structured outputs): refusal text, never text or output
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [d.RefusalPart(text=delta)] if delta else []
-        if kind in (
-            "response.reasoning_summary_text.delta",
-            "response.reasoning_text.delta",
-        ):
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [d.ReasoningPart(text=delta)] if delta else []
+            return [part(text=delta)] if delta else []
         if kind == "response.custom_tool_call_input.delta":
             delta = payload.get("delta")
             if type(delta) is not str:
@@ -320,7 +316,13 @@ class OpenAIResponsesAdapter:
 # ------------------------------------------------------------------- the provider
 
 
-def _detect(payload: dict[str, Any], event: str | None) -> bool:
+def adapter(choice: int) -> OpenAIResponsesAdapter:
+    """A fresh adapter for one stream (``choice`` is ignored: a response has one output)."""
+    return OpenAIResponsesAdapter()
+
+
+def detect(payload: dict[str, Any], event: str | None) -> bool:
+    """Whether a first payload is a Responses event (``response.*``, or a flat error)."""
     kind = payload.get("type")
     if kind == "error":
         return type(payload.get("error")) is not dict  # Anthropic nests its error object
@@ -416,17 +418,11 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
-PROVIDER = Provider(
-    name="openai-responses",
+PROVIDER = package_provider(
+    _package,
     detect_rank=10,
-    detect=_detect,
     detect_fallback=_detect_event,
-    adapter=lambda choice: OpenAIResponsesAdapter(),
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    encoder=encoder_in(__name__, "OpenAIResponsesEncoder"),
-    check_request=checks_in(__name__),
+    encoder="OpenAIResponsesEncoder",
     endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
     base_path="/v1",
 )
