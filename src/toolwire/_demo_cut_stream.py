@@ -144,7 +144,7 @@ def read_cut_turn(
         "reset": lambda: simulator.add_recording(recording, faults=[f"cut-bytes:{cut}"]),
         "ended cleanly": lambda: simulator.add_recording(clean),
     }
-    turn = _Turn(
+    request = _Request(
         client=client,
         messages=[{"role": "user", "content": USER_REQUEST}],
         tools=tools,
@@ -158,7 +158,7 @@ def read_cut_turn(
             serve[ending]()
             reading = Reading(reader=reader, ending=ending)
             before = sum(workspace.runs.values())
-            _READ[reader](reading, turn)
+            _READ[reader](reading, request)
             assert sum(workspace.runs.values()) - before == len(reading.ran)
             readings.append(reading)
     return readings
@@ -168,7 +168,7 @@ def read_cut_turn(
 
 
 @dataclass
-class _Turn:
+class _Request:
     """The cut turn's request, the same for every reader: the client, the messages, the
     tools (toolwire's, its ``executor``, and their OpenAI chat ``definitions``) and the
     workspace's ``functions`` that the other readers call."""
@@ -187,7 +187,7 @@ class _Turn:
         )
 
 
-def _toolwire(reading: Reading, request: _Turn) -> None:
+def _toolwire(reading: Reading, request: _Request) -> None:
     try:
         turn = run_turn(
             lambda: request.create(stream_options={"include_usage": True}),
@@ -204,7 +204,7 @@ def _toolwire(reading: Reading, request: _Turn) -> None:
     reading.ran = [o.name for o in turn.outcomes if o.status == "completed"]  # never reached
 
 
-def _stream_helper(reading: Reading, request: _Turn) -> None:
+def _stream_helper(reading: Reading, request: _Request) -> None:
     try:
         with request.client.chat.completions.stream(
             model=MODEL, messages=request.messages, tools=request.definitions
@@ -218,7 +218,7 @@ def _stream_helper(reading: Reading, request: _Turn) -> None:
     _run_completion(reading, completion, request.functions)
 
 
-def _stream_state(reading: Reading, request: _Turn) -> None:
+def _stream_state(reading: Reading, request: _Request) -> None:
     from openai.lib.streaming.chat import ChatCompletionStreamState
 
     state: Any = ChatCompletionStreamState()
@@ -240,7 +240,7 @@ def _run_completion(
     _run(reading, calls, functions)
 
 
-def _by_hand(reading: Reading, request: _Turn) -> None:
+def _by_hand(reading: Reading, request: _Request) -> None:
     calls: dict[int, dict[str, str]] = {}
     try:
         for chunk in request.create():
@@ -273,7 +273,7 @@ def _run(
 
 
 # each reader of READERS, by its name
-_READ: dict[str, Callable[[Reading, _Turn], None]] = {
+_READ: dict[str, Callable[[Reading, _Request], None]] = {
     "toolwire run_turn": _toolwire,
     "openai .stream() helper": _stream_helper,
     "openai ChatCompletionStreamState": _stream_state,
