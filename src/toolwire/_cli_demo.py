@@ -44,11 +44,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._subcommand import (
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    add_subcommand,
     fail,
-    reader_gone,
     run_alone,
     tolerant_output,
 )
@@ -69,8 +68,10 @@ exit status: 0 done; 2 a missing extra or an unusable --workdir; 130 interrupted
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare ``toolwire demo`` on the ``toolwire`` command's subparsers."""
-    parser = commands.add_parser(
+    parser = add_subcommand(
+        commands,
         "demo",
+        run,
         help="toolwire's main job in under 30 s: an agent, a cut stream, a retry (offline)",
         description=(
             "An agent conversation through the real openai client and run_turn; the same\n"
@@ -79,7 +80,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "usage and cost. The model is toolwire's simulator: no network, no API key."
         ),
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--fast", action="store_true", help="no pacing: as fast as the machine goes"
@@ -94,7 +94,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="keep the workspace and the SQLite store in DIR (absent or empty)",
     )
-    parser.set_defaults(run=run)
 
 
 def _missing_extras() -> list[str]:
@@ -163,9 +162,7 @@ def run(args: argparse.Namespace) -> int:
         return fail("demo", str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         view.close()
-        return fail("demo", "interrupted", EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        return reader_gone()
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,12 +51,11 @@ from ._providers import names, provider
 from ._replay_view import LiveView, PlainView, ReplayModel
 from ._response import Response
 from ._subcommand import (
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STREAM_ERROR,
     EXIT_USAGE,
+    add_subcommand,
     fail,
-    reader_gone,
     run_alone,
     tolerant_output,
 )
@@ -219,8 +218,10 @@ def _format(text: str) -> str:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare ``toolwire replay`` on the ``toolwire`` command's subparsers."""
-    parser = commands.add_parser(
+    parser = add_subcommand(
+        commands,
         "replay",
+        run,
         help="show a recorded stream as it arrives, then its calls and verdict",
         description=(
             "Replay a recorded LLM provider stream (SSE, NDJSON, JSON array or AWS\n"
@@ -229,7 +230,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "finish, the usage and whether the response may be executed."
         ),
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "file", metavar="FILE", help="the recorded response body (- reads standard input)"
@@ -258,7 +258,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="line-oriented output even on a terminal (the default into pipes and files)",
     )
-    parser.set_defaults(run=run)
 
 
 def _live_console() -> Any:
@@ -318,9 +317,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         if view is not None:
             view.abort()
-        return fail("replay", "interrupted", EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        return reader_gone()
+        raise
 
 
 def _unusable(exc: StreamError) -> str:

@@ -47,13 +47,12 @@ from ._errors import StoreError, StoreSettingsError
 from ._json_documents import dumps
 from ._store_view import plain_details, plain_table, rich_details, rich_table
 from ._subcommand import (
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_STORE_FAILED,
     EXIT_USAGE,
+    add_subcommand,
     fail,
-    reader_gone,
     run_alone,
     tolerant_output,
 )
@@ -99,8 +98,10 @@ def _limit(text: str) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare ``toolwire store`` and its actions on the ``toolwire`` command's
     subparsers."""
-    parser = commands.add_parser(
+    parser = add_subcommand(
+        commands,
         "store",
+        run,
         help="list, show, resolve (unknown calls) and purge idempotency-store records",
         description=(
             "See and settle the records of an idempotency store: SQLite (--db),\n"
@@ -108,7 +109,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "see toolwire store ACTION --help."
         ),
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     where = argparse.ArgumentParser(add_help=False)
     backend = where.add_mutually_exclusive_group(required=True)
@@ -159,7 +159,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
     actions.add_parser("purge", parents=[where], help="delete the records past their expiry")
-    parser.set_defaults(run=run)
 
 
 # ------------------------------------------------------------------------------ opening
@@ -318,10 +317,6 @@ def run(args: argparse.Namespace) -> int:
         return fail("store", str(exc), EXIT_USAGE)
     except StoreError as exc:
         return fail("store", f"the store failed: {exc}", EXIT_STORE_FAILED)
-    except KeyboardInterrupt:
-        return fail("store", "interrupted", EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        return reader_gone()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

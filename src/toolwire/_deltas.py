@@ -26,8 +26,10 @@ that breaks its format, and returns ``[]`` for event types it does not know.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from ._response import _UsageCounts
 
 FinishKind = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 
@@ -153,17 +155,9 @@ class CallDelta:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UsageDelta:
+class UsageDelta(_UsageCounts):
     """Usage counts reported by this payload; ``None`` means not reported here. Later
     reports override earlier ones field by field (providers send running totals)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

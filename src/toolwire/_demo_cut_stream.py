@@ -144,23 +144,21 @@ def read_cut_turn(
         "reset": lambda: simulator.add_recording(recording, faults=[f"cut-bytes:{cut}"]),
         "ended cleanly": lambda: simulator.add_recording(clean),
     }
-    messages = [{"role": "user", "content": USER_REQUEST}]
-    definitions = tools.definitions("openai-chat")
-    functions = workspace.functions()
+    request = _Request(
+        client=client,
+        messages=[{"role": "user", "content": USER_REQUEST}],
+        tools=tools,
+        executor=executor,
+        definitions=tools.definitions("openai-chat"),
+        functions=workspace.functions(),
+    )
     readings = []
     for ending in ENDINGS:
         for reader in READERS:
             serve[ending]()
             reading = Reading(reader=reader, ending=ending)
             before = sum(workspace.runs.values())
-            if reader == "toolwire run_turn":
-                _toolwire(reading, client, messages, tools, executor)
-            elif reader == "openai .stream() helper":
-                _stream_helper(reading, client, messages, definitions, functions)
-            elif reader == "openai ChatCompletionStreamState":
-                _stream_state(reading, client, messages, definitions, functions)
-            else:
-                _by_hand(reading, client, messages, definitions, functions)
+            _READ[reader](reading, request)
             assert sum(workspace.runs.values()) - before == len(reading.ran)
             readings.append(reading)
     return readings
@@ -169,20 +167,32 @@ def read_cut_turn(
 # ---------------------------------------------------------------------------- the readers
 
 
-def _toolwire(
-    reading: Reading, client: Any, messages: Any, tools: Toolbox, executor: Executor
-) -> None:
+@dataclass
+class _Request:
+    """The cut turn's request, the same for every reader: the client, the messages, the
+    tools (toolwire's, its ``executor``, and their OpenAI chat ``definitions``) and the
+    workspace's ``functions`` that the other readers call."""
+
+    client: Any
+    messages: Any
+    tools: Toolbox
+    executor: Executor
+    definitions: Any
+    functions: dict[str, Callable[..., Any]]
+
+    def create(self, **options: Any) -> Any:
+        """``client.chat.completions.create`` of the turn, streamed, with ``options``."""
+        return self.client.chat.completions.create(
+            model=MODEL, messages=self.messages, tools=self.definitions, stream=True, **options
+        )
+
+
+def _toolwire(reading: Reading, request: _Request) -> None:
     try:
         turn = run_turn(
-            lambda: client.chat.completions.create(
-                model=MODEL,
-                messages=messages,
-                tools=tools.definitions("openai-chat"),
-                stream=True,
-                stream_options={"include_usage": True},
-            ),
-            tools,
-            executor=executor,
+            lambda: request.create(stream_options={"include_usage": True}),
+            request.tools,
+            executor=request.executor,
         )
     except StreamError as exc:  # the stream did not end properly: nothing ran
         reading.error = type(exc).__name__
@@ -194,16 +204,10 @@ def _toolwire(
     reading.ran = [o.name for o in turn.outcomes if o.status == "completed"]  # never reached
 
 
-def _stream_helper(
-    reading: Reading,
-    client: Any,
-    messages: Any,
-    definitions: Any,
-    functions: dict[str, Callable[..., Any]],
-) -> None:
+def _stream_helper(reading: Reading, request: _Request) -> None:
     try:
-        with client.chat.completions.stream(
-            model=MODEL, messages=messages, tools=definitions
+        with request.client.chat.completions.stream(
+            model=MODEL, messages=request.messages, tools=request.definitions
         ) as stream:
             for _event in stream:
                 pass
@@ -211,28 +215,20 @@ def _stream_helper(
     except Exception as exc:
         reading.error = type(exc).__name__
         return
-    _run_completion(reading, completion, functions)
+    _run_completion(reading, completion, request.functions)
 
 
-def _stream_state(
-    reading: Reading,
-    client: Any,
-    messages: Any,
-    definitions: Any,
-    functions: dict[str, Callable[..., Any]],
-) -> None:
+def _stream_state(reading: Reading, request: _Request) -> None:
     from openai.lib.streaming.chat import ChatCompletionStreamState
 
     state: Any = ChatCompletionStreamState()
     try:
-        for chunk in client.chat.completions.create(
-            model=MODEL, messages=messages, tools=definitions, stream=True
-        ):
+        for chunk in request.create():
             state.handle_chunk(chunk)
     except Exception as exc:  # a loop that catches the broken connection keeps what arrived
         # (recent openai releases raise APIConnectionError, older ones the httpx error itself)
         reading.error = f"{type(exc).__name__}, caught"
-    _run_completion(reading, state.get_final_completion(), functions)
+    _run_completion(reading, state.get_final_completion(), request.functions)
 
 
 def _run_completion(
@@ -244,18 +240,10 @@ def _run_completion(
     _run(reading, calls, functions)
 
 
-def _by_hand(
-    reading: Reading,
-    client: Any,
-    messages: Any,
-    definitions: Any,
-    functions: dict[str, Callable[..., Any]],
-) -> None:
+def _by_hand(reading: Reading, request: _Request) -> None:
     calls: dict[int, dict[str, str]] = {}
     try:
-        for chunk in client.chat.completions.create(
-            model=MODEL, messages=messages, tools=definitions, stream=True
-        ):
+        for chunk in request.create():
             for choice in chunk.choices:
                 reading.finish_reason = choice.finish_reason or reading.finish_reason
                 for fragment in choice.delta.tool_calls or []:
@@ -266,7 +254,7 @@ def _by_hand(
     except Exception as exc:
         reading.error = type(exc).__name__
         return
-    _run(reading, [(c["name"], c["arguments"]) for c in calls.values()], functions)
+    _run(reading, [(c["name"], c["arguments"]) for c in calls.values()], request.functions)
 
 
 def _run(
@@ -282,3 +270,12 @@ def _run(
             reading.run_error = f"{type(exc).__name__} on {name}"
             return
         reading.ran.append(name)
+
+
+# each reader of READERS, by its name
+_READ: dict[str, Callable[[Reading, _Request], None]] = {
+    "toolwire run_turn": _toolwire,
+    "openai .stream() helper": _stream_helper,
+    "openai ChatCompletionStreamState": _stream_state,
+    "accumulate + json.loads": _by_hand,
+}

@@ -61,9 +61,16 @@ def _path_of_link(link: tuple[Any, ...]) -> JSONPath:
 
 
 class _LinkSlot:
-    """Base of the JSON events: the ``_at`` slot holds the path as a shared link."""
+    """Base of the JSON events: the ``_at`` slot holds the path as a shared link, and each
+    event's own slot (its one other field) holds its value."""
 
     __slots__ = ("_at",)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle through the constructor: the path and the event's one other field."""
+        cls = type(self)
+        (name,) = cls.__slots__
+        return (_rebuild, (cls, _path_of_link(_get_at(self)), name, getattr(self, name)))
 
 
 _get_at = cast(Callable[[object], Any], _LinkSlot.__dict__["_at"].__get__)
@@ -110,9 +117,6 @@ class ValueStarted(_LinkSlot):
     path: JSONPath = _PATH
     kind: ValueKind
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.path, "kind", self.kind))
-
 
 @dataclass(frozen=True, kw_only=True)
 class StringAppended(_LinkSlot):
@@ -128,9 +132,6 @@ class StringAppended(_LinkSlot):
     path: JSONPath = _PATH
     text: str
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.path, "text", self.text))
-
 
 @dataclass(frozen=True, kw_only=True)
 class ValueCompleted(_LinkSlot):
@@ -143,9 +144,6 @@ class ValueCompleted(_LinkSlot):
 
     path: JSONPath = _PATH
     value: Any
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.path, "value", self.value))
 
 
 JSONEvent = ValueStarted | StringAppended | ValueCompleted

@@ -379,13 +379,37 @@ def _sse_item(event: str, data: str) -> Item:
     return (name, decode_payload(data, where=f"SSE data of event {event!r}"))
 
 
-class NDJSONDecoder:
-    """Incremental JSON Lines: one payload per ``\\n``-terminated line (``\\r\\n`` too)."""
+class _UnnamedPayloads:
+    """Base of the decoders whose payloads have no event name (NDJSON, a JSON array): the
+    bytes are decoded to text incrementally, and ``_consume`` finds the payloads in it."""
 
-    __slots__ = ("_lines", "_text")
+    __slots__ = ("_text",)
 
     def __init__(self) -> None:
         self._text = _TextDecoder()
+
+    def feed(self, data: bytes) -> list[Item]:
+        """Feed raw bytes; return a ``(None, payload)`` pair per completed payload."""
+        text = self._text.decode(data)
+        return self._consume(text) if text else []
+
+    def _flush(self) -> list[Item]:
+        """End of input: the pairs completed by the text the decoder still held."""
+        tail = self._text.decode(b"", True)
+        return self._consume(tail) if tail else []
+
+    def _consume(self, text: str) -> list[Item]:
+        """The pairs of the payloads that ``text`` completes (the subclass's framing)."""
+        raise NotImplementedError
+
+
+class NDJSONDecoder(_UnnamedPayloads):
+    """Incremental JSON Lines: one payload per ``\\n``-terminated line (``\\r\\n`` too)."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self) -> None:
+        super().__init__()
         self._lines = _Lines(lf_only=True)
 
     @property
@@ -393,15 +417,9 @@ class NDJSONDecoder:
         """Characters of the line in progress."""
         return self._lines.held
 
-    def feed(self, data: bytes) -> list[Item]:
-        """Feed raw bytes; return a ``(None, payload)`` pair per completed line."""
-        text = self._text.decode(data)
-        return self._consume(text) if text else []
-
     def close(self) -> list[Item]:
         """End of input: a last line without newline is kept only if it is whole JSON."""
-        tail = self._text.decode(b"", True)
-        out = self._consume(tail) if tail else []
+        out = self._flush()
         rest = self._lines.take_rest()
         if _is_complete_payload(rest):
             out.append((None, decode_payload(rest, where="NDJSON line")))
@@ -438,7 +456,7 @@ _AFTER_BARE = frozenset(" \t\r\n,]")  # what may follow a bare value inside the 
 _BEFORE, _FIRST, _NEXT, _AFTER, _INSIDE, _DONE = range(6)
 
 
-class JSONArrayDecoder:
+class JSONArrayDecoder(_UnnamedPayloads):
     """Incremental reader of a body that is one JSON array of payloads.
 
     An element complete within one read is parsed there by the C scanner; one that spans
@@ -447,10 +465,10 @@ class JSONArrayDecoder:
     complete; see the module header for the complexity.
     """
 
-    __slots__ = ("_depth", "_esc", "_held", "_in_str", "_pieces", "_state", "_text")
+    __slots__ = ("_depth", "_esc", "_held", "_in_str", "_pieces", "_state")
 
     def __init__(self) -> None:
-        self._text = _TextDecoder()
+        super().__init__()
         self._state = _BEFORE
         self._pieces: list[str] = []  # the element in progress (state _INSIDE)
         self._held = 0  # characters in _pieces
@@ -463,15 +481,9 @@ class JSONArrayDecoder:
         """Characters of the element in progress."""
         return self._held
 
-    def feed(self, data: bytes) -> list[Item]:
-        """Feed raw bytes; return a ``(None, payload)`` pair per completed element."""
-        text = self._text.decode(data)
-        return self._consume(text) if text else []
-
     def close(self) -> list[Item]:
         """End of input; an unfinished element (a cut) is dropped."""
-        text = self._text.decode(b"", True)
-        out = self._consume(text) if text else []
+        out = self._flush()
         self._pieces = []
         self._held = 0
         return out

@@ -50,7 +50,7 @@ import json
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Final, Literal, Union
+from typing import Annotated, Any, ClassVar, Final, Literal, Union
 
 from ._jsonpointer import parse_fragment, resolve
 
@@ -222,58 +222,48 @@ class UnionShape(Shape):
         return self._leaf.validate(value, raw)
 
 
-class ListShape(Shape):
-    """``list[T]``: items have ``item``'s shape; the preview is a ``list``."""
+class _UniformShape(Shape):
+    """A container whose members all have one shape, built on first use (a recursive
+    type asks for itself)."""
 
-    __slots__ = ("_item", "_make_item", "_validate")
+    __slots__ = ("_make", "_member", "_validate")
+
+    _CONTAINER: ClassVar[str]  # the JSON kind of the container: "array" or "object"
 
     def __init__(
-        self, make_item: Callable[[], Shape | None], validate: Callable[[Any, Any], Any]
+        self, make_member: Callable[[], Shape | None], validate: Callable[[Any, Any], Any]
     ) -> None:
-        self._make_item = make_item
-        self._item: Any = _UNBUILT
+        self._make = make_member
+        self._member: Any = _UNBUILT
         self._validate = validate
-        self.kinds = frozenset({"array"})
+        self.kinds = frozenset({self._CONTAINER})
         self.grows = False
-        self.container = "array"
+        self.container = self._CONTAINER
 
     def child(self, key: str | int) -> Shape | None:
-        """Every item has the item shape."""
-        item = self._item
-        if item is _UNBUILT:
-            item = self._item = self._make_item()
-        return item  # type: ignore[no-any-return]
+        """Every member has the member shape."""
+        member = self._member
+        if member is _UNBUILT:
+            member = self._member = self._make()
+        return member  # type: ignore[no-any-return]
 
     def validate(self, value: Any, raw: Any) -> Any:
-        """Validate the list of validated items (O(items))."""
+        """Validate the container of validated members (O(members))."""
         return self._validate(value, raw)
 
 
-class DictShape(Shape):
-    """``dict[str, T]`` (or a schema object): values have ``value``'s shape."""
+class ListShape(_UniformShape):
+    """``list[T]``: every item has ``T``'s shape; the preview is a ``list``."""
 
-    __slots__ = ("_make", "_validate", "_value")
+    __slots__ = ()
+    _CONTAINER = "array"
 
-    def __init__(
-        self, make_value: Callable[[], Shape | None], validate: Callable[[Any, Any], Any]
-    ) -> None:
-        self._make = make_value
-        self._value: Any = _UNBUILT
-        self._validate = validate
-        self.kinds = frozenset({"object"})
-        self.grows = False
-        self.container = "object"
 
-    def child(self, key: str | int) -> Shape | None:
-        """Every value has the value shape."""
-        value = self._value
-        if value is _UNBUILT:
-            value = self._value = self._make()
-        return value  # type: ignore[no-any-return]
+class DictShape(_UniformShape):
+    """``dict[str, T]`` (or a schema object): every value has ``T``'s shape."""
 
-    def validate(self, value: Any, raw: Any) -> Any:
-        """Validate the dict of validated values."""
-        return self._validate(value, raw)
+    __slots__ = ()
+    _CONTAINER = "object"
 
 
 _UNBUILT: Any = object()

@@ -333,6 +333,19 @@ def _flat(line: str) -> str:
     return line.replace("\n", "\\n")
 
 
+# PlainView's line for each kind of stream event
+_PLAIN_LINES = {
+    TextDelta: lambda e: f"text {_quoted(e.text)}",
+    ReasoningDelta: lambda e: f"reasoning {_quoted(e.text)}",
+    ToolCallStarted: lambda e: f"call {e.key} started {e.name} id={e.id}",
+    ToolCallArguments: lambda e: f"call {e.key} arguments {_quoted(e.delta)}",
+    ToolCallEnded: lambda e: f"call {e.key} ended",
+    ToolCallRejected: lambda e: f"call {e.key} rejected: {e.reason}",
+    UsageReported: lambda e: f"usage {usage_text(e.usage)}",
+    Finished: lambda e: f"finished {e.finish_reason} (provider: {e.raw_finish_reason})",
+}
+
+
 class PlainView:
     """Line-oriented output for pipes and logs: one line per event, then the result."""
 
@@ -358,23 +371,10 @@ class PlainView:
 
     @staticmethod
     def _line(event: StreamEvent) -> str:
-        if isinstance(event, TextDelta):
-            return f"text {_quoted(event.text)}"
-        if isinstance(event, ReasoningDelta):
-            return f"reasoning {_quoted(event.text)}"
-        if isinstance(event, ToolCallStarted):
-            return f"call {event.key} started {event.name} id={event.id}"
-        if isinstance(event, ToolCallArguments):
-            return f"call {event.key} arguments {_quoted(event.delta)}"
-        if isinstance(event, ToolCallEnded):
-            return f"call {event.key} ended"
-        if isinstance(event, ToolCallRejected):
-            return f"call {event.key} rejected: {event.reason}"
-        if isinstance(event, UsageReported):
-            return f"usage {usage_text(event.usage)}"
-        if isinstance(event, Finished):
-            return f"finished {event.finish_reason} (provider: {event.raw_finish_reason})"
-        return type(event).__name__  # an event kind this view does not know yet
+        say = _PLAIN_LINES.get(type(event))
+        if say is None:
+            return type(event).__name__  # an event kind this view does not know yet
+        return say(event)
 
     def finish(self, outcome: Outcome, model: ReplayModel) -> None:
         """Write the result: each call on one line, then finish, usage and verdict."""

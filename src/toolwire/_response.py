@@ -47,7 +47,23 @@ class Cost:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
+class _UsageCounts:
+    """The counts a usage report carries, by toolwire's names (``None``: not reported),
+    and the provider's own usage objects (``raw``): what an adapter reports in a
+    ``UsageDelta`` and what :class:`Usage` holds merged over the stream (which documents
+    each count)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage(_UsageCounts):
     """Token usage of one response: what the provider reported, merged over the stream,
     plus an estimate (flagged) of output that no report covered.
 
@@ -86,13 +102,6 @@ class Usage:
       ``stream()`` or ``UsageLedger`` with ``prices=``) and it knows the model.
     """
 
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict)
     estimated: bool = False
     estimated_fields: tuple[str, ...] = ()
     estimated_tokens: int = 0

@@ -1,8 +1,8 @@
 """What every ``toolwire`` subcommand module shares: exit statuses, the one-line error,
 output that survives any text, and running one subcommand as a program of its own.
 
-A subcommand module (``_cli_replay``, ``_cli_store``) exposes ``add_parser(commands)``,
-which declares its parser on the ``toolwire`` command's subparsers and sets ``run``, and
+A subcommand module (``_cli_replay``, ``_cli_store``, ``_cli_demo``) exposes
+``add_parser(commands)``, which declares its parser with :func:`add_subcommand`, and
 ``run(args) -> int``, which returns the exit status. The statuses mean the same in every
 subcommand, so a script can act on them without knowing which one it ran:
 
@@ -44,6 +44,7 @@ __all__ = [
     "EXIT_STORE_FAILED",
     "EXIT_STREAM_ERROR",
     "EXIT_USAGE",
+    "add_subcommand",
     "fail",
     "reader_gone",
     "run_alone",
@@ -93,6 +94,40 @@ def tolerant_output(stream: TextIO) -> None:
     if isinstance(stream, io.TextIOWrapper):
         with contextlib.suppress(ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")
+
+
+def add_subcommand(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """Declare the subcommand ``name`` on the ``toolwire`` command's subparsers, its texts
+    shown with their line breaks, and return its parser (for its arguments). ``run`` runs
+    it, under the statuses every subcommand shares: Ctrl-C is one line and
+    :data:`EXIT_INTERRUPTED` (a subcommand that shows something closes it and re-raises),
+    a reader gone (``| head``) :data:`EXIT_BROKEN_PIPE`."""
+
+    def run_command(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except KeyboardInterrupt:
+            return fail(name, "interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            return reader_gone()
+
+    parser = commands.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(run=run_command)
+    return parser
 
 
 def run_alone(

@@ -55,9 +55,9 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from ._errors import (
     ContentFiltered,
@@ -72,6 +72,8 @@ if TYPE_CHECKING:
     from ._response import Partial, Response, Usage
 
 __all__: list[str] = []
+
+_T = TypeVar("_T")
 
 logger = logging.getLogger("toolwire.stream")
 
@@ -148,8 +150,6 @@ class _Instruments:
 
 
 _lock = threading.Lock()
-_tracers: dict[int, tuple[Any, Any]] = {}  # id(provider) -> (provider, tracer)
-_meters: dict[int, tuple[Any, _Instruments]] = {}
 _override: tuple[Any, Any] | None = None  # (tracer provider, meter provider), tests only
 
 
@@ -166,51 +166,73 @@ def providers(tracer_provider: Any = None, meter_provider: Any = None) -> Iterat
         _override = previous
 
 
-def _tracer() -> Any:
-    """The tracer of the configured tracer provider, or ``None`` (not configured)."""
-    if _override is not None:
-        provider = _override[0]
-    else:
-        trace = sys.modules.get("opentelemetry.trace")
-        if trace is None:
+class _Signal(Generic[_T]):
+    """One OpenTelemetry signal (traces, metrics): where its provider is found, and what
+    toolwire builds from a provider (a tracer, the histograms), built once per provider."""
+
+    __slots__ = ("_api", "_build", "_built", "_getter", "_index", "_stand_in")
+
+    def __init__(
+        self,
+        index: int,
+        api: str,
+        getter: str,
+        stand_in: Callable[[Any, Any], bool],
+        build: Callable[[Any], _T],
+    ) -> None:
+        self._index = index  # the provider's place in _override
+        self._api = api  # the API module, used only when the application imported it
+        self._getter = getter  # the API's function that returns the global provider
+        self._stand_in = stand_in  # (API module, provider): the API's "not configured"
+        self._build = build
+        self._built: dict[int, tuple[Any, _T]] = {}  # id(provider) -> (provider, built)
+
+    def get(self) -> _T | None:
+        """What was built for the configured provider, or ``None`` (not configured)."""
+        if _override is not None:
+            provider = _override[self._index]
+        else:
+            api = sys.modules.get(self._api)
+            if api is None:
+                return None
+            provider = getattr(api, self._getter)()
+            if self._stand_in(api, provider):
+                return None
+        if provider is None:
             return None
-        provider = trace.get_tracer_provider()
-        if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
-            return None
-    if provider is None:
-        return None
-    found = _tracers.get(id(provider))
-    if found is None or found[0] is not provider:
-        tracer = provider.get_tracer(_NAME, _version())
-        with _lock:
-            if len(_tracers) >= _MAX_PROVIDERS:
-                _tracers.clear()  # providers replaced again and again (tests): keep few
-            _tracers[id(provider)] = found = (provider, tracer)
-    return found[1]
+        built = self._built
+        found = built.get(id(provider))
+        if found is None or found[0] is not provider:
+            made = self._build(provider)
+            with _lock:
+                if len(built) >= _MAX_PROVIDERS:
+                    built.clear()  # providers replaced again and again (tests): keep few
+                built[id(provider)] = found = (provider, made)
+        return found[1]
 
 
-def _instruments() -> _Instruments | None:
-    """The histograms of the configured meter provider, or ``None`` (not configured)."""
-    if _override is not None:
-        provider = _override[1]
-    else:
-        metrics = sys.modules.get("opentelemetry.metrics")
-        if metrics is None:
-            return None
-        provider = metrics.get_meter_provider()
-        # the API's stand-ins until an SDK provider is set
-        if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
-            return None
-    if provider is None:
-        return None
-    found = _meters.get(id(provider))
-    if found is None or found[0] is not provider:
-        instruments = _Instruments(provider.get_meter(_NAME, _version()))
-        with _lock:
-            if len(_meters) >= _MAX_PROVIDERS:
-                _meters.clear()
-            _meters[id(provider)] = found = (provider, instruments)
-    return found[1]
+_tracer = _Signal(
+    index=0,
+    api="opentelemetry.trace",
+    getter="get_tracer_provider",
+    stand_in=lambda trace, provider: isinstance(
+        provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    ),
+    build=lambda provider: provider.get_tracer(_NAME, _version()),
+).get
+"""The tracer of the configured tracer provider, or ``None`` (not configured)."""
+
+_instruments = _Signal(
+    index=1,
+    api="opentelemetry.metrics",
+    getter="get_meter_provider",
+    # the API's stand-ins until an SDK provider is set
+    stand_in=lambda metrics, provider: (
+        type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider")
+    ),
+    build=lambda provider: _Instruments(provider.get_meter(_NAME, _version())),
+).get
+"""The histograms of the configured meter provider, or ``None`` (not configured)."""
 
 
 def _span_kind(name: str) -> Any:

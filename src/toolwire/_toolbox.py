@@ -543,15 +543,14 @@ class Toolbox:
             # The caller's locals resolve string annotations (``from __future__ import
             # annotations``) of types defined inside a function, as pydantic does.
             localns = dict(sys._getframe(depth).f_locals)
-            self._register_function(
-                func,
-                name=name,
-                description=description,
-                idempotent=idempotent,
-                timeout=timeout,
-                localns=localns,
-                args_model=args_model,
-            )
+            if not callable(func):
+                raise ToolDefinitionError(f"a tool must be a function, not {func!r}")
+            tool_name = self._new_name(func, name, description, idempotent, timeout)
+            if not isinstance(args_model, bool):
+                raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
+            spec = describe_function(func, name=tool_name, localns=localns, args_model=args_model)
+            text = spec.description if description is None else description
+            self._add_typed(tool_name, func, spec, text, idempotent, timeout)
             return func
 
         if fn is None:
@@ -578,27 +577,6 @@ class Toolbox:
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
         return tool_name
-
-    def _register_function(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None,
-        description: str | None,
-        idempotent: bool,
-        timeout: float | None,
-        localns: dict[str, Any] | None = None,
-        args_model: bool = False,
-    ) -> Tool:
-        if not callable(fn):
-            raise ToolDefinitionError(f"a tool must be a function, not {fn!r}")
-        tool_name = self._new_name(fn, name, description, idempotent, timeout)
-        if not isinstance(args_model, bool):
-            raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
-        spec = describe_function(fn, name=tool_name, localns=localns, args_model=args_model)
-        if description is None:
-            description = spec.description
-        return self._add_typed(tool_name, fn, spec, description, idempotent, timeout)
 
     def add_model(
         self,
