@@ -818,7 +818,7 @@ class StreamAssembler:
                 elif t is ReasoningPart:
                     self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
                 elif t is RefusalPart:
-                    self._on_refusal(d.text, payload)  # type: ignore[union-attr]
+                    self._on_text(d.text, payload, out, None)  # type: ignore[union-attr]
                 elif t is PartDelta:
                     self._on_part(d)  # type: ignore[arg-type]
                 elif t is UsageDelta:
@@ -867,12 +867,15 @@ class StreamAssembler:
         text: str,
         payload: Any,
         out: list[StreamEvent],
-        kind: type[TextDelta] | type[ReasoningDelta],
+        kind: type[TextDelta] | type[ReasoningDelta] | None,
     ) -> None:
+        """Text, reasoning (``kind``) or refusal text (``None``: kept apart, never text nor
+        output; ``close()`` raises it), counted against ``max_text_chars``."""
         if not text:
             return
         if type(text) is not str:
-            raise StreamFormatError("text is not a string", payload=payload)
+            what = "text" if kind is not None else "refusal"
+            raise StreamFormatError(f"{what} is not a string", payload=payload)
         n = self._text_chars + len(text)
         if n > self._max_text:
             raise StreamLimitExceeded(
@@ -887,27 +890,13 @@ class StreamAssembler:
                 parts.append(["text", len(self._text), None])
             self._text.append(text)
             out.append(TextDelta(text=text))
-        else:
+        elif kind is ReasoningDelta:
             if not parts or parts[-1][0] != "reasoning":
                 parts.append(["reasoning", len(self._reasoning), None])
             self._reasoning.append(text)
             out.append(ReasoningDelta(text=text))
-
-    def _on_refusal(self, text: str, payload: Any) -> None:
-        """Refusal text: kept apart (never text, never output); ``close()`` raises it."""
-        if not text:
-            return
-        if type(text) is not str:
-            raise StreamFormatError("refusal is not a string", payload=payload)
-        n = self._text_chars + len(text)
-        if n > self._max_text:
-            raise StreamLimitExceeded(
-                f"more than {self._max_text} characters of text",
-                limit="max_text_chars",
-                value=self._max_text,
-            )
-        self._text_chars = n
-        self._refusal.append(text)
+        else:
+            self._refusal.append(text)
 
     def _on_part(self, d: PartDelta) -> None:
         """A part boundary, or data for the current part (see :class:`PartDelta`)."""
