@@ -65,14 +65,7 @@ from ._errors import RetryableError
 from ._makers import maker
 from ._outcome import Outcome, OutcomeStatus
 from .stores._protocol import Claim, FinalStatus, Record
-from .stores._requests import (
-    ClaimRequest,
-    FinishRequest,
-    HeartbeatRequest,
-    ReleaseRequest,
-    new_finish,
-    new_release,
-)
+from .stores._requests import ClaimRequest, FinishRequest, HeartbeatRequest, ReleaseRequest
 
 __all__ = [
     "INTERRUPTIBLE",
@@ -308,7 +301,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
     fence = claim.record.fence
     # The claim the core holds is the release that would give it back: every write after
     # the claim is fenced on its key, owner and fence.
-    held = new_release(plan.claim.key, plan.claim.owner, fence)
+    held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
     try:
         yield _new_start_tool(fence=fence, timeout=plan.timeout)
     except Exception as exc:
@@ -434,7 +427,7 @@ def _finish_quietly(
 ) -> Generator[Command, Any, bool]:
     """Finish the record; a store error counts as not recorded (the record stays in doubt)."""
     try:
-        stored: bool = yield new_finish(
+        stored: bool = yield FinishCall(
             key=held.key,
             owner=held.owner,
             fence=held.fence,

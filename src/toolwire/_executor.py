@@ -129,7 +129,6 @@ from ._telemetry import ToolObserver, decided_tool, tool_observer
 from ._toolbox import Tool, Toolbox, ValidCall
 from ._workers import LoopTool, ThreadTool, invoke_async, pool, task_end
 from .stores._protocol import AsyncStore, Store
-from .stores._requests import new_claim
 from .stores.memory import MemoryStore
 
 # The constants and default_error_text are documented, not exported: the public surface
@@ -397,7 +396,7 @@ class _ExecutorBase(Generic[S]):
             timeout = self._timeout_of(tool)
             if timeout > self.timeout:  # the default was checked at __init__
                 self._check_retention(tool.name, timeout)  # a tool registered since
-            claim = new_claim(
+            claim = ClaimCall(
                 key,
                 digest,
                 idempotency_key(key, digest),

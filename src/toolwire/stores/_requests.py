@@ -3,12 +3,12 @@ the same calls: one Protocol, one set of rules, enforced before any read or writ
 
 Each public operation of a store turns its arguments into one request object here
 (:func:`claim`, :func:`heartbeat`, ...); the backends only ever see requests, never raw
-arguments, and only read them. The four requests of every executed call (claim,
-heartbeat, finish, release) are also the commands the execution core yields
-(:mod:`toolwire._execution`), so each of their fields is declared once, here: they are
-frozen, slotted dataclasses, built on the path of every call by
-:func:`~toolwire._makers.maker` constructors (a frozen dataclass's own ``__init__`` costs a
-``setattr`` a field); the others are only slotted. Every check raises
+arguments, and only read them. (Requests are slotted but not frozen dataclasses: a frozen
+one's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, on
+the path of every call; nothing writes to a request once built.) The four requests of
+every executed call (claim, heartbeat, finish, release) are also the commands the
+execution core yields (:mod:`toolwire._execution`), so each of their fields is declared
+once, here. Every check raises
 :class:`~toolwire.StoreSettingsError` (a caller mistake, not an outage) naming the argument
 and what it got. Identifiers (keys, hashes, owners) are non-empty strings that encode as
 UTF-8 (no lone surrogates: a PostgreSQL column or Redis key could not hold them
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .._errors import StoreError, StoreSettingsError
-from .._makers import maker
 from ._protocol import (
     Claim,
     ClaimOptions,
@@ -59,7 +58,7 @@ class Request(Generic[T]):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClaimRequest(Request[Claim]):
     """The checked arguments of ``claim``."""
 
@@ -72,7 +71,7 @@ class ClaimRequest(Request[Claim]):
     reclaim: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HeartbeatRequest(Request[bool]):
     """The checked arguments of ``heartbeat``."""
 
@@ -82,7 +81,7 @@ class HeartbeatRequest(Request[bool]):
     lease: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FinishRequest(Request[bool]):
     """The checked arguments of ``finish``."""
 
@@ -94,20 +93,13 @@ class FinishRequest(Request[bool]):
     error: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReleaseRequest(Request[bool]):
     """The checked arguments of ``release``."""
 
     key: str
     owner: str
     fence: int
-
-
-# The requests of every executed call, built by constructors that fill the slots directly.
-new_claim = maker(ClaimRequest)
-new_heartbeat = maker(HeartbeatRequest)
-new_finish = maker(FinishRequest)
-new_release = maker(ReleaseRequest)
 
 
 @dataclass(slots=True)
@@ -250,7 +242,7 @@ def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
     """The checked request of ``claim(key, **options)``."""
     if options.keys() != _CLAIM:  # not the common case: find what is wrong
         _options("claim", options, _CLAIM)
-    return new_claim(
+    return ClaimRequest(
         identifier("key", key),
         identifier("args_hash", options["args_hash"]),
         identifier("idempotency_key", options["idempotency_key"]),
@@ -274,13 +266,13 @@ def _fenced(
 def heartbeat(key: object, options: Mapping[str, object]) -> HeartbeatRequest:
     """The checked request of ``heartbeat(key, **options)``."""
     fenced = _fenced("heartbeat", key, options, _HEARTBEAT)
-    return new_heartbeat(*fenced, seconds("lease", options["lease"]))
+    return HeartbeatRequest(*fenced, seconds("lease", options["lease"]))
 
 
 def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
     """The checked request of ``finish(key, **options)``."""
     fenced = _fenced("finish", key, options, _FINISH)
-    return new_finish(
+    return FinishRequest(
         *fenced,
         final_status(options["status"]),
         text_or_none("result", options["result"]),
@@ -290,7 +282,7 @@ def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
 
 def release(key: object, options: Mapping[str, object]) -> ReleaseRequest:
     """The checked request of ``release(key, **options)``."""
-    return new_release(*_fenced("release", key, options, _RELEASE))
+    return ReleaseRequest(*_fenced("release", key, options, _RELEASE))
 
 
 def get(key: object) -> GetRequest:
@@ -336,13 +328,13 @@ def probe(behind: str) -> Generator[Request[Any], Any, None]:
     key = f"toolwire-self-test:{uuid.uuid4().hex}"
     claims: list[Claim] = []
     for owner in (f"{key}:a", f"{key}:b"):
-        claims.append((yield new_claim(key, "probe", key, owner, 60.0, 60.0, False)))
+        claims.append((yield ClaimRequest(key, "probe", key, owner, 60.0, 60.0, False)))
     first, second = claims
     stale = False
     if first.acquired:
         owner, fence_ = f"{key}:a", first.record.fence
-        stale = yield new_finish(key, owner, fence_ + 1, "completed", "1", None)
-        yield new_release(key, owner, fence_)
+        stale = yield FinishRequest(key, owner, fence_ + 1, "completed", "1", None)
+        yield ReleaseRequest(key, owner, fence_)
     won_once = first.acquired and not second.acquired
     if won_once and second.record.owner == first.record.owner and not stale:
         return
