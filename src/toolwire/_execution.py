@@ -43,9 +43,8 @@ here, once:
 
 Driver contract. Drivers deliver a cancellation only at *interruptible* commands
 (:data:`INTERRUPTIBLE`: ``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store
-writes in flight
-complete first, so the core always knows whether it holds a claim. ``AbandonTool`` is
-answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+writes in flight complete first, so the core always knows whether it holds a claim.
+``AbandonTool`` is answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
 ``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
 has ended by the time the driver lets go of it, else ``None``. Closing the generator
 (``GeneratorExit``: its driver died) yields nothing more, as a crashed process would not.
