@@ -79,6 +79,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
+from . import _events, _response  # what a call's or a stream's edges build, once each
 from ._deltas import (
     Adapter,
     CallDelta,
@@ -105,17 +106,13 @@ from ._errors import (
     ToolwireError,
     UsageError,
 )
-from ._events import (
-    Finished,
+from ._events import (  # the events of every chunk, by name (no module lookup per chunk)
     JSONEvent,
     ReasoningDelta,
     StreamEvent,
     StringAppended,
     TextDelta,
     ToolCallArguments,
-    ToolCallEnded,
-    ToolCallRejected,
-    ToolCallStarted,
     UsageReported,
     ValueStarted,
 )
@@ -124,15 +121,7 @@ from ._output import OutputRoute
 from ._partial_json import PartialJSONParser, snapshot_outdated
 from ._pricing import Prices, check_prices
 from ._providers import Provider, detect, provider
-from ._response import (
-    ContentPart,
-    Partial,
-    PartialCall,
-    RejectedCall,
-    Response,
-    ToolCall,
-    Usage,
-)
+from ._response import Partial, Response, Usage
 from ._usage_estimate import estimate_output
 
 __all__ = ["StreamAssembler"]
@@ -818,7 +807,7 @@ class StreamAssembler:
                 elif t is ReasoningPart:
                     self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
                 elif t is RefusalPart:
-                    self._on_refusal(d.text, payload)  # type: ignore[union-attr]
+                    self._on_text(d.text, payload, out, None)  # type: ignore[union-attr]
                 elif t is PartDelta:
                     self._on_part(d)  # type: ignore[arg-type]
                 elif t is UsageDelta:
@@ -867,12 +856,15 @@ class StreamAssembler:
         text: str,
         payload: Any,
         out: list[StreamEvent],
-        kind: type[TextDelta] | type[ReasoningDelta],
+        kind: type[TextDelta] | type[ReasoningDelta] | None,
     ) -> None:
+        """Text, reasoning (``kind``) or refusal text (``None``: kept apart, never text nor
+        output; ``close()`` raises it), counted against ``max_text_chars``."""
         if not text:
             return
         if type(text) is not str:
-            raise StreamFormatError("text is not a string", payload=payload)
+            what = "text" if kind is not None else "refusal"
+            raise StreamFormatError(f"{what} is not a string", payload=payload)
         n = self._text_chars + len(text)
         if n > self._max_text:
             raise StreamLimitExceeded(
@@ -887,27 +879,13 @@ class StreamAssembler:
                 parts.append(["text", len(self._text), None])
             self._text.append(text)
             out.append(TextDelta(text=text))
-        else:
+        elif kind is ReasoningDelta:
             if not parts or parts[-1][0] != "reasoning":
                 parts.append(["reasoning", len(self._reasoning), None])
             self._reasoning.append(text)
             out.append(ReasoningDelta(text=text))
-
-    def _on_refusal(self, text: str, payload: Any) -> None:
-        """Refusal text: kept apart (never text, never output); ``close()`` raises it."""
-        if not text:
-            return
-        if type(text) is not str:
-            raise StreamFormatError("refusal is not a string", payload=payload)
-        n = self._text_chars + len(text)
-        if n > self._max_text:
-            raise StreamLimitExceeded(
-                f"more than {self._max_text} characters of text",
-                limit="max_text_chars",
-                value=self._max_text,
-            )
-        self._text_chars = n
-        self._refusal.append(text)
+        else:
+            self._refusal.append(text)
 
     def _on_part(self, d: PartDelta) -> None:
         """A part boundary, or data for the current part (see :class:`PartDelta`)."""
@@ -1049,7 +1027,7 @@ class StreamAssembler:
         if self._finish is not None:
             return  # a repeated terminal event changes nothing
         self._finish = d
-        out.append(Finished(finish_reason=self._normalised(d), raw_finish_reason=d.raw))
+        out.append(_events.Finished(finish_reason=self._normalised(d), raw_finish_reason=d.raw))
 
     def _normalised(self, d: FinishDelta) -> str:
         if d.kind in _OK_KINDS:
@@ -1086,7 +1064,7 @@ class StreamAssembler:
                 self._latest = None
             if not call.ended_sent and call.state is CallState.ENDED:
                 call.ended_sent = True
-                self._emit(call, ToolCallEnded(key=call.key), out)
+                self._emit(call, _events.ToolCallEnded(key=call.key), out)
 
     def _route(self, d: CallDelta, payload: Any) -> _Call:
         ref = d.ref or d.id
@@ -1165,7 +1143,9 @@ class StreamAssembler:
         call.pending = None
         call.shown_id = self._call_id(call)
         out.append(
-            ToolCallStarted(key=call.key, id=call.shown_id, name=call.name or "", index=call.key)
+            _events.ToolCallStarted(
+                key=call.key, id=call.shown_id, name=call.name or "", index=call.key
+            )
         )
         if pending:
             # fragments that arrived before the name was known carry it now
@@ -1240,7 +1220,9 @@ class StreamAssembler:
         call.offset = offset
         self._emit(
             call,
-            ToolCallRejected(key=call.key, reason=reason, raw_arguments=call.raw(), offset=offset),
+            _events.ToolCallRejected(
+                key=call.key, reason=reason, raw_arguments=call.raw(), offset=offset
+            ),
             out,
         )
 
@@ -1312,8 +1294,8 @@ class StreamAssembler:
                         "lost events, nothing is finalised"
                     )
                 )
-        calls: list[ToolCall] = []
-        rejected: list[RejectedCall] = []
+        calls: list[_response.ToolCall] = []
+        rejected: list[_response.RejectedCall] = []
         for call in self._calls:
             if call.state is not CallState.REJECTED and not call.name:
                 call.move(CallEvent.REJECT, None)
@@ -1341,7 +1323,7 @@ class StreamAssembler:
                     rejected.append(self._rejected(call))
                     continue
             calls.append(
-                ToolCall(
+                _response.ToolCall(
                     id=self._call_id(call),
                     name=call.name or "",
                     arguments=arguments,
@@ -1367,7 +1349,7 @@ class StreamAssembler:
         )
         return self._result
 
-    def _content_parts(self) -> list[ContentPart]:
+    def _content_parts(self) -> list[_response.ContentPart]:
         """The ordered parts, text and reasoning runs cut out of their chunk lists."""
         parts = self._parts
         texts: dict[int, str] = {}
@@ -1376,18 +1358,18 @@ class StreamAssembler:
             for j, i in enumerate(starts):
                 end = parts[starts[j + 1]][1] if j + 1 < len(starts) else len(chunks)
                 texts[i] = "".join(chunks[parts[i][1] : end])
-        out: list[ContentPart] = []
+        out: list[_response.ContentPart] = []
         for i, (kind, at, data) in enumerate(parts):
             if kind == "call":
-                out.append(ContentPart(kind="call", call=at))
+                out.append(_response.ContentPart(kind="call", call=at))
             elif kind == "item":
-                out.append(ContentPart(kind="item", data=data))
+                out.append(_response.ContentPart(kind="item", data=data))
             else:
-                out.append(ContentPart(kind=kind, text=texts[i], data=data or {}))
+                out.append(_response.ContentPart(kind=kind, text=texts[i], data=data or {}))
         return out
 
-    def _rejected(self, call: _Call) -> RejectedCall:
-        return RejectedCall(
+    def _rejected(self, call: _Call) -> _response.RejectedCall:
+        return _response.RejectedCall(
             id=self._call_id(call),
             name=call.name or "",
             raw_arguments=call.raw(),
@@ -1407,7 +1389,7 @@ class StreamAssembler:
             text="".join(self._text),
             reasoning="".join(self._reasoning),
             calls=[
-                PartialCall(
+                _response.PartialCall(
                     id=self._call_id(c),
                     name=c.name or "",
                     raw_arguments=c.raw(),

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ._assembler import StreamAssembler
 from ._async_reading import AsyncReader, close_async, run_shielded
@@ -60,6 +60,9 @@ from ._sources import Mode, recognise
 from ._stream_flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from ._sync_reading import InlineReader, make_reader
 from ._telemetry import StreamObserver
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "AsyncStreamHandle",
@@ -96,6 +99,19 @@ def _check_timeout(name: str, value: object) -> float | None:
     return seconds
 
 
+class AssemblerSettings(TypedDict, total=False):
+    """The :class:`StreamAssembler` settings a stream handle passes on, all optional with
+    the assembler's defaults: ``prices``, ``json_events`` (``True``), ``output``,
+    ``output_tool``, ``tools`` (``None``) and ``early_abort`` (``False``)."""
+
+    prices: Prices | None
+    json_events: bool
+    output: Any
+    output_tool: str | None
+    tools: Any
+    early_abort: bool
+
+
 class _Handle:
     """What both handles share: the settings, the flow, its replies, the events and the
     outcome. Subclasses say which driver they are (``_mode``) and how to perform a
@@ -111,13 +127,11 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
-        prices: Prices | None = None,
-        json_events: bool = True,
-        output: Any = None,
-        output_tool: str | None = None,
-        tools: Any = None,
-        early_abort: bool = False,
+        **settings: Unpack[AssemblerSettings],
     ) -> None:
+        for name in settings:
+            if name not in AssemblerSettings.__optional_keys__:
+                raise TypeError(f"_Handle.__init__() got an unexpected keyword argument {name!r}")
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
             "idle_timeout": _check_timeout("idle_timeout", idle_timeout),
@@ -125,15 +139,7 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(
-            format=format,
-            prices=prices,
-            json_events=json_events,
-            output=output,
-            output_tool=output_tool,
-            tools=tools,
-            early_abort=early_abort,
-        )
+        assembler = StreamAssembler(format=format, **settings)
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -330,7 +336,8 @@ class StreamHandle(_Handle):
     :class:`StreamAssembler`): argument events then carry no JSON events.
 
     Structured output: ``output`` (a pydantic model, a type or a JSON Schema dict),
-    ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s: the
+    ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s
+    (with ``prices`` and ``json_events``, the :class:`AssemblerSettings` passed on): the
     events then include :class:`OutputPreview` (typed previews), ``response.output`` is
     the validated value, and with ``early_abort=True`` an output that can never be valid
     ends the stream at once (the source is closed) with its ``OutputError``.

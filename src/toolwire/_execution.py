@@ -42,9 +42,9 @@ here, once:
   arrived late), one still running is recorded in doubt. The cancellation is re-raised.
 
 Driver contract. Drivers deliver a cancellation only at *interruptible* commands
-(``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store writes in flight
-complete first, so the core always knows whether it holds a claim. ``AbandonTool`` is
-answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+(:data:`INTERRUPTIBLE`: ``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store
+writes in flight complete first, so the core always knows whether it holds a claim.
+``AbandonTool`` is answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
 ``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
 has ended by the time the driver lets go of it, else ``None``. Closing the generator
 (``GeneratorExit``: its driver died) yields nothing more, as a crashed process would not.
@@ -58,14 +58,16 @@ from __future__ import annotations
 import json
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from ._errors import RetryableError
 from ._makers import maker
 from ._outcome import Outcome, OutcomeStatus
 from .stores._protocol import Claim, FinalStatus, Record
+from .stores._requests import ClaimRequest, FinishRequest, HeartbeatRequest, ReleaseRequest
 
 __all__ = [
+    "INTERRUPTIBLE",
     "AbandonTool",
     "AwaitTool",
     "CallPlan",
@@ -89,40 +91,34 @@ __all__ = [
 class CallPlan:
     """Everything the core needs to decide about one validated call (no I/O handles).
 
-    ``retry_on`` names the exception types that, like :class:`RetryableError`, mean
-    "nothing happened, the call may run again": the claim is released instead of a
-    failure being recorded.
+    ``claim`` is the call's first command, with its key, arguments hash, idempotency key,
+    owner, lease and retention; its ``reclaim`` is whether the tool is declared
+    idempotent (safe to repeat). ``retry_on`` names the exception types that, like
+    :class:`RetryableError`, mean "nothing happened, the call may run again": the claim is
+    released instead of a failure being recorded.
     """
 
     call_id: str
     name: str
-    key: str
-    args_hash: str
-    idempotency_key: str
-    owner: str
-    lease: float
-    retention: float
+    claim: ClaimCall
     heartbeat_interval: float
-    idempotent: bool
     timeout: float | None
     retry_on: tuple[type[Exception], ...] = ()
 
 
 # ------------------------------------------------------------------------- commands
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClaimCall:
-    """Claim the call in the store; the driver sends back the store's ``Claim``."""
-
-    interruptible: ClassVar[bool] = True
-    key: str
-    args_hash: str
-    idempotency_key: str
-    owner: str
-    lease: float
-    retention: float
-    reclaim: bool
+# The store commands are the stores' own checked requests (toolwire.stores._requests):
+# the core yields what a store performs, each field declared once. The driver performs
+# each with the store method of its name and sends back the store's answer.
+ClaimCall = ClaimRequest
+"""Claim the call in the store; the driver sends back the store's ``Claim``."""
+Heartbeat = HeartbeatRequest
+"""Extend the lease; the driver sends back the store's ``bool``."""
+FinishCall = FinishRequest
+"""Write the final record (fenced); the driver sends back the store's ``bool``."""
+ReleaseCall = ReleaseRequest
+"""Delete the claim (fenced) so a later run may execute; sends back the ``bool``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +126,6 @@ class StartTool:
     """Start the tool (thread or task) with a context carrying the idempotency key and an
     absolute deadline of now + ``timeout``; the driver sends back ``None``."""
 
-    interruptible: ClassVar[bool] = True
     fence: int
     timeout: float | None
 
@@ -141,19 +136,7 @@ class AwaitTool:
     driver sends back the tool's final event (``ToolReturned``, ``ToolUnstorable``,
     ``ToolRaised``), ``ToolTimedOut`` or ``ToolPending``."""
 
-    interruptible: ClassVar[bool] = True
     interval: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Heartbeat:
-    """Extend the lease; the driver sends back the store's ``bool``."""
-
-    interruptible: ClassVar[bool] = True
-    key: str
-    owner: str
-    fence: int
-    lease: float
 
 
 AbandonReason = Literal["timed out", "cancelled", "lease lost"]
@@ -169,34 +152,14 @@ class AbandonTool:
     caller's cancellation, since on a timeout or a lost lease it has already overrun.
     """
 
-    interruptible: ClassVar[bool] = False
     reason: AbandonReason
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FinishCall:
-    """Write the final record (fenced); the driver sends back the store's ``bool``."""
-
-    interruptible: ClassVar[bool] = False
-    key: str
-    owner: str
-    fence: int
-    status: FinalStatus
-    result: str | None
-    error: str | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReleaseCall:
-    """Delete the claim (fenced) so a later run may execute; sends back the ``bool``."""
-
-    interruptible: ClassVar[bool] = False
-    key: str
-    owner: str
-    fence: int
-
-
 Command = ClaimCall | StartTool | AwaitTool | Heartbeat | AbandonTool | FinishCall | ReleaseCall
+
+INTERRUPTIBLE: frozenset[type[Command]] = frozenset({ClaimCall, StartTool, AwaitTool, Heartbeat})
+"""The commands at which a driver may deliver the caller's cancellation (the others are
+store writes that complete first, and letting go of the tool)."""
 
 
 # ------------------------------------------------------------ what AwaitTool reports
@@ -251,23 +214,10 @@ ToolEvent = ToolEnded | ToolPending | ToolTimedOut
 CallFlow = Generator[Command, Any, Outcome]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Held:
-    """The claim the core holds: every write after the claim is fenced on all three."""
-
-    key: str
-    owner: str
-    fence: int
-
-
 # The objects every executed call builds, by constructors that fill the slots directly
 # (the same frozen instances, a third of the cost; see _makers).
-_new_claim_call = maker(ClaimCall)
 _new_start_tool = maker(StartTool)
 _new_await_tool = maker(AwaitTool)
-_new_finish_call = maker(FinishCall)
-_new_release_call = maker(ReleaseCall)
-_new_held = maker(_Held)
 _new_outcome = maker(Outcome)
 
 _NOT_DURABLE = "; the store did not record it, so the outcome is in doubt"
@@ -295,7 +245,7 @@ def _outcome(
         status=status,
         value=value,
         error=error,
-        idempotency_key=plan.idempotency_key,
+        idempotency_key=plan.claim.idempotency_key,
         result_json=result_json,
         replayed=replayed,
     )
@@ -307,7 +257,7 @@ def report_record(plan: CallPlan, record: Record) -> Outcome:
     What the record says about an earlier run (completed, failed, unknown) is marked
     ``replayed``; a conflict or a call another worker holds is news, not a replay.
     """
-    if record.args_hash != plan.args_hash:
+    if record.args_hash != plan.claim.args_hash:
         return _outcome(
             plan,
             "conflict",
@@ -338,15 +288,7 @@ def report_record(plan: CallPlan, record: Record) -> Outcome:
 def execute_call(plan: CallPlan) -> CallFlow:
     """Decide one call: yield commands, receive their results, return the ``Outcome``."""
     try:
-        claim: Claim = yield _new_claim_call(
-            key=plan.key,
-            args_hash=plan.args_hash,
-            idempotency_key=plan.idempotency_key,
-            owner=plan.owner,
-            lease=plan.lease,
-            retention=plan.retention,
-            reclaim=plan.idempotent,
-        )
+        claim: Claim = yield plan.claim
     except Exception as exc:
         # Fail closed: without a durable claim the tool must not run.
         return _outcome(
@@ -356,7 +298,9 @@ def execute_call(plan: CallPlan) -> CallFlow:
         return report_record(plan, claim.record)
 
     fence = claim.record.fence
-    held = _new_held(key=plan.key, owner=plan.owner, fence=fence)
+    # The claim the core holds is the release that would give it back: every write after
+    # the claim is fenced on its key, owner and fence.
+    held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
     try:
         yield _new_start_tool(fence=fence, timeout=plan.timeout)
     except Exception as exc:
@@ -382,7 +326,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
             break
         try:
             alive = yield Heartbeat(
-                key=held.key, owner=held.owner, fence=held.fence, lease=plan.lease
+                key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
             )
         except Exception:
             continue  # fenced writes keep a missed beat safe; try again next interval
@@ -407,12 +351,14 @@ def execute_call(plan: CallPlan) -> CallFlow:
             # It ended while being abandoned: its own result is better than a doubt.
             return (yield from _settle(plan, held, ended))
         message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
-        yield from _in_doubt(held, plan.idempotent, message)
+        yield from _in_doubt(held, plan.claim.reclaim, message)
         return _outcome(plan, "timed_out", error=message)
     return (yield from _settle(plan, held, event))
 
 
-def _settle(plan: CallPlan, held: _Held, event: ToolEnded) -> Generator[Command, Any, Outcome]:
+def _settle(
+    plan: CallPlan, held: ReleaseCall, event: ToolEnded
+) -> Generator[Command, Any, Outcome]:
     """Record how the tool ended and return the outcome (the heart of "no lost results")."""
     if isinstance(event, ToolReturned):
         stored = yield from _finish_quietly(held, "completed", event.result_json, None)
@@ -434,7 +380,7 @@ def _settle(plan: CallPlan, held: _Held, event: ToolEnded) -> Generator[Command,
             "the tool ran, but its return value could not be stored: "
             f"{event.reason}; its effect happened, its result is lost"
         )
-        yield from _in_doubt(held, plan.idempotent, message)
+        yield from _in_doubt(held, plan.claim.reclaim, message)
         return _outcome(plan, "unknown", error=message, value=event.value)
     raised = event.exception
     message = event.text if event.text is not None else describe(raised)
@@ -445,7 +391,7 @@ def _settle(plan: CallPlan, held: _Held, event: ToolEnded) -> Generator[Command,
         return _outcome(plan, "unknown", error=message + _NOT_DURABLE)
     if not isinstance(raised, Exception):
         # The tool was interrupted from inside (its own cancellation, SystemExit).
-        yield from _in_doubt(held, plan.idempotent, message)
+        yield from _in_doubt(held, plan.claim.reclaim, message)
         return _outcome(plan, "unknown", error=message)
     stored = yield from _finish_quietly(held, "failed", None, message)
     if stored:
@@ -466,21 +412,21 @@ def _let_go(reason: AbandonReason) -> Generator[Command, Any, ToolEnded | None]:
     return None
 
 
-def _cancelled(plan: CallPlan, held: _Held) -> Generator[Command, Any, None]:
+def _cancelled(plan: CallPlan, held: ReleaseCall) -> Generator[Command, Any, None]:
     """The caller cancelled while the tool ran: settle what the tool did, or the doubt."""
     ended = yield from _let_go("cancelled")
     if ended is None:
-        yield from _in_doubt(held, plan.idempotent, _CANCELLED)
+        yield from _in_doubt(held, plan.claim.reclaim, _CANCELLED)
     else:
         yield from _settle(plan, held, ended)
 
 
 def _finish_quietly(
-    held: _Held, status: FinalStatus, result: str | None, error: str | None
+    held: ReleaseCall, status: FinalStatus, result: str | None, error: str | None
 ) -> Generator[Command, Any, bool]:
     """Finish the record; a store error counts as not recorded (the record stays in doubt)."""
     try:
-        stored: bool = yield _new_finish_call(
+        stored: bool = yield FinishCall(
             key=held.key,
             owner=held.owner,
             fence=held.fence,
@@ -493,16 +439,16 @@ def _finish_quietly(
     return bool(stored)
 
 
-def _release_quietly(held: _Held) -> Generator[Command, Any, bool]:
+def _release_quietly(held: ReleaseCall) -> Generator[Command, Any, bool]:
     """Release the claim; a store error leaves it to expire into ``unknown``."""
     try:
-        released: bool = yield _new_release_call(key=held.key, owner=held.owner, fence=held.fence)
+        released: bool = yield held
     except Exception:
         return False
     return bool(released)
 
 
-def _in_doubt(held: _Held, idempotent: bool, message: str) -> Generator[Command, Any, None]:
+def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Command, Any, None]:
     """The effect is in doubt: record ``unknown``, or, for a tool that is safe to repeat,
     give the call back so that a later run executes it again."""
     if idempotent:

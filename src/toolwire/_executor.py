@@ -101,6 +101,7 @@ from typing import Any, Generic, TypeVar, cast
 from ._context import ToolContext
 from ._errors import ExecutorSettingsError, IdempotencyKeyError, RetryableError, StoreError
 from ._execution import (
+    INTERRUPTIBLE,
     AbandonTool,
     AwaitTool,
     CallFlow,
@@ -395,17 +396,20 @@ class _ExecutorBase(Generic[S]):
             timeout = self._timeout_of(tool)
             if timeout > self.timeout:  # the default was checked at __init__
                 self._check_retention(tool.name, timeout)  # a tool registered since
+            claim = ClaimCall(
+                key,
+                digest,
+                idempotency_key(key, digest),
+                owner,
+                self.lease,
+                self.retention,
+                bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
+            )
             plan = _new_plan(
                 call_id=call.id,
                 name=tool.name,
-                key=key,
-                args_hash=digest,
-                idempotency_key=idempotency_key(key, digest),
-                owner=owner,
-                lease=self.lease,
-                retention=self.retention,
+                claim=claim,
                 heartbeat_interval=self.heartbeat_interval,
-                idempotent=bool(tool.idempotent),
                 timeout=timeout,
                 retry_on=self.retry_on,
             )
@@ -478,7 +482,7 @@ def _rejected(call_id: str, name: str, reason: str) -> Outcome:
 
 def _context(job: _Job, deadline: float | None) -> ToolContext:
     return _new_context(
-        idempotency_key=job.plan.idempotency_key,
+        idempotency_key=job.plan.claim.idempotency_key,
         deadline=deadline,
         call_id=job.plan.call_id,
         tool_name=job.plan.name,
@@ -507,7 +511,7 @@ def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]
     return {
         "tool_name": job.plan.name,
         "call_id": job.plan.call_id,
-        "idempotency_key": job.plan.idempotency_key,
+        "idempotency_key": job.plan.claim.idempotency_key,
         "status": status,
         "replayed": replayed,
     }
@@ -582,44 +586,17 @@ def _internal_error(job: _Job, exc: Exception) -> Outcome:
         name=job.plan.name,
         status="unknown",
         error=f"internal error in toolwire ({describe(exc)}); the outcome is in doubt",
-        idempotency_key=job.plan.idempotency_key,
+        idempotency_key=job.plan.claim.idempotency_key,
     )
 
 
 # ------------------------------------------------------------------ store commands
 
 
-def _store_call(command: Command) -> tuple[str, str, dict[str, Any]]:
-    """The store method, key and keyword arguments that perform a store command."""
-    if isinstance(command, ClaimCall):
-        return "claim", command.key, {
-            "args_hash": command.args_hash,
-            "idempotency_key": command.idempotency_key,
-            "owner": command.owner,
-            "lease": command.lease,
-            "retention": command.retention,
-            "reclaim": command.reclaim,
-        }  # fmt: skip
-    if isinstance(command, Heartbeat):
-        return "heartbeat", command.key, {
-            "owner": command.owner, "fence": command.fence, "lease": command.lease
-        }  # fmt: skip
-    if isinstance(command, FinishCall):
-        return "finish", command.key, {
-            "owner": command.owner,
-            "fence": command.fence,
-            "status": command.status,
-            "result": command.result,
-            "error": command.error,
-        }  # fmt: skip
-    if isinstance(command, ReleaseCall):
-        return "release", command.key, {"owner": command.owner, "fence": command.fence}
-    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
-
-
-def _perform_store(store: Store, command: Command) -> Any:
-    """Perform one store command on a synchronous store (:func:`_store_call`, with the two
-    commands of every call spelled out: no dict and no lookup by name on that path)."""
+def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
+    """Call the store method that performs a store command, spelled out (no dict and no
+    lookup by name on the path of every call): the answer of a :class:`Store`, an awaitable
+    of an :class:`AsyncStore` (:func:`_perform_async_store` awaits it)."""
     if isinstance(command, ClaimCall):
         return store.claim(
             command.key,
@@ -639,14 +616,18 @@ def _perform_store(store: Store, command: Command) -> Any:
             result=command.result,
             error=command.error,
         )
-    method, key, arguments = _store_call(command)
-    return getattr(store, method)(key, **arguments)
+    if isinstance(command, Heartbeat):
+        return store.heartbeat(
+            command.key, owner=command.owner, fence=command.fence, lease=command.lease
+        )
+    if isinstance(command, ReleaseCall):
+        return store.release(command.key, owner=command.owner, fence=command.fence)
+    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
 
 
 async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
     """Perform one store command on an ``AsyncStore``."""
-    method, key, arguments = _store_call(command)
-    return await getattr(store, method)(key, **arguments)
+    return await _perform_store(store, command)
 
 
 # ------------------------------------------------------------------ the sync driver
@@ -733,7 +714,9 @@ class _SyncRun:
                 job=job,
                 flow=execute_call(job.plan),
                 uses_thread=not job.tool.is_async,
-                observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.idempotency_key),
+                observer=tool_observer(
+                    job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
+                ),
             )
             self.slots -= 1
             self.threads -= call.uses_thread
@@ -814,7 +797,7 @@ class _SyncRun:
                 return
             value, throw = None, None
             call.command = command
-            if command.interruptible:
+            if type(command) in INTERRUPTIBLE:
                 if self.interrupt is None and self.guard.pending is not None:
                     try:
                         self.guard.deliver()  # a held-back Ctrl-C, at a safe point
@@ -1078,7 +1061,7 @@ class _AsyncRun:
         """Feed one call's core until it returns; re-raise a cancellation after clean-up."""
         call = _AsyncCall(
             job=job,
-            observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.idempotency_key),
+            observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key),
         )
         flow = execute_call(job.plan)
         started = False
@@ -1109,7 +1092,7 @@ class _AsyncRun:
                     raise call.cancel from None
                 return outcome
             value, throw = None, None
-            if call.cancel is not None and not call.thrown and command.interruptible:
+            if call.cancel is not None and not call.thrown and type(command) in INTERRUPTIBLE:
                 call.thrown, throw = True, call.cancel
                 continue
             try:

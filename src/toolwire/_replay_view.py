@@ -40,7 +40,6 @@ from ._errors import ProviderError, StreamError
 from ._events import (
     Finished,
     ReasoningDelta,
-    StreamEvent,
     TextDelta,
     ToolCallArguments,
     ToolCallEnded,
@@ -56,6 +55,8 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.live import Live
     from rich.text import Text
+
+    from ._events import StreamEvent
 
 __all__ = [
     "MAX_REDRAWS_PER_SECOND",

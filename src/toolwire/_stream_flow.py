@@ -42,7 +42,7 @@ Cost: O(1) commands per item besides the assembler's work.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._assembler import StreamAssembler
@@ -148,6 +148,7 @@ LATE = _Signal("LATE")
 # ------------------------------------------------------------------------- the flow
 
 
+@dataclass(slots=True, eq=False)
 class StreamFlow:
     """The lifecycle of one stream: the assembler, the deadlines and the outcome.
 
@@ -155,22 +156,13 @@ class StreamFlow:
     :meth:`partial` tell the outcome at any time.
     """
 
-    __slots__ = ("_limits", "_mode", "_source", "assembler", "error", "http", "response")
-
-    def __init__(
-        self,
-        source: Enterable | Readable,
-        assembler: StreamAssembler,
-        limits: dict[str, float | None],
-        mode: Mode,
-    ) -> None:
-        self._source = source
-        self._mode = mode
-        self._limits = limits
-        self.assembler = assembler
-        self.response: Response | None = None
-        self.error: StreamError | None = None
-        self.http: Any = None  # the httpx response under the source, once it is opened
+    _source: Enterable | Readable
+    assembler: StreamAssembler
+    _limits: dict[str, float | None]
+    _mode: Mode
+    response: Response | None = field(default=None, init=False)
+    error: StreamError | None = field(default=None, init=False)
+    http: Any = field(default=None, init=False)  # the httpx response under the source, once opened
 
     @property
     def ended(self) -> bool:

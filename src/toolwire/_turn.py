@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
 from ._early_abort import AbortWatch, EarlyAbort, continuation
@@ -68,6 +68,9 @@ from ._retrying import RetryPolicy
 from ._toolbox import Toolbox
 from ._turn_identity import needs_identity, turn_identity
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = ["Turn", "arun_turn", "run_turn"]
 
 logger = logging.getLogger("toolwire.turn")
@@ -75,6 +78,25 @@ logger = logging.getLogger("toolwire.turn")
 _STREAM_LIKE = ("__iter__", "__aiter__", "__next__", "__enter__", "__aenter__", "__await__")
 
 OnEvent = Callable[[StreamEvent], object]
+
+
+class TurnOptions(TypedDict, total=False):
+    """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, all optional:
+    ``format`` (default ``"auto"``), ``early_abort`` (``True``), ``first_event_timeout``
+    (600 s), ``idle_timeout`` (120 s), ``total_timeout``, ``on_event``, ``turn``,
+    ``retry``, ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`."""
+
+    format: str
+    early_abort: bool
+    first_event_timeout: float | None
+    idle_timeout: float | None
+    total_timeout: float | None
+    on_event: OnEvent | None
+    turn: str | None
+    retry: RetryPolicy | None
+    prices: Prices | None
+    output: Any
+    output_tool: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,22 +219,18 @@ class _TurnRun:
         tools: Toolbox,
         executor: Any,
         executor_type: type[Any],
-        *,
-        format: str,
-        early_abort: bool,
-        first_event_timeout: float | None,
-        idle_timeout: float | None,
-        total_timeout: float | None,
-        on_event: OnEvent | None,
-        turn: str | None,
-        retry: RetryPolicy | None,
-        prices: Prices | None,
-        output: Any,
-        output_tool: str | None,
+        options: TurnOptions,
     ) -> None:
         mine, other = ("run_turn", "arun_turn")
         if executor_type is AsyncExecutor:
             mine, other = other, mine
+        for name in options:
+            if name not in TurnOptions.__optional_keys__:
+                raise TypeError(f"{mine}() got an unexpected keyword argument {name!r}")
+        early_abort = options.get("early_abort", True)
+        on_event = options.get("on_event")
+        turn = options.get("turn")
+        retry = options.get("retry")
         if not isinstance(tools, Toolbox):
             raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
         if not isinstance(executor, executor_type):
@@ -247,7 +265,6 @@ class _TurnRun:
         self.source = source
         self.tools = tools
         self.executor = executor
-        self.format = format
         self.on_event = on_event
         self.turn = turn
         # A response with a rejected call runs none of its calls unless the executor says
@@ -258,14 +275,14 @@ class _TurnRun:
         self.watch: AbortWatch | None = None
         self._handle_type = handle_type
         self._stream_options: dict[str, Any] = {
-            "format": format,
-            "first_event_timeout": first_event_timeout,
-            "idle_timeout": idle_timeout,
-            "total_timeout": total_timeout,
+            "format": options.get("format", "auto"),
+            "first_event_timeout": options.get("first_event_timeout", FIRST_EVENT_TIMEOUT),
+            "idle_timeout": options.get("idle_timeout", IDLE_TIMEOUT),
+            "total_timeout": options.get("total_timeout"),
             "json_events": self.json_events,
-            "prices": prices,
-            "output": output,
-            "output_tool": output_tool,
+            "prices": options.get("prices"),
+            "output": options.get("output"),
+            "output_tool": options.get("output_tool"),
             "tools": tools,
             "early_abort": self.early_abort,
         }
@@ -509,21 +526,7 @@ def _traceback(exc: BaseException | None) -> TracebackType | None:
 
 
 def run_turn(
-    source: Any,
-    tools: Toolbox,
-    *,
-    executor: Executor,
-    format: str = "auto",
-    early_abort: bool = True,
-    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
-    idle_timeout: float | None = IDLE_TIMEOUT,
-    total_timeout: float | None = None,
-    on_event: OnEvent | None = None,
-    turn: str | None = None,
-    retry: RetryPolicy | None = None,
-    prices: Prices | None = None,
-    output: Any = None,
-    output_tool: str | None = None,
+    source: Any, tools: Toolbox, *, executor: Executor, **options: Unpack[TurnOptions]
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -535,7 +538,8 @@ def run_turn(
     ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
     (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
     request again. ``tools`` is the toolbox and ``executor`` an :class:`Executor` built
-    on it.
+    on it. The other keyword arguments, all optional, are those of :class:`TurnOptions`;
+    an unknown one raises ``TypeError``.
 
     - The stream is read under the drivers' deadlines (``first_event_timeout``,
       ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
@@ -570,12 +574,7 @@ def run_turn(
 
     Bad arguments raise :class:`UsageError`.
     """
-    steps = _TurnRun(
-        StreamHandle, source, tools, executor, Executor, format=format, early_abort=early_abort,
-        first_event_timeout=first_event_timeout, idle_timeout=idle_timeout,
-        total_timeout=total_timeout, on_event=on_event, turn=turn, retry=retry, prices=prices,
-        output=output, output_tool=output_tool,
-    )  # fmt: skip
+    steps = _TurnRun(StreamHandle, source, tools, executor, Executor, options)
     for command in steps:
         with steps.answer():
             steps.reply = _perform(command)
@@ -583,21 +582,7 @@ def run_turn(
 
 
 async def arun_turn(
-    source: Any,
-    tools: Toolbox,
-    *,
-    executor: AsyncExecutor,
-    format: str = "auto",
-    early_abort: bool = True,
-    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
-    idle_timeout: float | None = IDLE_TIMEOUT,
-    total_timeout: float | None = None,
-    on_event: OnEvent | None = None,
-    turn: str | None = None,
-    retry: RetryPolicy | None = None,
-    prices: Prices | None = None,
-    output: Any = None,
-    output_tool: str | None = None,
+    source: Any, tools: Toolbox, *, executor: AsyncExecutor, **options: Unpack[TurnOptions]
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 
@@ -609,12 +594,7 @@ async def arun_turn(
     rest is :func:`run_turn`'s; a caller's ``CancelledError`` is re-raised after the
     source was closed.
     """
-    steps = _TurnRun(
-        AsyncStreamHandle, source, tools, executor, AsyncExecutor, format=format,
-        early_abort=early_abort, first_event_timeout=first_event_timeout,
-        idle_timeout=idle_timeout, total_timeout=total_timeout, on_event=on_event, turn=turn,
-        retry=retry, prices=prices, output=output, output_tool=output_tool,
-    )  # fmt: skip
+    steps = _TurnRun(AsyncStreamHandle, source, tools, executor, AsyncExecutor, options)
     for command in steps:
         with steps.answer():
             steps.reply = await _aperform(command)

@@ -272,13 +272,8 @@ class LoopTool(_ToolRun):
     """An async tool of a synchronous executor, as a task on the background loop."""
 
     in_thread = False
-
-    def __init__(
-        self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
-    ) -> None:
-        super().__init__(tool, arguments, ctx, on_done)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[ToolEnded] | None = None
+    _loop: asyncio.AbstractEventLoop | None = None  # the background loop, once started
+    _task: asyncio.Task[ToolEnded] | None = None  # set on that loop, once begun
 
     def start(self) -> None:
         """Schedule the task on the background loop."""

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import Outcome, Toolbox
-from toolwire._execution import CallPlan, ClaimCall, FinishCall
+from toolwire._execution import CallPlan, ClaimCall
 from toolwire._idempotency import arguments_hash, canonical_json
 from toolwire._jsontext import encoder
 from toolwire._makers import maker
@@ -71,40 +71,27 @@ _SAMPLES: list[tuple[type[Any], dict[str, Any]]] = [
             "retention": 9.0,
         },
     ),
-    (
-        ClaimCall,
-        {
-            "key": "k",
-            "args_hash": "h",
-            "idempotency_key": "i",
-            "owner": "w",
-            "lease": 30.0,
-            "retention": 60.0,
-            "reclaim": False,
-        },
-    ),
-    (
-        FinishCall,
-        {"key": "k", "owner": "w", "fence": 2, "status": "failed", "result": None, "error": "x"},
-    ),
     (Outcome, {"call_id": "c", "name": "n", "status": "completed", "value": 3}),
     (
         CallPlan,
         {
             "call_id": "c",
             "name": "n",
-            "key": "k",
-            "args_hash": "h",
-            "idempotency_key": "i",
-            "owner": "w",
-            "lease": 30.0,
-            "retention": 60.0,
+            "claim": ClaimCall("k", "h", "i", "w", 30.0, 60.0, False),
             "heartbeat_interval": 10.0,
-            "idempotent": False,
             "timeout": None,
         },
     ),
 ]
+
+
+def _hash(value: object) -> int | None:
+    """``hash(value)``, or ``None`` for a value holding an unhashable one (a plan's claim
+    is a store request: slotted, not frozen)."""
+    try:
+        return hash(value)
+    except TypeError:
+        return None
 
 
 @pytest.mark.parametrize(("cls", "values"), _SAMPLES, ids=lambda v: getattr(v, "__name__", ""))
@@ -112,7 +99,7 @@ def test_maker_builds_the_instance_the_class_builds(cls: type[Any], values: dict
     """Equal, hashed, printed and pickled alike, frozen, defaults filled in."""
     made, built = maker(cls)(**values), cls(**values)
     assert type(made) is cls
-    assert made == built and repr(made) == repr(built) and hash(made) == hash(built)
+    assert made == built and repr(made) == repr(built) and _hash(made) == _hash(built)
     assert pickle.loads(pickle.dumps(made)) == built
     assert all(hasattr(made, f.name) for f in dataclasses.fields(cls))
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -248,11 +248,7 @@ def test_json_events_are_built_only_when_read(
     preview-only."""
 
     def plan(**options: Any) -> _TurnRun:
-        unset = ("on_event", "turn", "retry", "first_event_timeout", "idle_timeout",
-                 "total_timeout", "prices", "output", "output_tool")  # fmt: skip
-        settings: dict[str, Any] = {"early_abort": True, **dict.fromkeys(unset)}
-        return _TurnRun(toolwire.StreamHandle, [], tools, executor, toolwire.Executor,
-                        format="auto", **{**settings, **options})  # fmt: skip
+        return _TurnRun(toolwire.StreamHandle, [], tools, executor, toolwire.Executor, options)  # type: ignore[arg-type]
 
     assert plan().json_events
     assert plan(early_abort=False, on_event=print).json_events
@@ -313,3 +309,13 @@ def test_stream_handles_expose_their_http_response_and_take_json_events(
     assert args and all(e.json_events == () for e in args)
     with toolwire.stream([]) as empty:
         assert empty.http_response is None
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_the_function(
+    tools: toolwire.Toolbox, executor: toolwire.Executor
+) -> None:
+    """The shared options (``TurnOptions``) refuse an unknown keyword as a signature would."""
+    with pytest.raises(
+        TypeError, match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'$"
+    ):
+        toolwire.run_turn([], tools, executor=executor, fromat="auto")  # type: ignore[call-arg]

@@ -48,6 +48,7 @@ from hypothesis.stateful import (
 
 from toolwire import MemoryStore, Outcome, RetryableError, SQLiteStore, StoreError
 from toolwire._execution import (
+    INTERRUPTIBLE,
     AbandonTool,
     AwaitTool,
     CallFlow,
@@ -151,16 +152,16 @@ class ExecutionModel(RuleBasedStateMachine):
         except Cancelled:
             del self.workers[wid]
             # A cancelled worker re-raised; if its tool had an effect it is now unknown.
-            if worker.effect is not None and not worker.plan.idempotent:
+            if worker.effect is not None and not worker.plan.claim.reclaim:
                 record = self.store.get(self.key(worker.call))
                 assert record is not None
-                assert record.status != "in_progress" or record.owner != worker.plan.owner
+                assert record.status != "in_progress" or record.owner != worker.plan.claim.owner
 
     def check_outcome(self, worker: Worker, outcome: Outcome) -> None:
         STEPS[f"outcome:{outcome.status}"] += 1
         executions = self.effects[worker.call]
         # Read from an existing record (a claim not acquired) <=> marked replayed.
-        from_record = worker.history == ["ClaimCall"]
+        from_record = worker.history == [ClaimCall.__name__]
         expected = from_record and outcome.status in ("replayed", "failed", "unknown")
         assert outcome.replayed == expected, (outcome, worker.history)
         STEPS["outcome marked replayed:True"] += outcome.replayed
@@ -201,14 +202,16 @@ class ExecutionModel(RuleBasedStateMachine):
         plan = CallPlan(
             call_id=call,
             name=call,
-            key=self.key(call),
-            args_hash=args_hash,
-            idempotency_key=f"idem-{call}-{args_hash}",
-            owner=f"owner-{self.next_worker}",
-            lease=LEASE,
-            retention=1e9,
+            claim=ClaimCall(
+                key=self.key(call),
+                args_hash=args_hash,
+                idempotency_key=f"idem-{call}-{args_hash}",
+                owner=f"owner-{self.next_worker}",
+                lease=LEASE,
+                retention=1e9,
+                reclaim=CALLS[call],
+            ),
             heartbeat_interval=LEASE / 3,
-            idempotent=CALLS[call],
             timeout=5.0,
             retry_on=(ConnectionError,),
         )
@@ -481,11 +484,8 @@ def test_core_never_writes_without_its_claim(data: st.DataObject) -> None:
     """Under any driver answers, writes carry the claim's owner/fence and follow a claim."""
     from toolwire.stores import Claim, Record
 
-    plan = CallPlan(
-        call_id="c", name="t", key="k", args_hash="h", idempotency_key="i", owner="me",
-        lease=30.0, retention=600.0, heartbeat_interval=10.0,
-        idempotent=data.draw(st.booleans()), timeout=5.0,
-    )  # fmt: skip
+    claim_call = ClaimCall("k", "h", "i", "me", 30.0, 600.0, data.draw(st.booleans()))
+    plan = CallPlan(call_id="c", name="t", claim=claim_call, heartbeat_interval=10.0, timeout=5.0)
     flow = execute_call(plan)
     command: Any = next(flow)
     acquired = data.draw(st.booleans())
@@ -518,7 +518,11 @@ def test_core_never_writes_without_its_claim(data: st.DataObject) -> None:
                 assert (command.owner, command.fence, command.key) == ("me", fence, "k")
             if isinstance(command, StartTool):
                 assert acquired and command.fence == fence
-            if cancellation is None and command.interruptible and data.draw(st.integers(0, 9)) == 0:
+            if (
+                cancellation is None
+                and type(command) in INTERRUPTIBLE
+                and data.draw(st.integers(0, 9)) == 0
+            ):
                 cancellation = Cancelled()
                 command = flow.throw(cancellation)
                 continue

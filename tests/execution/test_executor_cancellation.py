@@ -150,7 +150,7 @@ def _keys(r: Any, executor: Any) -> dict[str, str]:
     """call id -> (call key, idempotency key) as the executor derives them."""
     decided, jobs = executor._prepare(r, None)
     assert all(o is None for o in decided)
-    return {job.plan.key: job.plan.idempotency_key for job in jobs}
+    return {job.plan.claim.key: job.plan.claim.idempotency_key for job in jobs}
 
 
 def account(prefix: str, records: dict[str, Any], keys: dict[str, str], ledger: Ledger) -> None:

@@ -22,6 +22,7 @@ from toolwire._execution import (
     AbandonTool,
     AwaitTool,
     CallPlan,
+    ClaimCall,
     Heartbeat,
     StartTool,
     ToolPending,
@@ -88,14 +89,8 @@ def test_paused_worker_never_gets_a_write_accepted(backend: tuple[Any, Clock]) -
         plan = CallPlan(
             call_id="c",
             name="t",
-            key=key,
-            args_hash="h",
-            idempotency_key=f"k{seed}",
-            owner=f"A{seed}",
-            lease=lease,
-            retention=1e6,
+            claim=ClaimCall(key, "h", f"k{seed}", f"A{seed}", lease, 1e6, idempotent),
             heartbeat_interval=lease / 3,
-            idempotent=idempotent,
             timeout=None,
         )
         flow = execute_call(plan)

@@ -5,7 +5,10 @@ Each public operation of a store turns its arguments into one request object her
 (:func:`claim`, :func:`heartbeat`, ...); the backends only ever see requests, never raw
 arguments, and only read them. (Requests are slotted but not frozen dataclasses: a frozen
 one's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, on
-the path of every call; no request leaves the store that made it.) Every check raises
+the path of every call; nothing writes to a request once built.) The four requests of
+every executed call (claim, heartbeat, finish, release) are also the commands the
+execution core yields (:mod:`toolwire._execution`), so each of their fields is declared
+once, here. Every check raises
 :class:`~toolwire.StoreSettingsError` (a caller mistake, not an outage) naming the argument
 and what it got. Identifiers (keys, hashes, owners) are non-empty strings that encode as
 UTF-8 (no lone surrogates: a PostgreSQL column or Redis key could not hold them
@@ -27,7 +30,19 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .._errors import StoreError, StoreSettingsError
-from ._protocol import Claim, FinalStatus, Record, ResolvedStatus, Status
+from ._protocol import (
+    Claim,
+    ClaimOptions,
+    FinalStatus,
+    FinishOptions,
+    HeartbeatOptions,
+    Held,
+    Record,
+    RecordsOptions,
+    ResolvedStatus,
+    ResolveOptions,
+    Status,
+)
 
 T = TypeVar("T")
 
@@ -212,14 +227,15 @@ def _options(
 
 # --------------------------------------------------------------------------- requests
 
-# The keyword arguments of each operation (required; optional for records and resolve).
-_CLAIM = frozenset(("args_hash", "idempotency_key", "owner", "lease", "retention", "reclaim"))
-_HEARTBEAT = frozenset(("owner", "fence", "lease"))
-_FINISH = frozenset(("owner", "fence", "status", "result", "error"))
-_RELEASE = frozenset(("owner", "fence"))
-_RECORDS = frozenset(("status", "newest_first", "limit"))
-_RESOLVE = frozenset(("status",))
-_RESOLVE_TEXTS = frozenset(("result", "error"))
+# The keyword arguments of each operation, as the Protocol's signatures declare them
+# (required; optional for records and resolve).
+_CLAIM = ClaimOptions.__required_keys__
+_HEARTBEAT = HeartbeatOptions.__required_keys__
+_FINISH = FinishOptions.__required_keys__
+_RELEASE = Held.__required_keys__
+_RECORDS = RecordsOptions.__optional_keys__
+_RESOLVE = ResolveOptions.__required_keys__
+_RESOLVE_TEXTS = ResolveOptions.__optional_keys__
 
 
 def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
