@@ -88,9 +88,7 @@ from ._deltas import (
     Fragment,
     MetaDelta,
     PartDelta,
-    ReasoningPart,
     RefusalPart,
-    TextPart,
     UsageDelta,
 )
 from ._errors import (
@@ -802,12 +800,8 @@ class StreamAssembler:
                 t = type(d)
                 if t is CallDelta:
                     self._on_call(d, payload, out)  # type: ignore[arg-type]
-                elif t is TextPart:
-                    self._on_text(d.text, payload, out, TextDelta)  # type: ignore[union-attr]
-                elif t is ReasoningPart:
-                    self._on_text(d.text, payload, out, ReasoningDelta)  # type: ignore[union-attr]
-                elif t is RefusalPart:
-                    self._on_text(d.text, payload, out, None)  # type: ignore[union-attr]
+                elif t is TextDelta or t is ReasoningDelta or t is RefusalPart:
+                    self._on_text(d, payload, out)  # type: ignore[arg-type]
                 elif t is PartDelta:
                     self._on_part(d)  # type: ignore[arg-type]
                 elif t is UsageDelta:
@@ -852,18 +846,16 @@ class StreamAssembler:
     # --------------------------------------------------------------- text, usage
 
     def _on_text(
-        self,
-        text: str,
-        payload: Any,
-        out: list[StreamEvent],
-        kind: type[TextDelta] | type[ReasoningDelta] | None,
+        self, d: TextDelta | ReasoningDelta | RefusalPart, payload: Any, out: list[StreamEvent]
     ) -> None:
-        """Text, reasoning (``kind``) or refusal text (``None``: kept apart, never text nor
-        output; ``close()`` raises it), counted against ``max_text_chars``."""
+        """Text or reasoning, handed on as its own event, or refusal text (kept apart, never
+        text nor output; ``close()`` raises it), counted against ``max_text_chars``."""
+        text = d.text
         if not text:
             return
+        kind = type(d)
         if type(text) is not str:
-            what = "text" if kind is not None else "refusal"
+            what = "text" if kind is not RefusalPart else "refusal"
             raise StreamFormatError(f"{what} is not a string", payload=payload)
         n = self._text_chars + len(text)
         if n > self._max_text:
@@ -878,12 +870,12 @@ class StreamAssembler:
             if not parts or parts[-1][0] != "text":
                 parts.append(["text", len(self._text), None])
             self._text.append(text)
-            out.append(TextDelta(text=text))
+            out.append(d)  # type: ignore[arg-type]
         elif kind is ReasoningDelta:
             if not parts or parts[-1][0] != "reasoning":
                 parts.append(["reasoning", len(self._reasoning), None])
             self._reasoning.append(text)
-            out.append(ReasoningDelta(text=text))
+            out.append(d)  # type: ignore[arg-type]
         else:
             self._refusal.append(text)
 

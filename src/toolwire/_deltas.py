@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ._events import ReasoningDelta, TextDelta
 from ._response import _UsageCounts
 
 FinishKind = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
@@ -70,18 +71,11 @@ class MetaDelta:
     created: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextPart:
-    """Visible text."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReasoningPart:
-    """Reasoning / thinking text."""
-
-    text: str
+# Visible text and reasoning text: the public events themselves (``toolwire.TextDelta``,
+# ``toolwire.ReasoningDelta``), so that the assembler hands an adapter's delta on as the
+# event, without a copy per chunk. The adapter-side names say what an adapter emits.
+TextPart = TextDelta
+ReasoningPart = ReasoningDelta
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,6 +56,7 @@ from ._errors import DriverSettingsError, DriverUsageError, StreamError
 from ._events import StreamEvent
 from ._pricing import Prices
 from ._response import Partial, Response, Usage
+from ._signatures import defaults_of, spelled_out
 from ._sources import Mode, recognise
 from ._stream_flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from ._sync_reading import InlineReader, make_reader
@@ -119,6 +120,7 @@ class _Handle:
 
     _mode: Mode
 
+    @spelled_out(AssemblerSettings, defaults_of(StreamAssembler))
     def __init__(
         self,
         source: Any,

@@ -72,8 +72,9 @@ __all__ = [
     "schema_shape",
 ]
 
-ALL_KINDS: frozenset[str] = frozenset({"object", "array", "string", "number", "bool", "null"})
-_KIND_OF_EVENT = {"true": "bool", "false": "bool"}
+# The JSON kinds, by JSON Schema's names (toolwire._json_types)
+ALL_KINDS: frozenset[str] = frozenset({"object", "array", "string", "number", "boolean", "null"})
+_KIND_OF_EVENT = {"true": "boolean", "false": "boolean"}
 
 
 class Invalid(Exception):
@@ -86,7 +87,8 @@ class Invalid(Exception):
 
 
 def json_kind(event_kind: str) -> str:
-    """The kind of a ``ValueStarted`` event as shapes name them (``true``/``false`` are bool)."""
+    """The kind of a ``ValueStarted`` event as shapes name them (``true`` and ``false``
+    are ``boolean``)."""
     return _KIND_OF_EVENT.get(event_kind, event_kind)
 
 
@@ -391,7 +393,7 @@ def _kinds_of_literal(values: tuple[Any, ...]) -> frozenset[str]:
         if v is None:
             kinds.add("null")
         elif isinstance(v, bool):
-            kinds.add("bool")
+            kinds.add("boolean")
         elif isinstance(v, (int, float)):
             kinds.add("number")
         elif isinstance(v, str):
@@ -410,7 +412,7 @@ _SIMPLE_KINDS: dict[Any, frozenset[str]] = {
     str: frozenset({"string"}),
     int: frozenset({"number"}),
     float: frozenset({"number"}),
-    bool: frozenset({"bool"}),
+    bool: frozenset({"boolean"}),
     type(None): frozenset({"null"}),
 }
 

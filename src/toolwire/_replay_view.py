@@ -36,19 +36,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from . import _events
 from ._errors import ProviderError, StreamError
-from ._events import (
-    Finished,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallArguments,
-    ToolCallEnded,
-    ToolCallRejected,
-    ToolCallStarted,
-    UsageReported,
-)
 from ._partial_json import MISSING
-from ._response import Response, Usage
+from ._response import PartialCall, RejectedCall, Response, ToolCall, Usage
 from ._subcommand import visible
 
 if TYPE_CHECKING:
@@ -98,7 +89,7 @@ class ShownCall:
     id: str
     raw: list[str] = field(default_factory=list)
     chars: int = 0
-    last: ToolCallArguments | None = None
+    last: _events.ToolCallArguments | None = None
     status: CallStatus = "streaming"
     reason: str | None = None
 
@@ -127,36 +118,36 @@ class ReplayModel:
         self.reasoning: list[str] = []
         self.calls: dict[int, ShownCall] = {}
         self.usage: Usage | None = None
-        self.finished: Finished | None = None
+        self.finished: _events.Finished | None = None
         self.format: str | None = None
         self.payloads = 0
 
     def apply(self, event: StreamEvent) -> None:
         """Fold one event into the display state."""
-        if isinstance(event, TextDelta):
+        if isinstance(event, _events.TextDelta):
             self.text.append(event.text)
-        elif isinstance(event, ReasoningDelta):
+        elif isinstance(event, _events.ReasoningDelta):
             self.reasoning.append(event.text)
-        elif isinstance(event, ToolCallStarted):
+        elif isinstance(event, _events.ToolCallStarted):
             self.calls[event.key] = ShownCall(key=event.key, name=event.name, id=event.id)
-        elif isinstance(event, ToolCallArguments):
+        elif isinstance(event, _events.ToolCallArguments):
             call = self._call(event.key)
             call.raw.append(event.delta)
             call.chars += len(event.delta)
             call.last = event
-        elif isinstance(event, ToolCallEnded):
+        elif isinstance(event, _events.ToolCallEnded):
             call = self._call(event.key)
             if call.status == "streaming":
                 call.status = "ended"
-        elif isinstance(event, ToolCallRejected):
+        elif isinstance(event, _events.ToolCallRejected):
             call = self._call(event.key)
             call.status = "rejected"
             call.reason = event.reason
             call.raw[:] = [event.raw_arguments]
             call.chars = len(event.raw_arguments)
-        elif isinstance(event, UsageReported):
+        elif isinstance(event, _events.UsageReported):
             self.usage = event.usage
-        elif isinstance(event, Finished):
+        elif isinstance(event, _events.Finished):
             self.finished = event
             for call in self.calls.values():
                 if call.status == "streaming":
@@ -236,48 +227,37 @@ class FinalCall:
     runs: bool
 
 
+def _final(
+    call: ToolCall | RejectedCall | PartialCall, state: str, body: str | None = None
+) -> FinalCall:
+    """``call`` as shown at the end: its arguments as ``body`` (the raw text unless given),
+    ``state``; it runs only when ready."""
+    return FinalCall(
+        key=call.index,
+        name=call.name,
+        id=call.id,
+        body=call.raw_arguments if body is None else body,
+        raw=call.raw_arguments,
+        state=state,
+        runs=state == "ready",
+    )
+
+
 def final_calls(outcome: Outcome) -> list[FinalCall]:
     """The calls of ``outcome`` in stream order: finished, rejected, or (for a
     ``StreamError``) what arrived of them."""
     if isinstance(outcome, StreamError):
         partial = outcome.partial
         return [
-            FinalCall(
-                key=c.index,
-                name=c.name,
-                id=c.id,
-                body=c.raw_arguments,
-                raw=c.raw_arguments,
-                state="ended, not final" if c.ended else "not ended",
-                runs=False,
-            )
+            _final(c, "ended, not final" if c.ended else "not ended")
             for c in (partial.calls if partial is not None else [])
         ]
-    runs = not outcome.rejected
+    state = "ready" if not outcome.rejected else "skipped (another call was rejected)"
     shown = [
-        FinalCall(
-            key=c.index,
-            name=c.name,
-            id=c.id,
-            body=json.dumps(c.arguments, indent=2, ensure_ascii=False),
-            raw=c.raw_arguments,
-            state="ready" if runs else "skipped (another call was rejected)",
-            runs=runs,
-        )
+        _final(c, state, json.dumps(c.arguments, indent=2, ensure_ascii=False))
         for c in outcome.tool_calls
     ]
-    shown += [
-        FinalCall(
-            key=c.index,
-            name=c.name,
-            id=c.id,
-            body=c.raw_arguments,
-            raw=c.raw_arguments,
-            state=f"rejected: {c.reason}",
-            runs=False,
-        )
-        for c in outcome.rejected
-    ]
+    shown += [_final(c, f"rejected: {c.reason}") for c in outcome.rejected]
     return sorted(shown, key=lambda c: c.key)
 
 
@@ -336,14 +316,14 @@ def _flat(line: str) -> str:
 
 # PlainView's line for each kind of stream event
 _PLAIN_LINES = {
-    TextDelta: lambda e: f"text {_quoted(e.text)}",
-    ReasoningDelta: lambda e: f"reasoning {_quoted(e.text)}",
-    ToolCallStarted: lambda e: f"call {e.key} started {e.name} id={e.id}",
-    ToolCallArguments: lambda e: f"call {e.key} arguments {_quoted(e.delta)}",
-    ToolCallEnded: lambda e: f"call {e.key} ended",
-    ToolCallRejected: lambda e: f"call {e.key} rejected: {e.reason}",
-    UsageReported: lambda e: f"usage {usage_text(e.usage)}",
-    Finished: lambda e: f"finished {e.finish_reason} (provider: {e.raw_finish_reason})",
+    _events.TextDelta: lambda e: f"text {_quoted(e.text)}",
+    _events.ReasoningDelta: lambda e: f"reasoning {_quoted(e.text)}",
+    _events.ToolCallStarted: lambda e: f"call {e.key} started {e.name} id={e.id}",
+    _events.ToolCallArguments: lambda e: f"call {e.key} arguments {_quoted(e.delta)}",
+    _events.ToolCallEnded: lambda e: f"call {e.key} ended",
+    _events.ToolCallRejected: lambda e: f"call {e.key} rejected: {e.reason}",
+    _events.UsageReported: lambda e: f"usage {usage_text(e.usage)}",
+    _events.Finished: lambda e: f"finished {e.finish_reason} (provider: {e.raw_finish_reason})",
 }
 
 

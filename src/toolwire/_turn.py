@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ._drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
+from ._drivers import AsyncStreamHandle, StreamHandle
 from ._early_abort import AbortWatch, EarlyAbort, continuation
 from ._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
 from ._events import StreamEvent
@@ -65,6 +65,7 @@ from ._pricing import Prices
 from ._response import Response, Usage
 from ._results import turn_messages
 from ._retrying import RetryPolicy
+from ._signatures import defaults_of, spelled_out
 from ._toolbox import Toolbox
 from ._turn_identity import needs_identity, turn_identity
 
@@ -84,7 +85,9 @@ class TurnOptions(TypedDict, total=False):
     """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, all optional:
     ``format`` (default ``"auto"``), ``early_abort`` (``True``), ``first_event_timeout``
     (600 s), ``idle_timeout`` (120 s), ``total_timeout``, ``on_event``, ``turn``,
-    ``retry``, ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`."""
+    ``retry``, ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`.
+    Stated once here for both functions; their ``inspect.signature`` and ``help()`` list
+    each keyword with its default (:func:`toolwire._signatures.spelled_out`)."""
 
     format: str
     early_abort: bool
@@ -97,6 +100,15 @@ class TurnOptions(TypedDict, total=False):
     prices: Prices | None
     output: Any
     output_tool: str | None
+
+
+# The options a turn hands to its stream handle as given; not given, the handle's own
+# defaults apply, and they are the defaults run_turn's signature shows.
+_FORWARDED = (
+    "format", "first_event_timeout", "idle_timeout", "total_timeout", "prices", "output",
+    "output_tool",
+)  # fmt: skip
+_TURN_DEFAULTS: dict[str, Any] = {**defaults_of(StreamHandle), "early_abort": True}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -227,7 +239,7 @@ class _TurnRun:
         for name in options:
             if name not in TurnOptions.__optional_keys__:
                 raise TypeError(f"{mine}() got an unexpected keyword argument {name!r}")
-        early_abort = options.get("early_abort", True)
+        early_abort = options.get("early_abort", _TURN_DEFAULTS["early_abort"])
         on_event = options.get("on_event")
         turn = options.get("turn")
         retry = options.get("retry")
@@ -275,14 +287,8 @@ class _TurnRun:
         self.watch: AbortWatch | None = None
         self._handle_type = handle_type
         self._stream_options: dict[str, Any] = {
-            "format": options.get("format", "auto"),
-            "first_event_timeout": options.get("first_event_timeout", FIRST_EVENT_TIMEOUT),
-            "idle_timeout": options.get("idle_timeout", IDLE_TIMEOUT),
-            "total_timeout": options.get("total_timeout"),
+            **{name: options[name] for name in _FORWARDED if name in options},  # type: ignore[literal-required]
             "json_events": self.json_events,
-            "prices": options.get("prices"),
-            "output": options.get("output"),
-            "output_tool": options.get("output_tool"),
             "tools": tools,
             "early_abort": self.early_abort,
         }
@@ -525,6 +531,7 @@ def _traceback(exc: BaseException | None) -> TracebackType | None:
     return None if exc is None else exc.__traceback__
 
 
+@spelled_out(TurnOptions, _TURN_DEFAULTS)
 def run_turn(
     source: Any, tools: Toolbox, *, executor: Executor, **options: Unpack[TurnOptions]
 ) -> Turn:
@@ -581,6 +588,7 @@ def run_turn(
     return steps.result
 
 
+@spelled_out(TurnOptions, _TURN_DEFAULTS)
 async def arun_turn(
     source: Any, tools: Toolbox, *, executor: AsyncExecutor, **options: Unpack[TurnOptions]
 ) -> Turn:

@@ -55,6 +55,7 @@ from itertools import islice
 from typing import Any, Final
 
 from ._events import StringAppended, ValueCompleted, ValueStarted, _get_at
+from ._json_types import json_type
 from ._output_shapes import Invalid, ModelShape, Shape, json_kind
 from ._partial_json import MISSING
 
@@ -384,7 +385,7 @@ class TypedPreview:
     def finish_root(self, raw: Any) -> Any:
         """Complete a root that ended without an event (a top-level number at ``close()``)."""
         if not self.complete:
-            shape = self._shape.resolve(_kind_of(raw))
+            shape = self._shape.resolve(json_type(raw))
             typed = self._final(raw) if self._final is not None else shape.validate(raw, raw)
             self._root = self.value = typed
             self.complete = True
@@ -480,15 +481,3 @@ class TypedPreview:
         pieces.clear()
         self._stext = holder[slot] = text
         return path[0]
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "object" if isinstance(value, dict) else "array"

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .._errors import StreamFormatError
+from .._json_types import json_type as type_name
 
 _T = TypeVar("_T")
 
@@ -46,23 +47,6 @@ __all__ = [
     "req_str",
     "type_name",
 ]
-
-
-def type_name(value: Any) -> str:
-    """The JSON-ish name of ``value``'s type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 def fail(message: str, payload: Any) -> StreamFormatError:

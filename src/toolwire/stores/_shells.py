@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Generator
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import StoreError
@@ -119,13 +118,8 @@ class SyncShell(ABC):
         """Use the store as a context manager that closes it on exit."""
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the store (whatever ended the block)."""
         self.close()
 
 
@@ -210,11 +204,6 @@ class AsyncShell(ABC):
         await self.open()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the store."""
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close the store (whatever ended the block)."""
         await self.aclose()

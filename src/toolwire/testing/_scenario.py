@@ -40,7 +40,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .._errors import UsageError
 from .._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
@@ -136,6 +136,22 @@ def _optional_str(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise UsageError(f"{what} must be a string, not {type(value).__name__}")
     return value
+
+
+class ResponseFields(TypedDict, total=False):
+    """The keywords of :func:`make_response` after ``text``, which ``Simulator.add_response``
+    passes on as given (its signature lists them with :func:`make_response`'s defaults)."""
+
+    reasoning: str
+    tool_calls: Iterable[Any]
+    finish: str
+    usage: Any
+    id: str | None
+    model: str | None
+    faults: Iterable[str | Fault]
+    profile: str | Sequence[str] | None
+    output: Any
+    refusal: str
 
 
 def make_response(

@@ -26,16 +26,17 @@ import socket
 import threading
 import time
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 from .._scenario_types import Fault, ScenarioResponse
+from .._signatures import defaults_of, spelled_out
 from ._faults import parse_faults
 from ._formats import base_urls, served
 from ._recordings import load_recording
-from ._scenario import Script, load_scenario, make_response
+from ._scenario import ResponseFields, Script, load_scenario, make_response
 from ._server import (
     ConnectionRecord,
     RecordedRequest,
@@ -44,6 +45,9 @@ from ._server import (
     counting_protocol,
     install_log_filter,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Simulator"]
 
@@ -107,21 +111,9 @@ class Simulator:
 
     # ------------------------------------------------------------------ script
 
+    @spelled_out(ResponseFields, defaults_of(make_response))
     def add_response(
-        self,
-        text: Any = "",
-        *,
-        tool_calls: Iterable[Any] = (),
-        reasoning: str = "",
-        finish: str = "auto",
-        usage: Any = None,
-        id: str | None = None,
-        model: str | None = None,
-        faults: Iterable[str | Fault] = (),
-        profile: str | Sequence[str] | None = None,
-        for_model: str | None = None,
-        output: Any = None,
-        refusal: str = "",
+        self, text: Any = "", *, for_model: str | None = None, **fields: Unpack[ResponseFields]
     ) -> ScenarioResponse:
         """Queue a scripted response and return it (checked; see ``ScenarioResponse``).
 
@@ -135,19 +127,7 @@ class Simulator:
         for matching models; otherwise responses are served in the order they were added,
         whichever endpoint asks.
         """
-        response = make_response(
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tool_calls,
-            finish=finish,
-            usage=usage,
-            id=id,
-            model=model,
-            faults=faults,
-            profile=profile,
-            output=output,
-            refusal=refusal,
-        )
+        response = make_response(text=text, **fields)
         self._script.add(response, model=for_model)
         return response
 
