@@ -56,7 +56,7 @@ from ._errors import DriverSettingsError, DriverUsageError, StreamError
 from ._events import StreamEvent
 from ._pricing import Prices
 from ._response import Partial, Response, Usage
-from ._signatures import defaults_of, spelled_out
+from ._signatures import check_keywords, defaults_of, spelled_out
 from ._sources import Mode, recognise
 from ._stream_flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from ._sync_reading import InlineReader, make_reader
@@ -131,9 +131,7 @@ class _Handle:
         total_timeout: float | None = None,
         **settings: Unpack[AssemblerSettings],
     ) -> None:
-        for name in settings:
-            if name not in AssemblerSettings.__optional_keys__:
-                raise TypeError(f"_Handle.__init__() got an unexpected keyword argument {name!r}")
+        check_keywords(AssemblerSettings, settings, "_Handle.__init__")
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
             "idle_timeout": _check_timeout("idle_timeout", idle_timeout),

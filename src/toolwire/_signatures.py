@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["defaults_of", "spelled_out"]
+__all__ = ["check_keywords", "defaults_of", "spelled_out"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,6 +26,14 @@ def defaults_of(func: Callable[..., Any]) -> dict[str, Any]:
         for name, parameter in inspect.signature(func).parameters.items()
         if parameter.default is not inspect.Parameter.empty
     }
+
+
+def check_keywords(options: Any, given: Mapping[str, Any], where: str) -> None:
+    """Raise the ``TypeError`` Python raises for a keyword ``where`` does not take, for the
+    first key of ``given`` that the ``TypedDict`` ``options`` does not declare."""
+    for name in given:
+        if name not in options.__optional_keys__ and name not in options.__required_keys__:
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}")
 
 
 def spelled_out(options: type, defaults: Mapping[str, Any]) -> Callable[[F], F]:

@@ -65,7 +65,7 @@ from ._pricing import Prices
 from ._response import Response, Usage
 from ._results import turn_messages
 from ._retrying import RetryPolicy
-from ._signatures import defaults_of, spelled_out
+from ._signatures import check_keywords, defaults_of, spelled_out
 from ._toolbox import Toolbox
 from ._turn_identity import needs_identity, turn_identity
 
@@ -236,9 +236,7 @@ class _TurnRun:
         mine, other = ("run_turn", "arun_turn")
         if executor_type is AsyncExecutor:
             mine, other = other, mine
-        for name in options:
-            if name not in TurnOptions.__optional_keys__:
-                raise TypeError(f"{mine}() got an unexpected keyword argument {name!r}")
+        check_keywords(TurnOptions, options, mine)
         early_abort = options.get("early_abort", _TURN_DEFAULTS["early_abort"])
         on_event = options.get("on_event")
         turn = options.get("turn")

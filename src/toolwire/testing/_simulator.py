@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 from .._scenario_types import Fault, ScenarioResponse
-from .._signatures import defaults_of, spelled_out
+from .._signatures import check_keywords, defaults_of, spelled_out
 from ._faults import parse_faults
 from ._formats import base_urls, served
 from ._recordings import load_recording
@@ -127,6 +127,7 @@ class Simulator:
         for matching models; otherwise responses are served in the order they were added,
         whichever endpoint asks.
         """
+        check_keywords(ResponseFields, fields, "add_response")
         response = make_response(text=text, **fields)
         self._script.add(response, model=for_model)
         return response
