@@ -50,7 +50,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -105,9 +105,14 @@ class TurnOptions(TypedDict, total=False):
 # The options a turn hands to its stream handle as given; not given, the handle's own
 # defaults apply, and they are the defaults run_turn's signature shows.
 _FORWARDED = (
-    "format", "first_event_timeout", "idle_timeout", "total_timeout", "prices", "output",
+    "format",
+    "first_event_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "prices",
+    "output",
     "output_tool",
-)  # fmt: skip
+)
 _TURN_DEFAULTS: dict[str, Any] = {**defaults_of(StreamHandle), "early_abort": True}
 
 
@@ -284,8 +289,9 @@ class _TurnRun:
         self.attempts = 0
         self.watch: AbortWatch | None = None
         self._handle_type = handle_type
+        given: Mapping[str, Any] = options
         self._stream_options: dict[str, Any] = {
-            **{name: options[name] for name in _FORWARDED if name in options},  # type: ignore[literal-required]
+            **{name: given[name] for name in _FORWARDED if name in given},
             "json_events": self.json_events,
             "tools": tools,
             "early_abort": self.early_abort,
@@ -379,8 +385,12 @@ class _TurnRun:
         if wait is not None:
             logger.warning(
                 "request failed before its first byte (%s: %s); attempt %d of %d in %.2f s",
-                type(exc).__name__, exc, self.attempts + 1, self.retry.attempts, wait,
-            )  # fmt: skip
+                type(exc).__name__,
+                exc,
+                self.attempts + 1,
+                self.retry.attempts,
+                wait,
+            )
         return wait
 
     def stop(self, event: StreamEvent) -> bool:
@@ -450,8 +460,10 @@ class _TurnRun:
         assert partial.format is not None
         logger.info(
             "stopped reading the response early at call %s (%s): %s",
-            abort.call_id, abort.name, abort.kind,
-        )  # fmt: skip
+            abort.call_id,
+            abort.name,
+            abort.kind,
+        )
         return Turn(
             response=response,
             outcomes=outcomes,
