@@ -48,6 +48,7 @@ lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests benchmarks docs
 	$(BIN)/ruff format --check src tests benchmarks docs
 	$(BIN)/mypy --strict src/toolwire
+	$(BIN)/lint-imports
 
 pytest: $(VENV)/.dev-installed system-deps
 	$(BIN)/pytest

@@ -42,7 +42,7 @@ from typing import Any
 
 from benchmarks.payloads import payloads
 from toolwire import StreamAssembler, StreamError, ToolCallArguments
-from toolwire._framing import FrameDecoder
+from toolwire._core.framing import FrameDecoder
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 TOOL = "write_file"

@@ -41,15 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from toolwire import (
-    AsyncExecutor,
-    Executor,
-    MemoryStore,
-    Response,
-    SQLiteStore,
-    Toolbox,
-    ToolCall,
-)
+from toolwire import AsyncExecutor, Executor, MemoryStore, Response, SQLiteStore, Toolbox, ToolCall
 
 TARGETS = {"MemoryStore": 10.0, "SQLiteStore": 1.5, "PostgresStore": 1.5}
 _ids = itertools.count()

@@ -62,7 +62,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks.payloads import _write_file_document, payloads
-from toolwire._framing import SSEDecoder
+from toolwire._core.framing import SSEDecoder
 
 MIB = 1024 * 1024
 READ = 4096
@@ -322,7 +322,7 @@ def load_before(spec: str) -> ModuleType:
 
 
 def _large_payloads(before: ModuleType | None, sizes: list[int]) -> None:
-    import toolwire._framing as after_framing
+    import toolwire._core.framing as after_framing
 
     before_framing = sys.modules["toolwire_before._framing"] if before else None
     print("\n## One large payload in 4 KB reads (one run)\n")
@@ -383,7 +383,7 @@ def _large_payloads(before: ModuleType | None, sizes: list[int]) -> None:
 
 
 def _many_lines(before: ModuleType | None) -> None:
-    import toolwire._framing as after_framing
+    import toolwire._core.framing as after_framing
 
     body, value = many_lines_body()
     chunks = reads(body)

@@ -61,7 +61,7 @@ from benchmarks.partial_json import (
 )
 from benchmarks.payloads import _EMOJI, _NON_ASCII, _WORDS, split_deltas
 from toolwire import OutputPreview, StreamAssembler
-from toolwire._output import OutputParser, compile_output
+from toolwire._output.structured import OutputParser, compile_output
 
 _clock = time.process_time
 _SEED = 20251201

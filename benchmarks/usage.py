@@ -59,7 +59,7 @@ def estimator_table() -> None:
         print("(corpus not found: skipped)")
         return
     sys.path.insert(0, str(ROOT / "tests"))
-    import toolwire._usage_estimate as estimate
+    import toolwire._core.usage_estimate as estimate
     from usage_support import estimator_rows, summarise
 
     estimate._tiktoken_counter = lambda model: None  # type: ignore[assignment]

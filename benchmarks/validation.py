@@ -26,7 +26,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from toolwire._jsonschema import compile_schema
+from toolwire._tools.jsonschema import compile_schema
 
 BEFORE_COMMIT = "bb21439"
 REPO = Path(__file__).resolve().parents[1]

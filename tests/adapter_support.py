@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import load_expected
 from toolwire import StreamAssembler, StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,

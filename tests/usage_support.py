@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from toolwire import StreamAssembler, StreamError
-from toolwire._framing import FrameDecoder
-from toolwire._usage_estimate import estimate_output, heuristic_tokens
+from toolwire._core.framing import FrameDecoder
+from toolwire._core.usage_estimate import estimate_output, heuristic_tokens
 
 
 @dataclass(frozen=True)

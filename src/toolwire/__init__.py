@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
 
+# the provider table is filled once, by the one list of built-in providers
+from . import _providers as _providers
+
 # name -> private module that defines it
 _EXPORTS: dict[str, str] = {
     # errors
@@ -47,60 +50,60 @@ _EXPORTS: dict[str, str] = {
     "UnknownFormat": "_errors",
     "UsageError": "_errors",
     # events
-    "Finished": "_events",
-    "OutputPreview": "_events",
-    "ReasoningDelta": "_events",
-    "StringAppended": "_events",
-    "TextDelta": "_events",
-    "ToolCallArguments": "_events",
-    "ToolCallEnded": "_events",
-    "ToolCallRejected": "_events",
-    "ToolCallStarted": "_events",
-    "UsageReported": "_events",
-    "ValueCompleted": "_events",
-    "ValueStarted": "_events",
+    "Finished": "_core.events",
+    "OutputPreview": "_core.events",
+    "ReasoningDelta": "_core.events",
+    "StringAppended": "_core.events",
+    "TextDelta": "_core.events",
+    "ToolCallArguments": "_core.events",
+    "ToolCallEnded": "_core.events",
+    "ToolCallRejected": "_core.events",
+    "ToolCallStarted": "_core.events",
+    "UsageReported": "_core.events",
+    "ValueCompleted": "_core.events",
+    "ValueStarted": "_core.events",
     # §1 partial JSON
-    "MISSING": "_partial_json",
-    "PartialJSONParser": "_partial_json",
-    "parse_partial": "_partial_json",
+    "MISSING": "_core.partial_json",
+    "PartialJSONParser": "_core.partial_json",
+    "parse_partial": "_core.partial_json",
     # §2 assembling
-    "Partial": "_response",
-    "PartialCall": "_response",
-    "RejectedCall": "_response",
-    "Response": "_response",
-    "StreamAssembler": "_assembler",
-    "ToolCall": "_response",
-    "Usage": "_response",
+    "Partial": "_core.response",
+    "PartialCall": "_core.response",
+    "RejectedCall": "_core.response",
+    "Response": "_core.response",
+    "StreamAssembler": "_output.assembler",
+    "ToolCall": "_core.response",
+    "Usage": "_core.response",
     # usage, cost and accounting
-    "Cost": "_response",
-    "ModelPrice": "_pricing",
-    "Prices": "_pricing",
-    "UsageLedger": "_ledger",
-    "estimate_tokens": "_usage_estimate",
+    "Cost": "_core.response",
+    "ModelPrice": "_core.pricing",
+    "Prices": "_core.pricing",
+    "UsageLedger": "_core.ledger",
+    "estimate_tokens": "_core.usage_estimate",
     # §4 driving a live stream
-    "AsyncStreamHandle": "_drivers",
-    "StreamHandle": "_drivers",
-    "astream": "_drivers",
-    "stream": "_drivers",
+    "AsyncStreamHandle": "_streaming.drivers",
+    "StreamHandle": "_streaming.drivers",
+    "astream": "_streaming.drivers",
+    "stream": "_streaming.drivers",
     # §3 tools and execution
-    "AsyncExecutor": "_executor",
-    "InvalidCall": "_toolbox",
-    "ValidCall": "_toolbox",
-    "Executor": "_executor",
+    "AsyncExecutor": "_execution.executor",
+    "InvalidCall": "_tools.toolbox",
+    "ValidCall": "_tools.toolbox",
+    "Executor": "_execution.executor",
     "MemoryStore": "stores.memory",
-    "Outcome": "_outcome",
+    "Outcome": "_core.outcome",
     "SQLiteStore": "stores.sqlite",
-    "Tool": "_toolbox",
-    "ToolContext": "_context",
-    "Toolbox": "_toolbox",
-    "arguments_hash": "_idempotency",
-    "tool_results": "_results",
+    "Tool": "_tools.toolbox",
+    "ToolContext": "_tools.context",
+    "Toolbox": "_tools.toolbox",
+    "arguments_hash": "_execution.idempotency",
+    "tool_results": "_core.messages",
     # §5 a whole turn
-    "EarlyAbort": "_early_abort",
-    "RetryPolicy": "_retrying",
-    "Turn": "_turn",
-    "arun_turn": "_turn",
-    "run_turn": "_turn",
+    "EarlyAbort": "_turn.early_abort",
+    "RetryPolicy": "_turn.retrying",
+    "Turn": "_turn.run",
+    "arun_turn": "_turn.run",
+    "run_turn": "_turn.run",
 }
 
 # A literal list, so that type checkers see what is re-exported; a test keeps it equal to
@@ -202,10 +205,27 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._assembler import StreamAssembler
-    from ._context import ToolContext
-    from ._drivers import AsyncStreamHandle, StreamHandle, astream, stream
-    from ._early_abort import EarlyAbort
+    from ._core.events import (
+        Finished,
+        OutputPreview,
+        ReasoningDelta,
+        StringAppended,
+        TextDelta,
+        ToolCallArguments,
+        ToolCallEnded,
+        ToolCallRejected,
+        ToolCallStarted,
+        UsageReported,
+        ValueCompleted,
+        ValueStarted,
+    )
+    from ._core.ledger import UsageLedger
+    from ._core.messages import tool_results
+    from ._core.outcome import Outcome
+    from ._core.partial_json import MISSING, PartialJSONParser, parse_partial
+    from ._core.pricing import ModelPrice, Prices
+    from ._core.response import Cost, Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
+    from ._core.usage_estimate import estimate_tokens
     from ._errors import (
         ArgumentsInvalid,
         ContentFiltered,
@@ -239,39 +259,14 @@ if TYPE_CHECKING:
         UnknownFormat,
         UsageError,
     )
-    from ._events import (
-        Finished,
-        OutputPreview,
-        ReasoningDelta,
-        StringAppended,
-        TextDelta,
-        ToolCallArguments,
-        ToolCallEnded,
-        ToolCallRejected,
-        ToolCallStarted,
-        UsageReported,
-        ValueCompleted,
-        ValueStarted,
-    )
-    from ._executor import AsyncExecutor, Executor
-    from ._idempotency import arguments_hash
-    from ._ledger import UsageLedger
-    from ._outcome import Outcome
-    from ._partial_json import MISSING, PartialJSONParser, parse_partial
-    from ._pricing import ModelPrice, Prices
-    from ._response import (
-        Cost,
-        Partial,
-        PartialCall,
-        RejectedCall,
-        Response,
-        ToolCall,
-        Usage,
-    )
-    from ._results import tool_results
-    from ._retrying import RetryPolicy
-    from ._toolbox import InvalidCall, Tool, Toolbox, ValidCall
-    from ._turn import Turn, arun_turn, run_turn
-    from ._usage_estimate import estimate_tokens
+    from ._execution.executor import AsyncExecutor, Executor
+    from ._execution.idempotency import arguments_hash
+    from ._output.assembler import StreamAssembler
+    from ._streaming.drivers import AsyncStreamHandle, StreamHandle, astream, stream
+    from ._tools.context import ToolContext
+    from ._tools.toolbox import InvalidCall, Tool, Toolbox, ValidCall
+    from ._turn.early_abort import EarlyAbort
+    from ._turn.retrying import RetryPolicy
+    from ._turn.run import Turn, arun_turn, run_turn
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -60,7 +60,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ._response import Partial
+    from ._core.response import Partial
 
 __all__ = [
     "ArgumentsInvalid",

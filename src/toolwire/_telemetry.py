@@ -10,7 +10,7 @@ What is recorded.
   ``duration`` (seconds) and ``error_type`` (the ``StreamError`` class). A completed
   stream logs at DEBUG, any other outcome at INFO: the caller gets the exception anyway,
   the log keeps the record. Tool failures keep logging on ``toolwire.executor`` (see
-  :mod:`toolwire._executor`), with the same style of fields.
+  :mod:`toolwire._execution.executor`), with the same style of fields.
 * With OpenTelemetry (``pip install toolwire[otel]``) and a tracer provider set by the
   application: a span per stream, ``chat {model}`` (kind CLIENT), and a span per tool
   execution, ``execute_tool {name}`` (kind INTERNAL), with the GenAI semantic
@@ -51,6 +51,7 @@ a stream or a tool.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import sys
 import threading
@@ -59,17 +60,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from ._errors import (
-    ContentFiltered,
-    StreamAborted,
-    StreamError,
-    StreamTimeout,
-    TokenLimitExceeded,
-)
+from ._errors import ContentFiltered, StreamAborted, StreamError, StreamTimeout, TokenLimitExceeded
 
 if TYPE_CHECKING:
-    from ._outcome import Outcome
-    from ._response import Partial, Response, Usage
+    from ._core.outcome import Outcome
+    from ._core.response import Partial, Response, Usage
 
 __all__: list[str] = []
 
@@ -117,9 +112,11 @@ _MESSAGE_LIMIT = 500  # characters of an error message put on a span's status
 
 
 def _version() -> str:
-    from . import __version__
-
-    return __version__
+    """The installed distribution's version (what the tracer and meter are named with)."""
+    try:
+        return importlib.metadata.version("toolwire")
+    except importlib.metadata.PackageNotFoundError:  # a source tree run without installing
+        return "0+unknown"
 
 
 # --------------------------------------------------------------- finding the providers

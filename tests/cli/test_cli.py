@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import write_file_stream
-from toolwire._cli import build_parser, main
+from toolwire._cli.main import build_parser, main
 
 
 def test_every_subcommand_is_registered() -> None:

@@ -22,7 +22,7 @@ from cli_support import CONTENT, Terminal, chat_chunk, write_file_stream
 from conftest import load_expected
 from corpus_support import FAILING, outcome_key, stream_bytes
 from toolwire import StreamAssembler, StreamError
-from toolwire._cli_replay import PAYLOAD_INTERVAL, Pace, main, replay
+from toolwire._cli.replay import PAYLOAD_INTERVAL, Pace, main, replay
 
 EXPECTED = load_expected()
 NAMES = sorted(EXPECTED)
@@ -41,9 +41,9 @@ def run_json(path: Path | str, capsys: pytest.CaptureFixture[str], *extra: str) 
 
 
 def run_cli(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m toolwire._cli_replay ARGS`` as a separate process, output captured."""
+    """``python -m toolwire._cli.replay ARGS`` as a separate process, output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "toolwire._cli_replay", *args],
+        [sys.executable, "-m", "toolwire._cli.replay", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -347,7 +347,7 @@ def test_ctrl_c_stops_the_replay_with_status_130(tmp_path: Path) -> None:
     path.write_text(write_file_stream(step=1))
     code = (
         "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from toolwire._cli_replay import main; sys.exit(main(sys.argv[1:]))"
+        "from toolwire._cli.replay import main; sys.exit(main(sys.argv[1:]))"
     )
     child = subprocess.Popen(
         [sys.executable, "-c", code, str(path), "--plain", "--speed", "0.2"],
@@ -368,7 +368,7 @@ def test_a_reader_that_goes_away_ends_the_replay_quietly(tmp_path: Path) -> None
     path = tmp_path / "call.sse"
     path.write_text(write_file_stream(step=1))
     with subprocess.Popen(
-        [sys.executable, "-m", "toolwire._cli_replay", str(path), "--plain", "--speed", "1"],
+        [sys.executable, "-m", "toolwire._cli.replay", str(path), "--plain", "--speed", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as child:
@@ -399,7 +399,7 @@ def test_terminal_shows_arguments_growing_then_the_verdict(
     picture shows the call, the finish and the verdict."""
     path = tmp_path / "write.sse"
     path.write_text(write_file_stream(step=2))
-    command = [sys.executable, "-m", "toolwire._cli_replay", str(path), "--speed", "0.5"]
+    command = [sys.executable, "-m", "toolwire._cli.replay", str(path), "--speed", "0.5"]
     terminal.start(command)
     first, live = terminal.wait_for(lambda s: (c := _content_shown(s)) and (c, s))
     assert "streaming" in live  # the call's panel, while its arguments arrive
@@ -420,7 +420,7 @@ def test_terminal_shows_why_a_cut_stream_will_not_run(terminal: Terminal, tmp_pa
     """In a terminal, a cut stream ends with the error and a verdict that nothing runs."""
     path = tmp_path / "cut.sse"
     path.write_text(write_file_stream(finish=False))
-    terminal.start([sys.executable, "-m", "toolwire._cli_replay", str(path), "--speed", "4"])
+    terminal.start([sys.executable, "-m", "toolwire._cli.replay", str(path), "--speed", "4"])
     flat = _flat(terminal.wait_for(lambda s: "EXIT=" in s and s))
     assert "EXIT=3" in flat
     assert "error StreamAborted: the stream ended without its terminal event" in flat
@@ -462,7 +462,7 @@ def test_terminal_view_shows_controls_and_markup_as_text(tmp_path: Path) -> None
     """The rich view writes the stream's controls as escapes and its markup as text."""
     from rich.console import Console
 
-    from toolwire._replay_view import LiveView, ReplayModel
+    from toolwire._cli.replay_view import LiveView, ReplayModel
 
     written = io.StringIO()
     console = Console(file=written, width=200, force_terminal=False)

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from cli_support import write_file_stream
 from servers import free_port, postgres_dsn, redis_url
 from toolwire import Executor, Response, SQLiteStore, Toolbox
-from toolwire._cli_replay import replay
-from toolwire._cli_store import main, result_text
-from toolwire._json_documents import plain
-from toolwire._store_view import COLUMNS, duration, rich_table
+from toolwire._cli.json_documents import plain
+from toolwire._cli.replay import replay
+from toolwire._cli.store import main, result_text
+from toolwire._cli.store_view import COLUMNS, duration, rich_table
 from toolwire.stores import AdminStore
 
 __all__ = ["postgres_dsn", "redis_url"]  # fixtures used here
@@ -421,12 +421,12 @@ def test_a_store_that_cannot_be_reached_exits_4(
 
 
 def test_the_module_runs_as_the_store_command(tmp_path: Path) -> None:
-    """``python -m toolwire._cli_store`` is ``toolwire store``: output, statuses, stderr."""
+    """``python -m toolwire._cli.store`` is ``toolwire store``: output, statuses, stderr."""
     path = tmp_path / "calls.db"
     store = SQLiteStore(path)
     completed(store, "k1")
     store.close()
-    base = [sys.executable, "-m", "toolwire._cli_store"]
+    base = [sys.executable, "-m", "toolwire._cli.store"]
     done = subprocess.run([*base, "list", "--db", str(path)], capture_output=True, text=True)
     assert done.returncode == 0 and "\x1b" not in done.stdout
     assert done.stdout.splitlines()[1].split()[:2] == ["k1", "completed"]
@@ -474,7 +474,7 @@ def test_store_text_is_shown_not_obeyed(tmp_path: Path, capsys: pytest.CaptureFi
     the plain and the terminal views, and the key stays on its table line."""
     from rich.console import Console
 
-    from toolwire._store_view import rich_details
+    from toolwire._cli.store_view import rich_details
 
     path = tmp_path / "calls.db"
     store = SQLiteStore(path)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from cli_support import Terminal
-from toolwire._demo_agent import report_text
+from toolwire._cli.demo.agent import report_text
 
 DEMO = [sys.executable, "-m", "toolwire", "demo"]
 BUDGET = 30.0  # seconds the demo may take after installation (the promise)

@@ -21,10 +21,10 @@ from toolwire import (
     ToolCallStarted,
     UsageReported,
 )
-from toolwire._assembler import _TRANSITIONS, CallEvent, CallState, _Call
-from toolwire._providers import detect as detect_provider
-from toolwire._providers import names, provider
-from toolwire._response import ContentPart
+from toolwire._core.assembler import _TRANSITIONS, CallEvent, CallState, _Call
+from toolwire._core.providers import detect as detect_provider
+from toolwire._core.providers import names, provider
+from toolwire._core.response import ContentPart
 
 
 def chunk(

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire import StreamFormatError
-from toolwire._framing import (
+from toolwire._core.framing import (
     FrameDecoder,
     JSONArrayDecoder,
     NDJSONDecoder,

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import Outcome, Toolbox
-from toolwire._execution import CallPlan, ClaimCall
-from toolwire._idempotency import arguments_hash, canonical_json
-from toolwire._jsontext import encoder
-from toolwire._makers import maker
+from toolwire._core.jsontext import encoder
+from toolwire._core.makers import maker
+from toolwire._execution.decisions import CallPlan, ClaimCall
+from toolwire._execution.idempotency import arguments_hash, canonical_json
 from toolwire.stores import Claim, Record
 
 _VALUES = st.recursive(

@@ -34,7 +34,7 @@ from toolwire import (
     ValueStarted,
     parse_partial,
 )
-from toolwire._partial_json import _cut_length
+from toolwire._core.partial_json import _cut_length
 
 # ----------------------------------------------------------------------------- checkers
 

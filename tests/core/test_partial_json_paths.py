@@ -21,13 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_partial_json import run, split_documents
 
-from toolwire import (
-    PartialJSONParser,
-    StringAppended,
-    ValueCompleted,
-    ValueStarted,
-    parse_partial,
-)
+from toolwire import PartialJSONParser, StringAppended, ValueCompleted, ValueStarted, parse_partial
 
 
 def at_path(value: Any, path: tuple[Any, ...]) -> Any:

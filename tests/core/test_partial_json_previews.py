@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_partial_json import chunks_at, documents, is_prefix, split_documents
 
-import toolwire._partial_json as partial_json
+import toolwire._core.partial_json as partial_json
 from toolwire import MISSING, JSONSyntaxError, PartialJSONParser, parse_partial
 
 CPYTHON = platform.python_implementation() == "CPython"

@@ -30,8 +30,8 @@ PRICES = Prices(
 @pytest.fixture(autouse=True)
 def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Count estimates with the heuristic whatever tiktoken cache this machine has."""
-    monkeypatch.setattr("toolwire._usage_estimate._tiktoken_counter", lambda model: None)
-    monkeypatch.setattr("toolwire._usage_estimate._counters", {})
+    monkeypatch.setattr("toolwire._core.usage_estimate._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire._core.usage_estimate._counters", {})
 
 
 # ------------------------------------------------------------------------- matching

@@ -35,7 +35,7 @@ from toolwire import (
     OutputValidationError,
     StreamAssembler,
 )
-from toolwire._output import OutputParser, compile_output
+from toolwire._output.structured import OutputParser, compile_output
 
 _settings = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -550,7 +550,7 @@ def test_a_refusal_stop_reason_is_output_refused() -> None:
 def test_refusal_text_is_kept_apart_and_raised() -> None:
     """Refusal text (the adapters' ``RefusalPart``) is never text nor output: ``close()``
     raises ``OutputRefused`` carrying it."""
-    from toolwire._deltas import RefusalPart
+    from toolwire._core.deltas import RefusalPart
 
     asm = StreamAssembler(output=Author, format="openai-chat")
     real = asm._adapter

@@ -310,7 +310,7 @@ def test_a_refusal_ends_with_output_refused_carrying_its_words(fmt: str) -> None
 def test_gemini_declines_with_a_safety_finish_and_others_cannot_serve_a_refusal() -> None:
     """Gemini's ``SAFETY`` finish is ``ContentFiltered``; formats without a refusal channel
     refuse to encode one."""
-    from toolwire._wire_writing import Unencodable
+    from toolwire.testing._wire_writing import Unencodable
 
     encoder = encoder_for("gemini")
     rng = random.Random(3)

@@ -24,9 +24,9 @@ import toolwire
 from conftest import load_expected
 from corpus_support import FAILING, NAMES, stream_bytes, stream_payloads
 from toolwire import StreamAssembler, StreamError
-from toolwire._deltas import CallDelta, MetaDelta, UsageDelta
-from toolwire._framing import DONE, FrameDecoder
-from toolwire._providers import detect
+from toolwire._core.deltas import CallDelta, MetaDelta, UsageDelta
+from toolwire._core.framing import DONE, FrameDecoder
+from toolwire._core.providers import detect
 
 pytestmark = pytest.mark.corpus
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import StreamAssembler, Usage, UsageReported
-from toolwire._usage_estimate import (
+from toolwire._core.usage_estimate import (
     CALL_OVERHEAD,
     counter_for,
     estimate_output,
@@ -62,8 +62,8 @@ def anthropic_text(text: str) -> list[dict[str, Any]]:
 def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Count with the heuristic whatever tiktoken cache this machine has, so the figures
     below are the same everywhere."""
-    monkeypatch.setattr("toolwire._usage_estimate._tiktoken_counter", lambda model: None)
-    monkeypatch.setattr("toolwire._usage_estimate._counters", {})
+    monkeypatch.setattr("toolwire._core.usage_estimate._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire._core.usage_estimate._counters", {})
 
 
 # ------------------------------------------------------------------- the estimator
@@ -92,7 +92,7 @@ def test_the_heuristic_never_exceeds_the_characters(text: str) -> None:
 
 def test_huge_texts_are_sampled_deterministically_and_close_to_exact() -> None:
     """Above 8,192 characters the count comes from windows, within 5% of the exact one."""
-    import toolwire._usage_estimate as estimate
+    import toolwire._core.usage_estimate as estimate
 
     text = ('{"path": "src/app.py", "content": "def main():\\n    return 42\\n"}, ' * 6000)[
         :400_000
@@ -170,7 +170,7 @@ def test_tiktoken_is_used_when_its_encoding_is_loaded(monkeypatch: pytest.Monkey
     import tiktoken.registry
 
     monkeypatch.undo()  # the real tiktoken lookup, not the fixture's stand-in
-    import toolwire._usage_estimate as estimate
+    import toolwire._core.usage_estimate as estimate
 
     # a byte-level encoding built in memory (one token per byte): no file, no network
     ranks = {bytes([i]): i for i in range(256)}
@@ -194,7 +194,7 @@ def test_tiktoken_without_its_encoding_offline_falls_back_without_network(
     import tiktoken.registry
 
     monkeypatch.undo()
-    import toolwire._usage_estimate as estimate
+    import toolwire._core.usage_estimate as estimate
 
     def no_network(*args: Any, **kwargs: Any) -> bytes:
         raise AssertionError("tiktoken tried to download an encoding")
@@ -212,7 +212,7 @@ def test_tiktoken_without_its_encoding_offline_falls_back_without_network(
 def test_without_tiktoken_installed_the_heuristic_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     """When tiktoken cannot be imported the heuristic counts every model."""
     monkeypatch.undo()
-    import toolwire._usage_estimate as estimate
+    import toolwire._core.usage_estimate as estimate
 
     monkeypatch.setitem(sys.modules, "tiktoken", None)  # import raises ImportError
     monkeypatch.setattr(estimate, "_counters", {})

@@ -35,8 +35,8 @@ from drivers_support import (
     reference,
     splits,
 )
-from toolwire._deadlines import StreamDeadlines
-from toolwire._drivers import DriverSettingsError, DriverUsageError, StreamHandle, stream
+from toolwire._streaming.deadlines import StreamDeadlines
+from toolwire._streaming.drivers import DriverSettingsError, DriverUsageError, StreamHandle, stream
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"

@@ -32,7 +32,12 @@ from drivers_support import (
     reference,
     splits,
 )
-from toolwire._drivers import AsyncStreamHandle, DriverSettingsError, DriverUsageError, astream
+from toolwire._streaming.drivers import (
+    AsyncStreamHandle,
+    DriverSettingsError,
+    DriverUsageError,
+    astream,
+)
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"

@@ -15,7 +15,7 @@ import pytest
 
 import toolwire
 from toolwire import UsageError
-from toolwire._turn import _TurnRun
+from toolwire._turn.run import _TurnRun
 from toolwire.testing import Simulator
 from turn_support import counted_tools
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 import toolwire
-from toolwire._turn_identity import request_identity
+from toolwire._turn.identity import request_identity
 from toolwire.testing import Simulator
 from turn_support import counted_tools
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import RetryPolicy, UsageError
-from toolwire._retrying import http_status, retry_after
+from toolwire._turn.retrying import http_status, retry_after
 from toolwire.testing import Simulator
 from turn_support import counted_tools
 

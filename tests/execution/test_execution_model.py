@@ -47,7 +47,7 @@ from hypothesis.stateful import (
 )
 
 from toolwire import MemoryStore, Outcome, RetryableError, SQLiteStore, StoreError
-from toolwire._execution import (
+from toolwire._execution.decisions import (
     INTERRUPTIBLE,
     AbandonTool,
     AwaitTool,
@@ -67,7 +67,7 @@ from toolwire._execution import (
     ToolUnstorable,
     execute_call,
 )
-from toolwire._executor import _perform_store
+from toolwire._execution.executor import _perform_store
 
 LEASE = 30.0
 # (name, idempotent): two side-effecting tools and one read that may be repeated.
@@ -458,7 +458,7 @@ def test_core_is_sans_io() -> None:
     """The decision core imports no clock, thread, event loop, socket or database module."""
     import ast
 
-    import toolwire._execution as core
+    import toolwire._execution.decisions as core
 
     tree = ast.parse(Path(core.__file__).read_text("utf-8"))
     imported = {

@@ -24,9 +24,9 @@ from toolwire import (
     ToolContext,
     ToolwireError,
 )
-from toolwire._executor import DEFAULT_TIMEOUT, ExecutorSettingsError
-from toolwire._idempotency import arguments_hash, call_key
-from toolwire._workers import background_loop
+from toolwire._execution.executor import DEFAULT_TIMEOUT, ExecutorSettingsError
+from toolwire._execution.idempotency import arguments_hash, call_key
+from toolwire._execution.workers import background_loop
 
 runs = executor_support.runs
 

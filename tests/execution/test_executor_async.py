@@ -11,15 +11,8 @@ from typing import Any
 import pytest
 
 from executor_support import AsyncMemoryStore, response
-from toolwire import (
-    AsyncExecutor,
-    MemoryStore,
-    RetryableError,
-    SQLiteStore,
-    Toolbox,
-    ToolContext,
-)
-from toolwire._idempotency import arguments_hash, call_key
+from toolwire import AsyncExecutor, MemoryStore, RetryableError, SQLiteStore, Toolbox, ToolContext
+from toolwire._execution.idempotency import arguments_hash, call_key
 from toolwire.stores import AsyncStore, Claim
 
 
@@ -498,7 +491,7 @@ def test_sync_store_commands_are_batched_off_the_loop(tmp_path: Path) -> None:
             store_threads.append(threading.get_ident())
             return super().claim(key, **kw)
 
-    from toolwire import _workers
+    from toolwire._execution import workers as _workers
 
     submitted = [0]
     original = _workers.WorkerPool.submit

@@ -23,8 +23,8 @@ from toolwire import (
     ToolCall,
     ToolContext,
 )
-from toolwire._executor import ERROR_TEXT_LIMIT, default_error_text
-from toolwire._idempotency import arguments_hash, call_key
+from toolwire._execution.executor import ERROR_TEXT_LIMIT, default_error_text
+from toolwire._execution.idempotency import arguments_hash, call_key
 
 EXECUTORS = ["sync", "async"]
 

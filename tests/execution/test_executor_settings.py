@@ -20,7 +20,7 @@ from toolwire import (
     Toolbox,
     UsageError,
 )
-from toolwire._executor import (
+from toolwire._execution.executor import (
     DEFAULT_CANCEL_GRACE,
     DEFAULT_LEASE,
     DEFAULT_MAX_THREADS,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from executor_support import response
 from toolwire import AsyncExecutor, Executor, MemoryStore, Toolbox
-from toolwire._workers import WorkerPool
+from toolwire._execution.workers import WorkerPool
 from toolwire.stores import Claim
 
 

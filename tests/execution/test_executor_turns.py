@@ -27,7 +27,7 @@ from toolwire import (
     Toolbox,
     ToolContext,
 )
-from toolwire._idempotency import call_key
+from toolwire._execution.idempotency import call_key
 
 runs = executor_support.runs
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire import ToolwireError
-from toolwire._idempotency import (
+from toolwire._execution.idempotency import (
     IdempotencyKeyError,
     arguments_hash,
     call_key,
@@ -298,7 +298,7 @@ wide_values = st.recursive(
 @given(wide_values)
 def test_fast_canonical_form_is_the_reference_implementation(value: Any) -> None:
     """The C-encoder fast path writes exactly rfc8785's bytes, and refuses what it refuses."""
-    from toolwire._idempotency import canonical_json
+    from toolwire._execution.idempotency import canonical_json
 
     try:
         expected = rfc8785.dumps(value)
@@ -311,7 +311,7 @@ def test_fast_canonical_form_is_the_reference_implementation(value: Any) -> None
 
 def test_fast_path_edge_cases_match_the_reference() -> None:
     """Keys ordered by UTF-16 (astral before U+E000+), escapes, the integer bound, DEL."""
-    from toolwire._idempotency import canonical_json
+    from toolwire._execution.idempotency import canonical_json
 
     for value in (
         {"\U0001f600": 1, "\ue000": 2, "a": 3},

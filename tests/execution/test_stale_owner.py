@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from toolwire import MemoryStore, RetryableError, SQLiteStore
-from toolwire._execution import (
+from toolwire._core.outcome import Outcome
+from toolwire._execution.decisions import (
     AbandonTool,
     AwaitTool,
     CallPlan,
@@ -30,8 +31,7 @@ from toolwire._execution import (
     ToolReturned,
     execute_call,
 )
-from toolwire._executor import _perform_store
-from toolwire._outcome import Outcome
+from toolwire._execution.executor import _perform_store
 
 SCHEDULES = 1000
 

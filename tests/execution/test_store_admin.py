@@ -112,7 +112,7 @@ def test_resolve_refuses_records_that_are_not_unknown(store: Facade) -> None:
 
 def test_a_resolved_call_is_replayed_by_the_executor(backend: Backend, store: Facade) -> None:
     """After resolve(completed) the executor replays the operator's result, never runs."""
-    from toolwire._idempotency import arguments_hash, call_key
+    from toolwire._execution.idempotency import arguments_hash, call_key
 
     runs: list[int] = []
     tools = Toolbox()

@@ -30,13 +30,7 @@ from store_backends import (
     store,
 )
 from toolwire import AsyncExecutor, Executor, Toolbox
-from toolwire.stores import (
-    LEASE_LOST,
-    AdminStore,
-    AsyncAdminStore,
-    AsyncStore,
-    Store,
-)
+from toolwire.stores import LEASE_LOST, AdminStore, AsyncAdminStore, AsyncStore, Store
 
 __all__ = ["backend", "postgres_dsn", "redis_url", "store"]  # fixtures used here
 

@@ -27,7 +27,7 @@ from toolwire import (
     ToolCall,
     ToolContext,
 )
-from toolwire._idempotency import call_key
+from toolwire._execution.idempotency import call_key
 from toolwire.stores import Claim, Record
 
 RUNS = 400

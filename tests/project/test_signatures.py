@@ -10,9 +10,9 @@ from typing import Any, TypedDict
 import pytest
 
 import toolwire
-from toolwire._assembler import StreamAssembler
-from toolwire._signatures import defaults_of, spelled_out
-from toolwire._turn import TurnOptions
+from toolwire._core.signatures import defaults_of, spelled_out
+from toolwire._output.assembler import StreamAssembler
+from toolwire._turn.run import TurnOptions
 from toolwire.testing import Simulator
 from toolwire.testing._scenario import make_response
 

@@ -28,7 +28,7 @@ from adapter_support import (
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,
@@ -39,7 +39,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
-from toolwire._providers import provider
+from toolwire._core.providers import provider
 from toolwire._providers.anthropic import AnthropicAdapter
 
 # ------------------------------------------------------------------ payload builders

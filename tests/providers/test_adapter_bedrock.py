@@ -27,7 +27,7 @@ from adapter_support import (
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,
@@ -37,7 +37,7 @@ from toolwire._deltas import (
     TextPart,
     UsageDelta,
 )
-from toolwire._eventstream import EventStreamDecoder, decode_headers, looks_like_eventstream
+from toolwire._core.eventstream import EventStreamDecoder, decode_headers, looks_like_eventstream
 from toolwire._providers.bedrock_converse import BedrockConverseAdapter
 
 RECORDING = "bedrock-converse__nova-text-then-tooluse"

@@ -22,7 +22,7 @@ from adapter_support import (
 )
 from conftest import load_expected
 from toolwire import StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,

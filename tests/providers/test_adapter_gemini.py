@@ -24,7 +24,7 @@ from adapter_support import (
 )
 from conftest import load_expected
 from toolwire import PartialJSONParser, StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,

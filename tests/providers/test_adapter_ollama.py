@@ -26,7 +26,7 @@ from adapter_support import (
     without_parts,
 )
 from toolwire import StreamFormatError
-from toolwire._deltas import (
+from toolwire._core.deltas import (
     CallDelta,
     Delta,
     ErrorDelta,

@@ -26,19 +26,28 @@ import toolwire
 from adapter_support import GeneralPathAssembler
 from corpus_support import NAMES, event_key, stream_payloads
 from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError
-from toolwire._deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
-from toolwire._providers import Endpoint, Provider, detect, names, provider, register, unregister
-from toolwire._providers._request_reading import ServedCalls
-from toolwire._response import Response
-from toolwire._results import (
+from toolwire._core.deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
+from toolwire._core.messages import (
     ResultText,
     string_arguments,
     tool_results,
     turn_messages,
     turn_parts,
 )
-from toolwire._toolbox import Tool
-from toolwire._wire_writing import (
+from toolwire._core.providers import Provider, detect, names, provider, register, unregister
+from toolwire._core.response import Response
+from toolwire._tools.toolbox import Tool
+from toolwire.testing import PROFILES, Profile, ScenarioResponse, Simulator, encoder_for
+from toolwire.testing._endpoints import Endpoint
+from toolwire.testing._formats import (
+    WireFormat,
+    register_wire,
+    served_formats,
+    unregister_wire,
+    wire,
+)
+from toolwire.testing._request_reading import ServedCalls
+from toolwire.testing._wire_writing import (
     EncodeOptions,
     ErrorReply,
     Frame,
@@ -47,8 +56,7 @@ from toolwire._wire_writing import (
     mint,
     with_ids,
 )
-from toolwire._wire_writing import pieces as split_text
-from toolwire.testing import PROFILES, Profile, ScenarioResponse, Simulator, encoder_for
+from toolwire.testing._wire_writing import pieces as split_text
 
 # ----------------------------------------------------------------- a toy wire format
 
@@ -190,6 +198,9 @@ TOY = Provider(
     definition=_toy_definition,
     tool_results=_toy_results,
     assistant_turn=_toy_turn,
+)
+
+TOY_WIRE = WireFormat(
     encoder=ToyEncoder,
     check_request=_toy_check,
     endpoints=(Endpoint("/toy/v1/say"),),
@@ -211,11 +222,13 @@ TOY_BODY = b"".join(json.dumps(line).encode() + b"\n" for line in TOY_LINES)
 
 @pytest.fixture
 def toy() -> Iterator[Provider]:
-    """The toy provider, registered for one test."""
+    """The toy provider, registered for one test (its reading side and its simulator side)."""
     register(TOY)
+    register_wire("toy-wire", TOY_WIRE)
     try:
         yield TOY
     finally:
+        unregister_wire("toy-wire")
         unregister("toy-wire")
 
 
@@ -389,8 +402,9 @@ def test_a_name_or_alias_registers_once(toy: Provider) -> None:
 
 
 def test_every_provider_module_is_one_registered_unit() -> None:
-    """Each public subpackage of toolwire._providers defines the PROVIDER of its format,
-    and the registry knows exactly those seven, in detection order."""
+    """Each public subpackage of toolwire._providers defines the PROVIDER of its format, the
+    explicit table lists exactly those seven, in detection order, and the simulator's table
+    writes each of them."""
     package = importlib.import_module("toolwire._providers")
     modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
     found = {importlib.import_module(f"toolwire._providers.{m}").PROVIDER.name: m for m in modules}
@@ -407,22 +421,22 @@ def test_every_provider_module_is_one_registered_unit() -> None:
     for name in names():
         entry = provider(name)
         assert entry.adapter(0).format == name
-        assert entry.encoder is not None and entry.encoder().format == name
+        assert wire(name).encoder().format == name
+    assert served_formats() == names()
 
 
-def test_reading_imports_no_encoder_and_import_toolwire_no_provider() -> None:
-    """``import toolwire`` loads no provider; loading every provider (what assembling does)
-    loads no encoder, request check or writing primitive (they are the simulator's, loaded
-    when it asks)."""
+def test_reading_imports_no_encoder() -> None:
+    """``import toolwire`` fills the provider table and loads no encoder, request check or
+    writing primitive (they are the simulator's, in ``toolwire.testing``)."""
     code = (
         "import json, sys, toolwire; "
-        "before = [m for m in sys.modules if m.startswith('toolwire._providers.')]; "
-        "from toolwire._providers import names; names(); "
+        "before = sorted(m for m in sys.modules if m.startswith('toolwire')); "
+        "from toolwire._core.providers import names; names(); "
         "print(json.dumps([before, sorted(m for m in sys.modules if m.startswith('toolwire'))]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after = json.loads(out.stdout)
-    assert before == []
+    assert before == after
     assert {f"toolwire._providers.{n.replace('-', '_')}" for n in names()} <= set(after)
     simulator_side = (".encoder", ".request_checks", "._wire_writing", "._scenario_types")
     assert [m for m in after if m.endswith(simulator_side) or ".testing" in m] == []

@@ -606,7 +606,7 @@ def test_sdk_errors_from_http_faults_carry_the_provider_bodies(sim: Simulator) -
 
 def test_a_recording_is_served_byte_exact_with_the_framing_of_its_content(tmp_path: Path) -> None:
     """Recordings keep their bytes; the content type follows the content, not the path."""
-    from toolwire._wire_writing import eventstream_message
+    from toolwire.testing._wire_writing import eventstream_message
 
     samples = {
         "a.txt": (b"event: x\ndata: {}\n\n", "text/event-stream"),

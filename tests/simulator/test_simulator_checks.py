@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolwire.testing._checks import check_request
+from toolwire.testing._formats import check_request
 
 CHECKED = ("openai-chat", "cohere", "anthropic", "bedrock-converse", "gemini")
 turns = st.lists(st.integers(0, 3), min_size=1, max_size=4)  # calls per assistant turn

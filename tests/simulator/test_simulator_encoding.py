@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 import toolwire
 from simulator_support import FORMATS, scenarios
-from toolwire._eventstream import EventStreamDecoder
-from toolwire._wire_writing import eventstream_message, pieces
+from toolwire._core.eventstream import EventStreamDecoder
 from toolwire.testing import EncodeOptions, encoder_for, parse_faults, serialise
 from toolwire.testing._faults import apply_event_faults
 from toolwire.testing._scenario import make_response
+from toolwire.testing._wire_writing import eventstream_message, pieces
 
 _settings = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,7 +29,7 @@ def encode(fmt: str, spec: dict[str, Any], faults: tuple[str, ...] = (), seed: i
     response = encoder.ids(make_response(**spec), rng=rng)
     parsed = parse_faults(faults)
     if any(f.kind == "length" for f in parsed):
-        from toolwire._wire_writing import truncate_arguments
+        from toolwire.testing._wire_writing import truncate_arguments
 
         response = response.with_changes(finish="length")
         if encoder.text_arguments:
@@ -72,7 +72,7 @@ def test_eventstream_messages_decode_with_their_crcs(
     headers: dict[str, str], payload: bytes
 ) -> None:
     """Every message toolwire's decoder reads back as written; one flipped byte is caught."""
-    from toolwire._eventstream import decode_headers
+    from toolwire._core.eventstream import decode_headers
 
     message = eventstream_message(headers, payload)
     total = int.from_bytes(message[:4], "big")
@@ -148,7 +148,7 @@ def test_the_length_fault_cuts_argument_text_where_arguments_are_text() -> None:
 
 def test_every_wire_format_toolwire_reads_has_an_encoder() -> None:
     """The simulator writes exactly the formats the adapters read."""
-    from toolwire._providers import names
+    from toolwire._core.providers import names
     from toolwire.testing import FORMATS as WRITTEN
 
     assert set(WRITTEN) == set(names())

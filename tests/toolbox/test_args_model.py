@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire import ArgumentsInvalid, Toolbox, ToolCall, ToolContext, ToolDefinitionError
-from toolwire._providers import names
-from toolwire._toolbox import InvalidCall, ValidCall
+from toolwire._core.providers import names
+from toolwire._tools.toolbox import InvalidCall, ValidCall
 
 
 class Address(BaseModel):

@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field
 from test_jsonschema import SCHEMAS, values
 
 from toolwire import Toolbox, ToolDefinitionError, UnknownFormat
-from toolwire._definitions import strict_schema
-from toolwire._jsonschema import compile_schema
-from toolwire._providers import names
+from toolwire._core.providers import names
+from toolwire._providers._definitions import strict_schema
 from toolwire._providers.gemini.schema import gemini_schema
+from toolwire._tools.jsonschema import compile_schema
 
 
 class Address(BaseModel):

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import ToolDefinitionError
-from toolwire._jsonpointer import (
+from toolwire._core.jsonpointer import (
     escape_token,
     format_fragment,
     format_pointer,

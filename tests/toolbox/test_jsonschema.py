@@ -13,12 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire import ToolDefinitionError
-from toolwire._jsonschema import (
-    compile_schema,
-    describe_value,
-    format_path,
-    json_equal,
-)
+from toolwire._tools.jsonschema import compile_schema, describe_value, format_path, json_equal
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO, require
 from toolwire import ToolDefinitionError
-from toolwire._jsonschema import compile_schema, format_path
+from toolwire._tools.jsonschema import compile_schema, format_path
 
 SUITE = Path(
     os.environ.get("TOOLWIRE_JSONSCHEMA_SUITE", REPO.parent / "shared" / "jsonschema-suite")

@@ -14,10 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import load_expected
 from toolwire import Outcome, RejectedCall, Response, StreamAssembler, UnknownFormat, tool_results
-from toolwire._outcome import OutcomeStatus
-from toolwire._providers import names
-from toolwire._response import ContentPart
-from toolwire._results import (
+from toolwire._core.messages import (
     STATUS_TEXTS,
     UNNAMED_TOOL,
     InvalidOutcome,
@@ -25,6 +22,9 @@ from toolwire._results import (
     outcome_text,
     turn_messages,
 )
+from toolwire._core.outcome import OutcomeStatus
+from toolwire._core.providers import names
+from toolwire._core.response import ContentPart
 
 STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
 

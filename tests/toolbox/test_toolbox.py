@@ -30,7 +30,7 @@ from toolwire import (
     ToolDefinitionError,
     ToolwireError,
 )
-from toolwire._toolbox import ArgumentsInvalid, InvalidCall, ToolboxInputError, ValidCall
+from toolwire._tools.toolbox import ArgumentsInvalid, InvalidCall, ToolboxInputError, ValidCall
 
 
 class Color(enum.Enum):
@@ -830,10 +830,10 @@ def test_tool_context_lives_in_a_leaf_module_without_an_import_cycle() -> None:
     import sys
 
     code = (
-        "import sys, toolwire._schema, toolwire._context as c; "
-        "assert 'toolwire._toolbox' not in sys.modules, 'cycle'; "
+        "import sys, toolwire._tools.schema, toolwire._tools.context as c; "
+        "assert 'toolwire._tools.toolbox' not in sys.modules, 'cycle'; "
         "import ast, inspect; tree = ast.parse(inspect.getsource(c)); "
         "assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert ToolContext.__module__ == "toolwire._context"
+    assert ToolContext.__module__ == "toolwire._tools.context"

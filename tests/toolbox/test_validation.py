@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from toolwire import Toolbox, ToolCall, ToolContext
-from toolwire._toolbox import ArgumentsInvalid, InvalidCall, ValidCall
+from toolwire._tools.toolbox import ArgumentsInvalid, InvalidCall, ValidCall
 
 
 class Item(BaseModel):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._response import Response
-from .._results import Call, turn_parts
+from .._core.messages import Call, turn_parts
+from .._core.response import Response
 
 __all__ = ["assistant_blocks", "user_blocks"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._deltas import UsageDelta
-from .._results import Call, ResultText, string_arguments, wire_name
+from .._core.deltas import UsageDelta
+from .._core.messages import Call, ResultText, string_arguments, wire_name
 
 __all__ = [
     "error_message",

@@ -26,8 +26,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .._core.json_types import json_type as type_name
 from .._errors import StreamFormatError
-from .._json_types import json_type as type_name
 
 _T = TypeVar("_T")
 

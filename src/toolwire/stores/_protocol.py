@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
 
-from .._makers import maker
+from .._core.makers import maker
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -410,6 +410,6 @@ def _with(
 
 
 # Records and claims on the path of every call, built by filling their slots directly: the
-# same frozen instances for half the cost of the generated __init__ (see toolwire._makers).
+# same frozen instances for half the cost of the generated __init__ (see toolwire._core.makers).
 _new_record = maker(Record)
 _new_claim = maker(Claim)

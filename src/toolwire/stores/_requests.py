@@ -7,7 +7,7 @@ arguments, and only read them. (Requests are slotted but not frozen dataclasses:
 one's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, on
 the path of every call; nothing writes to a request once built.) The four requests of
 every executed call (claim, heartbeat, finish, release) are also the commands the
-execution core yields (:mod:`toolwire._execution`), so each of their fields is declared
+execution core yields (:mod:`toolwire._execution.decisions`), so each of their fields is declared
 once, here. Every check raises
 :class:`~toolwire.StoreSettingsError` (a caller mistake, not an outage) naming the argument
 and what it got. Identifiers (keys, hashes, owners) are non-empty strings that encode as

@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from .._core.makers import maker
 from .._errors import StoreError
-from .._makers import maker
 from . import _local as local
 from ._clock import ClockMark, ClockReading, advance, reader
 from ._protocol import Record, Status

@@ -61,15 +61,15 @@ object arguments without ids (7), Anthropic's empty first ``input_json_delta`` (
 
 from __future__ import annotations
 
-from .._scenario_types import Fault, Profile, ScenarioCall, ScenarioResponse, ScenarioUsage
-from .._wire_writing import EncodeOptions, Encoder, ErrorReply, Frame, serialise
 from ._faults import FAULT_KINDS, parse_fault, parse_faults
 from ._formats import FORMATS, encoder_for
 from ._profiles import PROFILES
 from ._recordings import Recording, load_recording
 from ._scenario import load_scenario
+from ._scenario_types import Fault, Profile, ScenarioCall, ScenarioResponse, ScenarioUsage
 from ._server import ConnectionRecord, RecordedRequest
 from ._simulator import Simulator
+from ._wire_writing import EncodeOptions, Encoder, ErrorReply, Frame, serialise
 
 __all__ = [
     "FAULT_KINDS",

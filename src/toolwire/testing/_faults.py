@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._errors import UsageError
-from .._scenario_types import Fault
-from .._wire_writing import Frame
+from ._scenario_types import Fault
+from ._wire_writing import Frame
 
 if TYPE_CHECKING:
-    from .._wire_writing import EncodeOptions, Encoder
+    from ._wire_writing import EncodeOptions, Encoder
 
 __all__ = [
     "EVENT_FAULTS",

@@ -1,60 +1,171 @@
-"""The formats the simulator serves, and where: all read from the provider registry.
+"""The formats the simulator writes, and where it serves them: one explicit table.
 
-A format is served when its provider declares an encoder (``Provider.encoder``); the
-encoder lives in the provider's package and is imported on its first use, so building
-scenarios imports none. Its endpoints (``Provider.endpoints``: the provider's own paths,
-whether they stream, their framing) route requests to it, and ``Provider.base_path`` gives
-the base URL its SDK takes. Nothing here names a provider, so one registered at run time
-(``_providers.register``) is served like a built-in one.
-
-Routing asks every served provider's endpoints in the registry's order, first match wins
-(the built-ins' paths do not overlap): O(number of endpoints) pattern matches per request.
+Each :class:`WireFormat` is the simulator's side of one provider (its encoder, what its
+API refuses in a request, its HTTP endpoints and the base URL its SDK takes); the reading
+side of the same format is its provider package. A format is served when both sides are
+registered; tests add a toy format with :func:`register_wire`. Routing asks every served
+format's endpoints in the provider table's order, first match wins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from .._errors import UnknownFormat
-from .._providers import Provider, names, provider
-from .._wire_writing import Encoder, Framing
+from .._core.providers import names, provider
+from .._errors import UnknownFormat, UsageError
+from ._checks import anthropic as anthropic_checks
+from ._checks import bedrock_converse as bedrock_checks
+from ._checks import cohere as cohere_checks
+from ._checks import gemini as gemini_checks
+from ._checks import openai_chat as chat_checks
+from ._checks import openai_responses as responses_checks
+from ._encoders.anthropic import AnthropicEncoder
+from ._encoders.bedrock_converse import BedrockEncoder
+from ._encoders.cohere import CohereEncoder
+from ._encoders.gemini import GeminiEncoder
+from ._encoders.ollama import OllamaEncoder
+from ._encoders.openai_chat import OpenAIChatEncoder
+from ._encoders.openai_responses import OpenAIResponsesEncoder
+from ._endpoints import Endpoint
+from ._request_reading import RequestCheck, ServedCalls
+from ._wire_writing import Encoder, Framing
 
-__all__ = ["FORMATS", "Route", "base_urls", "encoder_for", "route", "served", "served_formats"]
+__all__ = [
+    "FORMATS",
+    "Route",
+    "WireFormat",
+    "base_urls",
+    "check_request",
+    "encoder_for",
+    "register_wire",
+    "route",
+    "served",
+    "served_formats",
+    "unregister_wire",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireFormat:
+    """The simulator's side of one format.
+
+    - ``encoder()``: a fresh encoder (a scenario to the format's wire shapes);
+    - ``check_request(body, served)``: the provider's refusal message for a request body,
+      or ``None`` to accept it; ``None``: every request is accepted (Ollama);
+    - ``endpoints``: the provider's own HTTP paths, whether they stream, their framing;
+    - ``base_path``: what the format's SDK takes as base URL after the server's root.
+    """
+
+    encoder: Callable[[], Encoder]
+    endpoints: tuple[Endpoint, ...]
+    check_request: RequestCheck | None = None
+    base_path: str = ""
+
+
+_GEMINI_MODEL = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
+_GEMINI_STREAM = f"{_GEMINI_MODEL}:streamGenerateContent"
+
+_WIRE: dict[str, WireFormat] = {
+    "openai-chat": WireFormat(
+        encoder=OpenAIChatEncoder,
+        check_request=chat_checks.check_request,
+        endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
+        base_path="/v1",
+    ),
+    "openai-responses": WireFormat(
+        encoder=OpenAIResponsesEncoder,
+        check_request=responses_checks.check_request,
+        endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
+        base_path="/v1",
+    ),
+    "anthropic": WireFormat(
+        encoder=AnthropicEncoder,
+        check_request=anthropic_checks.check_request,
+        endpoints=(Endpoint("/v1/messages"),),
+    ),
+    "gemini": WireFormat(
+        encoder=GeminiEncoder,
+        check_request=gemini_checks.check_request,
+        endpoints=(
+            # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as
+            # one JSON array
+            Endpoint(_GEMINI_STREAM, stream=True, framing="sse", query={"alt": "sse"}),
+            Endpoint(_GEMINI_STREAM, stream=True, framing="json-array"),
+            Endpoint(f"{_GEMINI_MODEL}:generateContent", stream=False),
+        ),
+    ),
+    "bedrock-converse": WireFormat(
+        encoder=BedrockEncoder,
+        check_request=bedrock_checks.check_request,
+        endpoints=(
+            Endpoint("/model/{model}/converse-stream", stream=True),
+            Endpoint("/model/{model}/converse", stream=False),
+        ),
+    ),
+    "cohere": WireFormat(
+        encoder=CohereEncoder,
+        check_request=cohere_checks.check_request,
+        endpoints=(Endpoint("/v2/chat"),),
+    ),
+    # Ollama matches results to calls by name and order, refusing none; it streams unless
+    # told not to
+    "ollama": WireFormat(
+        encoder=OllamaEncoder, endpoints=(Endpoint("/api/chat", stream_default=True),)
+    ),
+}
+
+
+def register_wire(name: str, wire: WireFormat) -> None:
+    """Serve the registered provider ``name`` with ``wire`` (a new name only)."""
+    canonical = provider(name).name
+    if canonical in _WIRE:
+        raise UsageError(f"the simulator already writes {canonical!r}")
+    _WIRE[canonical] = wire
+
+
+def unregister_wire(name: str) -> None:
+    """Stop serving ``name`` (registered with :func:`register_wire`)."""
+    del _WIRE[provider(name).name]
+
+
+def wire(format: str) -> WireFormat:
+    """The simulator's side of ``format`` (a name or an alias); ``UnknownFormat`` when the
+    simulator does not serve it."""
+    try:
+        entry = _WIRE.get(provider(format).name)
+    except UnknownFormat:
+        entry = None
+    if entry is None:
+        known = ", ".join(served_formats())
+        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {known}")
+    return entry
 
 
 def served_formats() -> tuple[str, ...]:
     """The canonical names of every registered format that has an encoder, now."""
-    return tuple(name for name in names() if provider(name).encoder is not None)
+    return tuple(name for name in names() if name in _WIRE)
 
 
 FORMATS: tuple[str, ...] = served_formats()
 """The built-in formats the simulator writes (:func:`served_formats` is the live list)."""
 
 
-def served(format: str) -> Provider:
-    """The provider of ``format`` (a name or an alias) if the simulator serves it;
-    :class:`~toolwire.UnknownFormat` otherwise."""
-    try:
-        entry = provider(format)
-    except UnknownFormat:
-        entry = None
-    if entry is None or entry.encoder is None:
-        known = ", ".join(served_formats())
-        raise UnknownFormat(f"the simulator has no encoder for {format!r}; known: {known}")
-    return entry
+def served(format: str) -> WireFormat:
+    """The simulator's side of ``format`` if it serves it; ``UnknownFormat`` otherwise."""
+    return wire(format)
 
 
 def encoder_for(format: str) -> Encoder:
     """A fresh encoder of ``format`` (a name or an alias); :class:`~toolwire.UnknownFormat`
     for a name no provider has or a provider without an encoder."""
-    make = served(format).encoder
-    assert make is not None  # served() refuses a provider without one
-    return make()
+    return wire(format).encoder()
 
 
 def base_urls(root: str) -> dict[str, str]:
     """What each served format's SDK takes as its base URL, for a server at ``root``."""
-    return {name: root + provider(name).base_path for name in served_formats()}
+    return {name: root + _WIRE[name].base_path for name in served_formats()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +186,7 @@ def route(method: str, path: str, query: str) -> Route | None:
     if method != "POST":
         return None
     for name in served_formats():
-        for endpoint in provider(name).endpoints:
+        for endpoint in _WIRE[name].endpoints:
             segments = endpoint.match(path, query)
             if segments is not None:
                 return Route(
@@ -86,3 +197,15 @@ def route(method: str, path: str, query: str) -> Route | None:
                     endpoint.stream_default,
                 )
     return None
+
+
+def check_request(format: str, body: Any, served: ServedCalls) -> str | None:
+    """The provider's refusal message for ``body``, or ``None`` when it is acceptable.
+
+    ``served(response_id)`` gives the call ids of a response this simulator served (for
+    ``previous_response_id``), or ``None`` for an id it never served.
+    """
+    if not isinstance(body, Mapping):
+        return "the request body must be a JSON object"
+    check = wire(format).check_request
+    return None if check is None else check(body, served)

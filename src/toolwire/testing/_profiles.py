@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from .._errors import UsageError
-from .._scenario_types import Profile
 from ._formats import encoder_for, served_formats
+from ._scenario_types import Profile
 
 __all__ = ["PROFILES", "Profile", "parse_profiles"]
 

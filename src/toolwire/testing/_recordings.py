@@ -23,10 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._core.framing import detect_framing
 from .._errors import StreamFormatError, UsageError
-from .._framing import detect_framing
-from .._wire_writing import CONTENT_TYPES, Framing
 from ._faults import EVENT_FAULTS, Fault, parse_faults
+from ._wire_writing import CONTENT_TYPES, Framing
 
 __all__ = ["Recording", "load_recording"]
 

@@ -3,7 +3,7 @@
 A :class:`ScenarioResponse` is one model turn described independently of any wire format:
 text, reasoning, tool calls (name plus arguments as a JSON object, or raw argument text so
 that invalid JSON can be served), the finish, usage, ids and model, the faults to inject and
-the quirk profiles to apply (the types live in the core, ``toolwire._scenario_types``,
+the quirk profiles to apply (the types live in the core, ``toolwire.testing._scenario_types``,
 because the provider packages' encoders read them); this module builds them from what users
 write (:func:`make_response`). Each endpoint's encoder turns one into that provider's bytes.
 A :class:`Recording` is a recorded body served byte-exact, whatever endpoint asks.
@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .._errors import UsageError
-from .._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
 from ._faults import parse_faults
 from ._profiles import parse_profiles
 from ._recordings import Recording, load_recording
+from ._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
 
 __all__ = [
     "Script",

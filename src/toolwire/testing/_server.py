@@ -42,8 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._scenario_types import Fault, ScenarioResponse
-from .._wire_writing import (
+from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
+from ._formats import Route, base_urls, check_request, encoder_for, route
+from ._recordings import Recording
+from ._scenario import Script
+from ._scenario_types import Fault, ScenarioResponse
+from ._wire_writing import (
     CONTENT_TYPES,
     EncodeOptions,
     Encoder,
@@ -52,11 +56,6 @@ from .._wire_writing import (
     serialise,
     truncate_arguments,
 )
-from ._checks import check_request
-from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
-from ._formats import Route, base_urls, encoder_for, route
-from ._recordings import Recording
-from ._scenario import Script
 
 __all__ = ["ConnectionRecord", "RecordedRequest", "SimulatorApp", "Tracker", "counting_protocol"]
 

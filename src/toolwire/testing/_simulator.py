@@ -30,13 +30,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import UsageError
-from .._scenario_types import Fault, ScenarioResponse
-from .._signatures import check_keywords, defaults_of, spelled_out
 from ._faults import parse_faults
 from ._formats import base_urls, served
 from ._recordings import load_recording
 from ._scenario import ResponseFields, Script, load_scenario, make_response
+from ._scenario_types import Fault, ScenarioResponse
 from ._server import (
     ConnectionRecord,
     RecordedRequest,

@@ -70,17 +70,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import _deltas as d
-from ..._definitions import declaration
-from ..._response import Response
-from ..._results import ResultText, object_arguments, wire_name
-from .. import Endpoint, package_provider
+from ..._core import deltas as d
+from ..._core.messages import ResultText, object_arguments, wire_name
+from ..._core.providers import Provider
+from ..._core.response import Response
 from .. import _payload as read
-from .. import anthropic as _package  # this package itself: a ProviderPackage
 from .._content_blocks import assistant_blocks, user_blocks
+from .._definitions import declaration
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _STOP_KINDS = d.finish_kinds(
@@ -362,7 +361,7 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
     return kind in _EVENT_TYPES
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
     strict-mode schema when ``strict``."""
     return declaration(tool, strict, "input_schema")
@@ -411,6 +410,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     )
 
 
-PROVIDER = package_provider(
-    _package, detect_rank=20, encoder="AnthropicEncoder", endpoints=(Endpoint("/v1/messages"),)
+PROVIDER = Provider(
+    name="anthropic",
+    detect_rank=20,
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
 )

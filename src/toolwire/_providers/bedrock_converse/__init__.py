@@ -4,7 +4,7 @@ Detection: a payload with a single member named after a ConverseStream event
 (``messageStart``, ``contentBlockDelta``, ``metadata``...) or one of its exception events.
 
 Adapter strategy: the input is what boto3's ``converse_stream()["stream"]`` yields (and what
-:mod:`toolwire._eventstream` decodes from the raw HTTP body): one dict per event with a
+:mod:`toolwire._core.eventstream` decodes from the raw HTTP body): one dict per event with a
 single key naming the event (``{"contentBlockDelta": {...}}``). When the caller already
 unwrapped the event and passes its name as ``event``, the payload is taken as that
 event's body.
@@ -31,7 +31,7 @@ Guaranteed:
   ``modelStreamErrorException``, ``throttlingException``, ``validationException``,
   ``serviceUnavailableException``, and any other ``...Exception`` key) give an
   ``ErrorDelta`` carrying ``{name: body}``; so does the ``{"error": {"code", "message"}}``
-  that :mod:`toolwire._eventstream` makes of the framing's protocol-level error messages.
+  that :mod:`toolwire._core.eventstream` makes of the framing's protocol-level error messages.
 - ``messageStart`` and unknown events give ``[]``.
 
 Bedrock sends no response id and no timestamp: it needs none, every ``toolUse`` has its
@@ -54,17 +54,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ... import _deltas as d
-from ..._definitions import parameters_for
-from ..._response import Response
-from ..._results import Call, ResultText, object_arguments, wire_name
-from .. import Endpoint, package_provider
+from ..._core import deltas as d
+from ..._core.messages import Call, ResultText, object_arguments, wire_name
+from ..._core.providers import Provider
+from ..._core.response import Response
 from .. import _payload as read
-from .. import bedrock_converse as _package  # this package itself: a ProviderPackage
 from .._content_blocks import assistant_blocks, user_blocks
+from .._definitions import parameters_for
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _STOP_KINDS = d.finish_kinds(
@@ -268,7 +267,7 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
     return name in _DETECTED or (name.endswith("Exception") and name[:1].islower())
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """``{"toolSpec": {"name", "description", "inputSchema": {"json": schema}}}``;
     ``strict`` has no meaning for Bedrock and is ignored."""
     spec = {
@@ -312,12 +311,12 @@ def _reasoning(text: str, signature: Any) -> dict[str, Any]:
     return {"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}
 
 
-PROVIDER = package_provider(
-    _package,
+PROVIDER = Provider(
+    name="bedrock-converse",
     detect_rank=70,
-    encoder="BedrockEncoder",
-    endpoints=(
-        Endpoint("/model/{model}/converse-stream", stream=True),
-        Endpoint("/model/{model}/converse", stream=False),
-    ),
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
 )

@@ -51,17 +51,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ... import _deltas as d
-from ..._definitions import function_definition
-from ..._response import Response
-from ..._results import turn_parts
-from .. import Endpoint, package_provider
+from ..._core import deltas as d
+from ..._core.messages import turn_parts
+from ..._core.providers import Provider
+from ..._core.response import Response
 from .. import _payload as read
-from .. import cohere as _package  # this package itself: a ProviderPackage
+from .._definitions import function_definition
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _FINISH_KINDS = d.finish_kinds(
@@ -277,7 +276,7 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
     return payload.get("type") in _EVENT_TYPES
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """OpenAI's function shape; ``strict`` has no meaning for Cohere and is ignored."""
     return function_definition(tool, False)
 
@@ -304,6 +303,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = package_provider(
-    _package, detect_rank=30, encoder="CohereEncoder", endpoints=(Endpoint("/v2/chat"),)
+PROVIDER = Provider(
+    name="cohere",
+    detect_rank=30,
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
 )

@@ -74,17 +74,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ... import _deltas as d
+from ..._core import deltas as d
+from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
+from ..._core.providers import Provider
+from ..._core.response import Response
 from ..._errors import InvalidOutcome, ToolDefinitionError
-from ..._response import Response
-from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, package_provider
 from .. import _payload as read
-from .. import gemini as _package  # this package itself: a ProviderPackage
 from .schema import gemini_schema
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _FILTERED = frozenset(
@@ -534,7 +533,7 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
     return any(key in payload for key in _DETECT_KEYS)
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """One ``functionDeclarations`` entry, ``{"name", "description", "parameters"}``; send
     them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has no meaning for
     Gemini and is ignored; a tool without parameters gets no ``parameters`` key (Gemini
@@ -606,17 +605,14 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 
 # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
-_MODEL_PATH = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
-_STREAM_PATH = f"{_MODEL_PATH}:streamGenerateContent"
 
 
-PROVIDER = package_provider(
-    _package,
+PROVIDER = Provider(
+    name="gemini",
     detect_rank=50,
-    encoder="GeminiEncoder",
-    endpoints=(
-        Endpoint(_STREAM_PATH, stream=True, framing="sse", query={"alt": "sse"}),
-        Endpoint(_STREAM_PATH, stream=True, framing="json-array"),
-        Endpoint(f"{_MODEL_PATH}:generateContent", stream=False),
-    ),
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
 )

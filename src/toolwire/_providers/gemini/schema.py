@@ -32,8 +32,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..._definitions import merge_all_of, resolve_in, schema_types, tuple_to_items
 from ..._errors import ToolDefinitionError
+from .._definitions import merge_all_of, resolve_in, schema_types, tuple_to_items
 
 __all__ = ["gemini_schema"]
 

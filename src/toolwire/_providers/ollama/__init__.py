@@ -46,16 +46,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ... import _deltas as d
-from ..._definitions import function_definition
-from ..._response import Response
-from ..._results import ResultText, object_arguments, turn_parts, wire_name
-from .. import Endpoint, package_provider
+from ..._core import deltas as d
+from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
+from ..._core.providers import Provider
+from ..._core.response import Response
 from .. import _payload as read
-from .. import ollama as _package  # this package itself: a ProviderPackage
+from .._definitions import function_definition
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _DONE_KINDS = d.finish_kinds(stop=("stop",), length=("length",))
@@ -176,7 +175,7 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
     return "done" in payload and ("message" in payload or "model" in payload)
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """OpenAI's function shape; ``strict`` has no meaning for Ollama and is ignored."""
     return function_definition(tool, False)
 
@@ -205,10 +204,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = package_provider(
-    _package,
+PROVIDER = Provider(
+    name="ollama",
     detect_rank=60,
-    encoder="OllamaEncoder",
-    checks_requests=False,  # Ollama matches results to calls by name and order, refusing none
-    endpoints=(Endpoint("/api/chat", stream_default=True),),  # streams unless told not to
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
 )

@@ -47,13 +47,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ... import _deltas as d
-from ..._definitions import function_definition
+from ..._core import deltas as d
+from ..._core.messages import turn_parts
+from ..._core.providers import Provider
+from ..._core.response import Response
 from ..._errors import StreamFormatError
-from ..._response import Response
-from ..._results import turn_parts
-from .. import Endpoint, package_provider
-from .. import openai_chat as _package  # this package itself: a ProviderPackage
+from .._definitions import function_definition
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 # OpenAI's own reasons, then what OpenAI-compatible servers send for the same ends
@@ -355,12 +354,14 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-PROVIDER = package_provider(
-    _package,
-    aliases=("openai",),
+PROVIDER = Provider(
+    name="openai-chat",
     detect_rank=40,
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
     detect_fallback=_detect_error,
-    encoder="OpenAIChatEncoder",
-    endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
-    base_path="/v1",
+    aliases=("openai",),
 )

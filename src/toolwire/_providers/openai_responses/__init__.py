@@ -45,17 +45,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ... import _deltas as d
-from ..._definitions import parameters_for
+from ..._core import deltas as d
+from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
+from ..._core.providers import Provider
+from ..._core.response import Response
 from ..._errors import StreamFormatError
-from ..._response import Response
-from ..._results import Call, ResultText, string_arguments, turn_parts, wire_name
-from .. import Endpoint, package_provider
-from .. import openai_responses as _package  # this package itself: a ProviderPackage
+from .._definitions import parameters_for
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
-    from ..._toolbox import Tool
+    from ..._core.providers import ToolSpec
 
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
@@ -333,7 +332,7 @@ def _detect_event(payload: dict[str, Any], event: str | None) -> bool:
     return isinstance(event, str) and event.startswith("response.")
 
 
-def definition(tool: Tool, strict: bool) -> dict[str, Any]:
+def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     """``{"type": "function", "name", "description", "parameters", "strict"}`` (``strict``
     always present, as the Responses API expects)."""
     return {
@@ -418,11 +417,13 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
-PROVIDER = package_provider(
-    _package,
+PROVIDER = Provider(
+    name="openai-responses",
     detect_rank=10,
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
     detect_fallback=_detect_event,
-    encoder="OpenAIResponsesEncoder",
-    endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
-    base_path="/v1",
 )

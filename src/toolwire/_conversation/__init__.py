@@ -1,0 +1,1 @@
+"""Durable conversations, recordings and approvals (built on the turn)."""

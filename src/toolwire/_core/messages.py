@@ -1,0 +1,255 @@
+"""The messages of the next request: the assistant turn and the tool results that answer it.
+
+Strategy: three pure functions, each dispatching to the format's provider
+(``toolwire._providers``), which owns the shapes:
+
+- ``tool_results(outcomes, format)`` (public): the executor's :class:`Outcome` list as the
+  messages each provider expects, in the order given;
+- ``assistant_turn(response, outcomes, format)``: the assistant message (Responses: the
+  input items) that repeats ``response`` in the provider's request format;
+- ``turn_messages(response, outcomes, format)``: both, assistant turn first, ready to
+  append to the conversation.
+
+Consistency: before building an assistant turn, the outcomes are matched to the calls of
+the response (``tool_calls`` and ``rejected``, by id, in index order, so that a call id
+that repeats is matched once per call): every call must have exactly one outcome and every
+outcome must answer a call, else :class:`InvalidOutcome`. So every tool result answers a
+call that the assistant turn carries, rejected and skipped calls included, and no call is
+left without its result (OpenAI and Anthropic refuse both). How each provider carries a
+rejected call whose arguments are not JSON is documented in its module; the shared rules:
+where the API takes the arguments as a string (OpenAI chat and Responses, Cohere) the raw
+text is sent as it is (``"{}"`` when there is none), and where it takes an object
+(Anthropic, Gemini, Bedrock, Ollama) arguments that are not a JSON object are sent as
+``{"INVALID_JSON": raw_text}``, the wrapping Anthropic recommends so that the model sees
+its own mistake. A call whose name never arrived is carried, and answered, under
+:data:`UNNAMED_TOOL`.
+
+Tool result contents: a ``completed`` or ``replayed`` outcome sends its ``result_json``
+verbatim, so the first run and every replay send the same bytes (Gemini, whose response
+must be an object, gets the same JSON value: an object as is, anything else as
+``{"result": value}``). Every other status is sent as a clear text for the model and
+marked as an error where the format can say so (:data:`STATUS_TEXTS`):
+
+- ``failed``: ``The tool "{name}" failed: {error}``
+- ``rejected``: the validation message (``Outcome.error``, written for the model), or
+  ``The call to "{name}" was rejected: its arguments are invalid.`` without one
+- ``skipped``: ``The tool "{name}" was not run because another call in this turn was
+  invalid; nothing happened. Fix the invalid call and send every call of this turn again.``
+- ``timed_out``: ``The tool "{name}" did not finish within its timeout. The outcome is
+  unknown; it may have run; do not assume it failed.``
+- ``unknown``: ``The outcome of the tool "{name}" is unknown; it may have run; do not
+  assume it failed.``
+- ``in_progress``: ``The tool "{name}" is already running for this call (another worker
+  holds it); its result is not available yet. Do not assume it failed.``
+- ``conflict``: ``The tool "{name}" was already called with this call id but different
+  arguments, so this call was not run. Use a new call for different arguments.``
+
+A ``completed``/``replayed`` outcome without ``result_json`` gets the compact, key-sorted
+JSON of its ``value``. No outcomes give ``[]`` tool results. Bad input raises a typed
+error: :class:`UnknownFormat` for a format no provider has, :class:`InvalidOutcome` for
+something that is not a list of usable outcomes or that does not answer the response.
+
+Complexity: linear in the number of calls and outcomes and the size of their texts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import InvalidOutcome, UsageError
+from .outcome import Outcome
+from .providers import provider
+from .response import ContentPart, RejectedCall, Response, ToolCall
+
+__all__ = ["tool_results"]  # assistant_turn and turn_messages are private until run_turn
+
+UNNAMED_TOOL = "unnamed_tool"
+"""The name under which a call whose name never arrived is carried and answered."""
+
+STATUS_TEXTS: dict[str, str] = {
+    "failed": 'The tool "{name}" failed: {error}',
+    "rejected": 'The call to "{name}" was rejected: its arguments are invalid.',
+    "skipped": 'The tool "{name}" was not run because another call in this turn was invalid; '
+    "nothing happened. Fix the invalid call and send every call of this turn again.",
+    "timed_out": 'The tool "{name}" did not finish within its timeout. The outcome is unknown; '
+    "it may have run; do not assume it failed.",
+    "unknown": 'The outcome of the tool "{name}" is unknown; it may have run; '
+    "do not assume it failed.",
+    "in_progress": 'The tool "{name}" is already running for this call (another worker holds '
+    "it); its result is not available yet. Do not assume it failed.",
+    "conflict": 'The tool "{name}" was already called with this call id but different '
+    "arguments, so this call was not run. Use a new call for different arguments.",
+}
+
+_SUCCESS = ("completed", "replayed")
+
+Call = ToolCall | RejectedCall
+
+
+@dataclass(frozen=True, slots=True)
+class ResultText:
+    """One outcome with the content to send for it: ``text``, and whether it is an error."""
+
+    outcome: Outcome
+    text: str
+    error: bool
+
+    @property
+    def name(self) -> str:
+        """The tool name to carry the result under (see :func:`wire_name`)."""
+        return wire_name(self.outcome.name)
+
+
+def outcome_text(outcome: Outcome) -> tuple[str, bool]:
+    """The content to send for one outcome, and whether it is an error.
+
+    ``completed``/``replayed``: ``result_json`` verbatim, not an error; otherwise the
+    status text of the module docstring, an error.
+    """
+    if not isinstance(outcome, Outcome):
+        raise InvalidOutcome(f"expected an Outcome, got {type(outcome).__name__}")
+    status = outcome.status
+    if status in _SUCCESS:
+        if outcome.result_json is not None:
+            if not isinstance(outcome.result_json, str):
+                raise InvalidOutcome(f"outcome {outcome.call_id!r}: result_json must be a string")
+            return outcome.result_json, False
+        try:
+            text = json.dumps(
+                outcome.value,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                sort_keys=True,
+                allow_nan=False,
+            )
+        except (TypeError, ValueError) as exc:
+            raise InvalidOutcome(
+                f"outcome {outcome.call_id!r} has no result_json and its value is not JSON: {exc}"
+            ) from None
+        return text, False
+    if status == "rejected" and outcome.error:
+        return outcome.error, True
+    template = STATUS_TEXTS.get(status)
+    if template is None:
+        raise InvalidOutcome(f"outcome {outcome.call_id!r} has an unknown status {status!r}")
+    error = outcome.error or "no error message was recorded"
+    return template.format(name=outcome.name, error=error), True
+
+
+def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    if isinstance(outcomes, (Outcome, str, bytes, dict)):
+        raise InvalidOutcome("expected a list of Outcome objects")
+    try:
+        return list(outcomes)
+    except TypeError:
+        raise InvalidOutcome("expected a list of Outcome objects") from None
+
+
+def tool_results(outcomes: Iterable[Outcome], format: str) -> list[dict[str, Any]]:
+    """The messages that carry ``outcomes`` back to the model in ``format``.
+
+    ``format`` is any format name ``StreamAssembler`` accepts (``"openai-chat"``, its
+    alias ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"``,
+    ``"bedrock-converse"``, ``"ollama"``, ``"cohere"``). Each completed or replayed
+    outcome sends its result JSON verbatim; every other status a text for the model,
+    marked as an error where the format can. Raises :class:`UnknownFormat` for a format it
+    does not know and :class:`InvalidOutcome` for input that is not a list of outcomes.
+    """
+    entry = provider(format)
+    items = _outcome_list(outcomes)
+    return entry.tool_results([ResultText(o, *outcome_text(o)) for o in items])
+
+
+def assistant_turn(
+    response: Response, outcomes: Iterable[Outcome], format: str
+) -> list[dict[str, Any]]:
+    """The assistant turn repeating ``response`` in ``format``, for the results of
+    ``outcomes`` to answer (see the module docstring for the consistency check)."""
+    entry = provider(format)
+    check_answers(response, _outcome_list(outcomes))
+    return entry.assistant_turn(response)
+
+
+def turn_messages(
+    response: Response, outcomes: Iterable[Outcome], format: str
+) -> list[dict[str, Any]]:
+    """The assistant turn and then the tool results: what the next request appends."""
+    items = _outcome_list(outcomes)
+    return assistant_turn(response, items, format) + tool_results(items, format)
+
+
+def check_answers(response: Response, outcomes: list[Outcome]) -> None:
+    """Every call of ``response`` has exactly one outcome, and every outcome a call."""
+    if not isinstance(response, Response):
+        raise UsageError(f"expected a Response, got {type(response).__name__}")
+    waiting: dict[str, deque[Call]] = {}
+    everything: list[Call] = [*response.tool_calls, *response.rejected]
+    for call in sorted(everything, key=lambda c: c.index):
+        waiting.setdefault(call.id, deque()).append(call)
+    for outcome in outcomes:
+        if not isinstance(outcome, Outcome):
+            raise InvalidOutcome(f"expected an Outcome, got {type(outcome).__name__}")
+        queue = waiting.get(outcome.call_id)
+        if not queue:
+            raise InvalidOutcome(
+                f"the outcome for call id {outcome.call_id!r} answers no call of this response"
+            )
+        queue.popleft()
+    for queue in waiting.values():
+        for call in queue:
+            raise InvalidOutcome(
+                f"call {call.id!r} ({call.name or 'no name'}) has no outcome: every call of "
+                "the assistant turn needs its result"
+            )
+
+
+# ------------------------------------------------ helpers for the providers' assistant turns
+
+
+def wire_name(name: str) -> str:
+    """The tool name a call and its result are carried under (:data:`UNNAMED_TOOL` for a
+    call whose name never arrived, which every API refuses as empty)."""
+    return name or UNNAMED_TOOL
+
+
+def string_arguments(call: Call) -> str:
+    """Arguments for APIs that take them as text: the raw text as it arrived (a rejected
+    call's invalid JSON included), ``"{}"`` when there was none."""
+    return call.raw_arguments or "{}"
+
+
+def object_arguments(call: Call) -> dict[str, Any]:
+    """Arguments for APIs that take them as an object: the call's arguments when they are
+    one, else ``{"INVALID_JSON": raw text}`` (see the module docstring)."""
+    if isinstance(call, ToolCall) and isinstance(call.arguments, dict):
+        return call.arguments
+    return {"INVALID_JSON": call.raw_arguments}
+
+
+def turn_parts(response: Response) -> list[tuple[ContentPart, Call | None]]:
+    """``response``'s output in order, each call part with its call.
+
+    A response built by hand without ``parts`` reads as its reasoning, its text, then its
+    calls in index order; a call that no part names comes last.
+    """
+    everything: list[Call] = [*response.tool_calls, *response.rejected]
+    calls = {c.index: c for c in everything}
+    parts = list(response.parts)
+    if not parts:
+        if response.reasoning:
+            parts.append(ContentPart(kind="reasoning", text=response.reasoning))
+        if response.text:
+            parts.append(ContentPart(kind="text", text=response.text))
+    out: list[tuple[ContentPart, Call | None]] = []
+    for part in parts:
+        if part.kind != "call":
+            out.append((part, None))
+        elif part.call in calls:
+            out.append((part, calls.pop(part.call)))
+    for index in sorted(calls):
+        out.append((ContentPart(kind="call", call=index), calls[index]))
+    return out

@@ -1,0 +1,457 @@
+"""The sans-IO decision core of idempotent execution: one generator per tool call.
+
+Strategy. :func:`execute_call` is a generator (the shape of httpx's ``Auth.auth_flow``):
+it yields *commands* (claim the call, start the tool, wait for it, heartbeat, abandon it,
+finish or release the record) and receives each command's result through ``send``, or the
+exception it raised through ``throw``; it returns the call's :class:`~toolwire.Outcome`.
+It holds no clock, no thread, no socket and no store: the two drivers in
+:mod:`toolwire._execution.executor` (threads, asyncio) perform the commands, and the
+model test drives it step by step to interleave workers and inject crashes.
+Every policy decision lives here, once:
+
+- claim first: a claim that raises means the tool never runs; the outcome is
+  ``failed`` with a ``StoreError`` message (nothing ran, nothing was recorded as done, so
+  a later run may try again);
+- a claim not acquired is reported from the existing record, marked ``replayed``:
+  ``conflict`` (other args hash), ``replayed`` (completed: the stored JSON text, byte for
+  byte), ``failed`` (a stored failure), ``unknown``, ``in_progress``;
+- while the tool runs, every ``AwaitTool`` that comes back pending is followed by a
+  heartbeat; a heartbeat answered ``False`` means the lease is lost: the tool is abandoned
+  and the outcome is ``unknown`` (another worker may have taken over). A heartbeat that
+  *raises* is tolerated: every later write is fenced, so a missed beat can cost the call
+  its record (it turns ``unknown``) but never allows a second owner to be overwritten;
+- the tool returned a JSON value: ``finish(completed, result_json)``; it returned a value
+  that JSON cannot carry: its effect happened but its result cannot be stored, so the
+  call is in doubt (``unknown``, and ``Outcome.error`` says so); it raised
+  ``RetryableError`` or one of the plan's ``retry_on`` types (the tool's statement that
+  nothing happened): ``release``; it raised another ``Exception``: ``finish(failed)``
+  with the text the driver prepared for the model; it raised a ``BaseException`` (its own
+  cancellation, ``SystemExit``): in doubt;
+- the deadline passed: the tool is abandoned (an async task is cancelled, a thread cannot
+  be); if it ended meanwhile, its own result is settled as above, otherwise the record is
+  finished ``unknown`` and the outcome is ``timed_out``. Whenever the effect is in doubt
+  like this and the tool is declared ``idempotent=True``, the claim is released instead,
+  so that a later run repeats the call rather than reporting ``unknown`` forever;
+- a final write that is refused or raises leaves the outcome ``unknown``: the store does
+  not hold the result, so the caller must not treat it as durable (the tool's value is
+  still attached to the outcome);
+- the caller's cancellation (thrown in as a ``BaseException`` that is not an
+  ``Exception``) before the tool started releases the claim; while the tool runs it
+  abandons the tool, and the tool's own end, when the driver saw one, wins: a tool that
+  had returned is recorded ``completed`` (its result is never lost to a cancellation that
+  arrived late), one still running is recorded in doubt. The cancellation is re-raised.
+
+Driver contract. Drivers deliver a cancellation only at *interruptible* commands
+(:data:`INTERRUPTIBLE`: ``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store
+writes in flight complete first, so the core always knows whether it holds a claim.
+``AbandonTool`` is answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
+has ended by the time the driver lets go of it, else ``None``. Closing the generator
+(``GeneratorExit``: its driver died) yields nothing more, as a crashed process would not.
+
+Cost: O(1) per command; a call takes 2 + 2 x (tool duration / heartbeat interval) + 2
+commands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._core.makers import maker
+from .._core.outcome import Outcome, OutcomeStatus
+from .._errors import RetryableError
+from ..stores._protocol import Claim, FinalStatus, Record
+from ..stores._requests import ClaimRequest, FinishRequest, HeartbeatRequest, ReleaseRequest
+
+__all__ = [
+    "INTERRUPTIBLE",
+    "AbandonTool",
+    "AwaitTool",
+    "CallPlan",
+    "ClaimCall",
+    "Command",
+    "FinishCall",
+    "Heartbeat",
+    "ReleaseCall",
+    "StartTool",
+    "ToolNotStarted",
+    "ToolPending",
+    "ToolRaised",
+    "ToolReturned",
+    "ToolTimedOut",
+    "ToolUnstorable",
+    "execute_call",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPlan:
+    """Everything the core needs to decide about one validated call (no I/O handles).
+
+    ``claim`` is the call's first command, with its key, arguments hash, idempotency key,
+    owner, lease and retention; its ``reclaim`` is whether the tool is declared
+    idempotent (safe to repeat). ``retry_on`` names the exception types that, like
+    :class:`RetryableError`, mean "nothing happened, the call may run again": the claim is
+    released instead of a failure being recorded.
+    """
+
+    call_id: str
+    name: str
+    claim: ClaimCall
+    heartbeat_interval: float
+    timeout: float | None
+    retry_on: tuple[type[Exception], ...] = ()
+
+
+# ------------------------------------------------------------------------- commands
+
+# The store commands are the stores' own checked requests (toolwire.stores._requests):
+# the core yields what a store performs, each field declared once. The driver performs
+# each with the store method of its name and sends back the store's answer.
+ClaimCall = ClaimRequest
+"""Claim the call in the store; the driver sends back the store's ``Claim``."""
+Heartbeat = HeartbeatRequest
+"""Extend the lease; the driver sends back the store's ``bool``."""
+FinishCall = FinishRequest
+"""Write the final record (fenced); the driver sends back the store's ``bool``."""
+ReleaseCall = ReleaseRequest
+"""Delete the claim (fenced) so a later run may execute; sends back the ``bool``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartTool:
+    """Start the tool (thread or task) with a context carrying the idempotency key and an
+    absolute deadline of now + ``timeout``; the driver sends back ``None``."""
+
+    fence: int
+    timeout: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AwaitTool:
+    """Wait up to ``interval`` seconds (and no later than the deadline) for the tool; the
+    driver sends back the tool's final event (``ToolReturned``, ``ToolUnstorable``,
+    ``ToolRaised``), ``ToolTimedOut`` or ``ToolPending``."""
+
+    interval: float
+
+
+AbandonReason = Literal["timed out", "cancelled", "lease lost"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AbandonTool:
+    """Let go of the tool; the driver sends back its final event if it has ended, else
+    ``None``.
+
+    An async task is cancelled and given the driver's grace period to end. A thread
+    cannot be stopped: it is waited for (up to the grace) only when the reason is the
+    caller's cancellation, since on a timeout or a lost lease it has already overrun.
+    """
+
+    reason: AbandonReason
+
+
+Command = ClaimCall | StartTool | AwaitTool | Heartbeat | AbandonTool | FinishCall | ReleaseCall
+
+INTERRUPTIBLE: frozenset[type[Command]] = frozenset({ClaimCall, StartTool, AwaitTool, Heartbeat})
+"""The commands at which a driver may deliver the caller's cancellation (the others are
+store writes that complete first, and letting go of the tool)."""
+
+
+# ------------------------------------------------------------ what AwaitTool reports
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolReturned:
+    """The tool returned ``value``, serialised as ``result_json``."""
+
+    value: Any
+    result_json: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUnstorable:
+    """The tool returned ``value``, which JSON cannot carry (``reason`` says why): its
+    effect happened, but its result cannot be stored or replayed."""
+
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRaised:
+    """The tool raised ``exception``; ``text`` is what the model is to read of it (the
+    driver's ``error_text``), ``None`` for the core's default ``Type: message``."""
+
+    exception: BaseException
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolNotStarted:
+    """The tool never began: it was let go before its thread or task started it, so
+    nothing ran (the claim is released)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolPending:
+    """The interval passed and the tool is still running."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolTimedOut:
+    """The tool's deadline passed before it finished."""
+
+    timeout: float | None
+
+
+ToolEnded = ToolReturned | ToolUnstorable | ToolRaised | ToolNotStarted
+ToolEvent = ToolEnded | ToolPending | ToolTimedOut
+CallFlow = Generator[Command, Any, Outcome]
+
+
+# The objects every executed call builds, by constructors that fill the slots directly
+# (the same frozen instances, a third of the cost; see _makers).
+_new_start_tool = maker(StartTool)
+_new_await_tool = maker(AwaitTool)
+_new_outcome = maker(Outcome)
+
+_NOT_DURABLE = "; the store did not record it, so the outcome is in doubt"
+_CANCELLED = "cancelled while the tool was running"
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` (or ``Type`` alone when the message is empty)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _outcome(
+    plan: CallPlan,
+    status: OutcomeStatus,
+    *,
+    error: str | None = None,
+    value: Any = None,
+    result_json: str | None = None,
+    replayed: bool = False,
+) -> Outcome:
+    return _new_outcome(
+        call_id=plan.call_id,
+        name=plan.name,
+        status=status,
+        value=value,
+        error=error,
+        idempotency_key=plan.claim.idempotency_key,
+        result_json=result_json,
+        replayed=replayed,
+    )
+
+
+def report_record(plan: CallPlan, record: Record) -> Outcome:
+    """The outcome of a call whose claim was not acquired, read from the existing record.
+
+    What the record says about an earlier run (completed, failed, unknown) is marked
+    ``replayed``; a conflict or a call another worker holds is news, not a replay.
+    """
+    if record.args_hash != plan.claim.args_hash:
+        return _outcome(
+            plan,
+            "conflict",
+            error=f"call {plan.call_id!r} of {plan.name!r} was seen before with different "
+            "arguments; it was neither run nor replayed",
+        )
+    if record.status == "completed":
+        text = record.result
+        try:
+            value = json.loads(text) if text is not None else None
+        except ValueError:
+            return _outcome(
+                plan, "unknown", error="the stored result is not valid JSON", replayed=True
+            )
+        return _outcome(plan, "replayed", value=value, result_json=text, replayed=True)
+    if record.status == "failed":
+        return _outcome(plan, "failed", error=record.error or "the tool failed", replayed=True)
+    if record.status == "unknown":
+        return _outcome(
+            plan,
+            "unknown",
+            error=record.error or "the tool may have run; it is not re-run",
+            replayed=True,
+        )
+    return _outcome(plan, "in_progress", error="another worker is running this call")
+
+
+def execute_call(plan: CallPlan) -> CallFlow:
+    """Decide one call: yield commands, receive their results, return the ``Outcome``."""
+    try:
+        claim: Claim = yield plan.claim
+    except Exception as exc:
+        # Fail closed: without a durable claim the tool must not run.
+        return _outcome(
+            plan, "failed", error=f"StoreError: could not claim the call, it did not run: {exc}"
+        )
+    if not claim.acquired:
+        return report_record(plan, claim.record)
+
+    fence = claim.record.fence
+    # The claim the core holds is the release that would give it back: every write after
+    # the claim is fenced on its key, owner and fence.
+    held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
+    try:
+        yield _new_start_tool(fence=fence, timeout=plan.timeout)
+    except Exception as exc:
+        # The tool could not be started (no thread available...): nothing ran.
+        yield from _release_quietly(held)
+        return _outcome(plan, "failed", error=f"the tool could not be started: {exc}")
+    except GeneratorExit:
+        raise  # the driver is gone (a crashed worker): nothing more can be done
+    except BaseException:
+        # Cancelled between claim and start: nothing ran, give the call back.
+        yield from _release_quietly(held)
+        raise
+
+    while True:
+        try:
+            event: ToolEvent = yield _new_await_tool(interval=plan.heartbeat_interval)
+        except GeneratorExit:
+            raise
+        except BaseException:
+            yield from _cancelled(plan, held)
+            raise
+        if not isinstance(event, ToolPending):
+            break
+        try:
+            alive = yield Heartbeat(
+                key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
+            )
+        except Exception:
+            continue  # fenced writes keep a missed beat safe; try again next interval
+        except GeneratorExit:
+            raise
+        except BaseException:
+            yield from _cancelled(plan, held)
+            raise
+        if not alive:
+            ended = yield from _let_go("lease lost")
+            returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
+            return _outcome(
+                plan,
+                "unknown",
+                error="the lease was lost while the tool was running; its effect is in doubt",
+                value=None if returned is None else returned.value,
+            )
+
+    if isinstance(event, ToolTimedOut):
+        ended = yield from _let_go("timed out")
+        if ended is not None:
+            # It ended while being abandoned: its own result is better than a doubt.
+            return (yield from _settle(plan, held, ended))
+        message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
+        yield from _in_doubt(held, plan.claim.reclaim, message)
+        return _outcome(plan, "timed_out", error=message)
+    return (yield from _settle(plan, held, event))
+
+
+def _settle(
+    plan: CallPlan, held: ReleaseCall, event: ToolEnded
+) -> Generator[Command, Any, Outcome]:
+    """Record how the tool ended and return the outcome (the heart of "no lost results")."""
+    if isinstance(event, ToolReturned):
+        stored = yield from _finish_quietly(held, "completed", event.result_json, None)
+        if stored:
+            return _outcome(plan, "completed", value=event.value, result_json=event.result_json)
+        return _outcome(
+            plan,
+            "unknown",
+            error="the tool returned" + _NOT_DURABLE,
+            value=event.value,
+            result_json=event.result_json,
+        )
+    if isinstance(event, ToolNotStarted):
+        message = "the tool was stopped before it began; nothing ran"
+        released = yield from _release_quietly(held)
+        return _outcome(plan, "failed" if released else "unknown", error=message)
+    if isinstance(event, ToolUnstorable):
+        message = (
+            "the tool ran, but its return value could not be stored: "
+            f"{event.reason}; its effect happened, its result is lost"
+        )
+        yield from _in_doubt(held, plan.claim.reclaim, message)
+        return _outcome(plan, "unknown", error=message, value=event.value)
+    raised = event.exception
+    message = event.text if event.text is not None else describe(raised)
+    if isinstance(raised, (RetryableError, *plan.retry_on)):
+        released = yield from _release_quietly(held)
+        if released:
+            return _outcome(plan, "failed", error=message)
+        return _outcome(plan, "unknown", error=message + _NOT_DURABLE)
+    if not isinstance(raised, Exception):
+        # The tool was interrupted from inside (its own cancellation, SystemExit).
+        yield from _in_doubt(held, plan.claim.reclaim, message)
+        return _outcome(plan, "unknown", error=message)
+    stored = yield from _finish_quietly(held, "failed", None, message)
+    if stored:
+        return _outcome(plan, "failed", error=message)
+    return _outcome(plan, "unknown", error=message + _NOT_DURABLE)
+
+
+def _let_go(reason: AbandonReason) -> Generator[Command, Any, ToolEnded | None]:
+    """Abandon the tool; its final event if the driver saw it end, else ``None``."""
+    try:
+        ended = yield AbandonTool(reason=reason)
+    except Exception:
+        return None  # letting go is best effort; the record below is what matters
+    if isinstance(ended, ToolRaised) and not isinstance(ended.exception, Exception):
+        return None  # it ended *by* being abandoned (its cancellation): still in doubt
+    if isinstance(ended, (ToolReturned, ToolUnstorable, ToolRaised, ToolNotStarted)):
+        return ended
+    return None
+
+
+def _cancelled(plan: CallPlan, held: ReleaseCall) -> Generator[Command, Any, None]:
+    """The caller cancelled while the tool ran: settle what the tool did, or the doubt."""
+    ended = yield from _let_go("cancelled")
+    if ended is None:
+        yield from _in_doubt(held, plan.claim.reclaim, _CANCELLED)
+    else:
+        yield from _settle(plan, held, ended)
+
+
+def _finish_quietly(
+    held: ReleaseCall, status: FinalStatus, result: str | None, error: str | None
+) -> Generator[Command, Any, bool]:
+    """Finish the record; a store error counts as not recorded (the record stays in doubt)."""
+    try:
+        stored: bool = yield FinishCall(
+            key=held.key,
+            owner=held.owner,
+            fence=held.fence,
+            status=status,
+            result=result,
+            error=error,
+        )
+    except Exception:
+        return False
+    return bool(stored)
+
+
+def _release_quietly(held: ReleaseCall) -> Generator[Command, Any, bool]:
+    """Release the claim; a store error leaves it to expire into ``unknown``."""
+    try:
+        released: bool = yield held
+    except Exception:
+        return False
+    return bool(released)
+
+
+def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Command, Any, None]:
+    """The effect is in doubt: record ``unknown``, or, for a tool that is safe to repeat,
+    give the call back so that a later run executes it again."""
+    if idempotent:
+        yield from _release_quietly(held)
+    else:
+        yield from _finish_quietly(held, "unknown", None, message)

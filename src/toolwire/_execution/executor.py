@@ -1,0 +1,1298 @@
+"""``Executor`` and ``AsyncExecutor``: the two drivers of the sans-IO execution core.
+
+Strategy. ``run(response, turn=None)`` first decides, without touching the store, what may
+run: the toolbox validates every call; a response with any rejected call (or arguments
+that cannot be canonically hashed) runs nothing (``rejected`` for those, ``skipped`` for
+the rest) unless ``run_on_rejection=True``. Each runnable call gets its call key (scope,
+response id, the provider's timestamp, the caller's ``turn``, tool name, call id), args
+hash and idempotency key, and one generator of :func:`toolwire._execution.decisions.execute_call`;
+the driver performs that generator's commands and returns the outcomes in call order. All
+policy lives in the core; the drivers only know how to wait.
+
+Threads are paid for only where a guarantee needs one (:mod:`toolwire._execution.workers`):
+
+- ``Executor`` drives every call of a run on the calling thread: claims, heartbeats and
+  final writes are made there, one after the other, with no hand-off. A sync tool runs on
+  a reused worker thread, because its timeout is enforced while the caller waits (handed
+  to its worker just before the caller starts waiting); the caller waits for all its
+  tools at once, sends the heartbeats itself when an interval passes, and stops waiting
+  at each deadline. **A thread cannot be killed**: a timed-out
+  sync tool keeps running in the background, its outcome is ``timed_out`` and its record
+  ``unknown``; a value it returns later is discarded, never stored as ``completed``.
+  Async tools run as tasks on one background event loop and are cancelled at the
+  deadline (one that blocks that loop with a synchronous call delays the others'
+  cancellation, never their timeouts: the caller stops waiting at each deadline itself).
+  Ctrl-C is held back while the caller writes to the store
+  (:mod:`toolwire._execution.interrupts`), so it never cuts a store operation in two.
+- ``AsyncExecutor`` runs calls as tasks; async tools are tasks of the caller's loop, sync
+  tools run on worker threads. An ``AsyncStore`` is awaited; ``MemoryStore`` (a lock and a
+  dict) is called inline; any other synchronous store is called on a worker thread, its
+  commands batched: those queued while one batch runs go together in the next.
+- Concurrency: ``max_concurrency`` (default ``None``: no limit) bounds the calls of one run
+  in flight at once; ``max_threads`` (default 32, like ``ThreadPoolExecutor``'s ceiling)
+  bounds the sync tools of one run running at once. Async tools need no thread, so by
+  default a response's async tools all run at once (100 tools of 50 ms take about 50 ms).
+  A call waits for its slot before it is claimed, and its deadline starts when its tool
+  starts, so waiting never spends its budget.
+- Cancellation. The caller's ``KeyboardInterrupt`` (``Executor``) or ``CancelledError``
+  (``AsyncExecutor``) is always re-raised. Before that, every call is told to stop at its
+  next interruptible step: calls not yet claimed stop, claimed calls not yet started are
+  released, and the tools of running calls get ``cancel_grace`` seconds to end (async
+  tools are cancelled; a thread is waited for): a tool that ends meanwhile has its own
+  outcome recorded (a result is never lost to a late cancellation), one still running is
+  recorded ``unknown``. Store operations already in flight are shielded and completed
+  first, so a claim is never orphaned by a cancellation that arrived mid-write; a
+  cancellation that arrives just as a step completes keeps that step's result. A second
+  Ctrl-C or cancellation during this bounded clean-up is absorbed.
+- An async tool that swallows its cancellation (at a timeout or the caller's) is
+  cancelled again when ``cancel_grace`` has passed (a second cancellation reaches a tool
+  that ignored the first at its next ``await``) and then left to end on its own: it is
+  logged, its record stays ``unknown`` and whatever it returns is discarded. asyncio
+  cannot stop a coroutine that swallows every cancellation; nothing waits for it.
+- Store failures fail closed. A claim the store cannot record means the tool does not
+  run: the outcome is ``failed`` with an error starting ``StoreError:`` (nothing ran, so
+  retrying is safe; ``run`` does not raise, so the other calls' outcomes are not lost). A
+  final write that fails makes the outcome ``unknown``: the tool ran, but the store does
+  not hold its result.
+- Failures a person can debug: every failed, timed-out or in-doubt call is logged on the
+  ``toolwire.executor`` logger, with the tool's traceback where it raised and the
+  structured fields ``tool_name``, ``call_id``, ``idempotency_key``, ``status`` and
+  ``replayed`` (a stored failure replayed, the tool did not run; ``extra=``). With
+  OpenTelemetry configured, every call (decided ones included) also gets an
+  ``execute_tool {name}`` span from its admission to its outcome, and its duration in
+  ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an async tool of
+  ``AsyncExecutor`` runs inside its span, so its own spans nest there.
+  The model reads only ``error_text(exc, call)``: by default the exception's type and
+  message, cut to ``ERROR_TEXT_LIMIT`` characters.
+
+Settings that could not hold the promise are refused (``ExecutorSettingsError``): a
+record must outlive every run of its call, so ``retention`` must exceed the longest tool
+timeout + ``cancel_grace`` + ``lease``; a tool without a timeout could outlive any
+retention, so ``timeout=None`` is refused. The defaults (60 s timeout, 30 s lease with a
+heartbeat every 10 s, 1 s grace, 24 h retention) are production values. Id-less providers:
+a response with no response id and no timestamp whose call ids were synthesised says
+nothing about which turn it is; ``run`` refuses it unless ``turn=`` identifies the request.
+
+Deadlines are absolute (``time.monotonic()``), computed when a tool starts, and given to
+the tool in ``ctx.deadline`` together with ``ctx.idempotency_key``. Not guaranteed:
+exactly-once effects in systems the tool talks to, unless the tool forwards
+``ctx.idempotency_key`` to a downstream that honours it. Cost: O(n) hashing and store
+round trips per response of n calls, plus one store write per heartbeat interval of each
+running tool; no thread is created per call (workers are reused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import math
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import nullcontext, suppress
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
+
+from .._core.makers import maker
+from .._core.outcome import Outcome
+from .._core.response import Response, ToolCall
+from .._errors import ExecutorSettingsError, IdempotencyKeyError, RetryableError, StoreError
+from .._telemetry import ToolObserver, decided_tool, tool_observer
+from .._tools.context import ToolContext
+from .._tools.toolbox import Tool, Toolbox, ValidCall
+from ..stores._protocol import AsyncStore, Store
+from ..stores.memory import MemoryStore
+from .decisions import (
+    INTERRUPTIBLE,
+    AbandonTool,
+    AwaitTool,
+    CallFlow,
+    CallPlan,
+    ClaimCall,
+    Command,
+    FinishCall,
+    Heartbeat,
+    ReleaseCall,
+    StartTool,
+    ToolEnded,
+    ToolNotStarted,
+    ToolPending,
+    ToolRaised,
+    ToolTimedOut,
+    describe,
+    execute_call,
+)
+from .idempotency import arguments_hash, call_key, idempotency_key
+from .interrupts import DeferredInterrupts
+from .workers import LoopTool, ThreadTool, invoke_async, pool, task_end
+
+# The constants and default_error_text are documented, not exported: the public surface
+# stays the two executors (their attributes show the settings in force).
+__all__ = [
+    "AsyncExecutor",
+    "Executor",
+]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("toolwire.executor")
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a tool may run unless it declares its own ``timeout``."""
+DEFAULT_LEASE = 30.0
+"""Seconds a claim lives without a heartbeat (a crashed worker's call waits this long)."""
+DEFAULT_RETENTION = 86400.0
+"""Seconds a record is kept: replays and at-most-once hold for 24 hours."""
+DEFAULT_CANCEL_GRACE = 1.0
+"""Seconds a cancelled tool is given to end before it is left to run on its own."""
+DEFAULT_MAX_THREADS = 32
+"""Sync tools of one run running at once (``ThreadPoolExecutor``'s ceiling)."""
+ERROR_TEXT_LIMIT = 500
+"""Characters of an exception the model reads by default."""
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (ConnectionError, TimeoutError, socket.gaierror)
+"""Exceptions that release the claim by default, as ``RetryableError`` does: the
+downstream could not be reached or did not answer (``ConnectionError`` and its
+subclasses ``ConnectionRefusedError``, ``ConnectionResetError``, ``ConnectionAbortedError``,
+``BrokenPipeError``; ``TimeoutError``, which ``socket.timeout`` and ``asyncio.TimeoutError``
+are; ``socket.gaierror``, a failed name lookup)."""
+
+ErrorText = Callable[[BaseException, ToolCall], str]
+
+
+def default_error_text(exc: BaseException, call: ToolCall) -> str:
+    """What the model reads of a tool's exception by default: ``Type: message``, at most
+    ``ERROR_TEXT_LIMIT`` characters (the rest is cut and marked ``…``)."""
+    text = describe(exc)
+    if len(text) > ERROR_TEXT_LIMIT:
+        text = text[: ERROR_TEXT_LIMIT - 1] + "…"
+    return text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Job:
+    """One validated call ready for the core, with what the driver needs to run it."""
+
+    position: int
+    plan: CallPlan
+    tool: Tool
+    call: ToolCall
+    arguments: Any
+    scope: str
+
+
+class _RunInterrupted(BaseException):
+    """Thrown into a call's core when the caller interrupted ``Executor.run``."""
+
+
+# ------------------------------------------------------------------ shared set-up
+
+_SCOPE_REQUIRED = (
+    "scope= is required: it names the key space of the calls, usually the tenant and the "
+    "conversation (scope=f'{tenant}/{conversation_id}'). Calls in different scopes never "
+    "share a record, so one tenant's call is never replayed to another; the provider's "
+    "response and call ids only tell calls apart within a scope. An application that owns "
+    "its store alone may pass any constant, e.g. scope='my-app'."
+)
+
+
+def _positive(value: object) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _exception_types(retry_on: object) -> tuple[type[Exception], ...]:
+    if isinstance(retry_on, type) or not isinstance(retry_on, Iterable):
+        raise ExecutorSettingsError(
+            f"retry_on must be a tuple of exception types, not {retry_on!r}"
+        )
+    types = tuple(retry_on)
+    for kind in types:
+        if not (isinstance(kind, type) and issubclass(kind, Exception)):
+            raise ExecutorSettingsError(
+                f"retry_on takes Exception subclasses, not {kind!r} (a cancellation, "
+                "KeyboardInterrupt or SystemExit is never a retryable failure)"
+            )
+    return types
+
+
+S = TypeVar("S", bound="Store | AsyncStore")
+
+
+class _ExecutorBase(Generic[S]):
+    """The settings (one signature, checked once) and the store-free preparation step
+    shared by both executors; ``S`` is the kind of store the driver can use."""
+
+    store: S
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        store: S | None = None,
+        scope: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_concurrency: int | None = None,
+        max_threads: int = DEFAULT_MAX_THREADS,
+        lease: float = DEFAULT_LEASE,
+        heartbeat_interval: float | None = None,
+        retention: float = DEFAULT_RETENTION,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        retry_on: tuple[type[Exception], ...] = TRANSIENT_ERRORS,
+        error_text: ErrorText | None = None,
+        run_on_rejection: bool = False,
+    ) -> None:
+        if not isinstance(toolbox, Toolbox):
+            raise ExecutorSettingsError(
+                f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}"
+            )
+        if scope is None:
+            raise ExecutorSettingsError(_SCOPE_REQUIRED)
+        if not isinstance(scope, str):
+            raise ExecutorSettingsError(f"scope must be a str, not {type(scope).__name__}")
+        if timeout is None:
+            raise ExecutorSettingsError(
+                "timeout=None is refused: a tool without a timeout can run past the store's "
+                "retention, after which its call may run a second time. Set timeout= to the "
+                f"longest a tool may take, in seconds (the default is {DEFAULT_TIMEOUT:g}); "
+                "a tool may declare its own with @tools.tool(timeout=...)"
+            )
+        if not _positive(timeout):
+            raise ExecutorSettingsError(
+                f"timeout must be a positive number of seconds, not {timeout!r}"
+            )
+        if max_concurrency is not None and (
+            isinstance(max_concurrency, bool)
+            or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
+        ):
+            raise ExecutorSettingsError(
+                f"max_concurrency must be None (no limit) or an int of at least 1, "
+                f"not {max_concurrency!r}"
+            )
+        if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
+            raise ExecutorSettingsError(
+                f"max_threads must be an int of at least 1, not {max_threads!r}"
+            )
+        if not _positive(lease):
+            raise ExecutorSettingsError(
+                f"lease must be a positive number of seconds, not {lease!r}"
+            )
+        interval = lease / 3 if heartbeat_interval is None else heartbeat_interval
+        if not _positive(interval) or interval >= lease:
+            raise ExecutorSettingsError(
+                "heartbeat_interval must be positive and shorter than the lease"
+            )
+        if not _positive(cancel_grace):
+            raise ExecutorSettingsError(
+                f"cancel_grace must be a positive number of seconds, not {cancel_grace!r}"
+            )
+        if not _positive(retention):
+            raise ExecutorSettingsError(
+                f"retention must be a positive number of seconds, not {retention!r}"
+            )
+        if error_text is not None and not callable(error_text):
+            raise ExecutorSettingsError(
+                f"error_text must be a callable (exc, call) -> str, not {error_text!r}"
+            )
+        self.toolbox = toolbox
+        self.scope = scope
+        self.timeout = float(timeout)
+        self.max_concurrency = max_concurrency
+        self.max_threads = max_threads
+        self.lease = float(lease)
+        self.heartbeat_interval = float(interval)
+        self.retention = float(retention)
+        self.cancel_grace = float(cancel_grace)
+        self.retry_on = _exception_types(retry_on)
+        self.error_text: ErrorText = default_error_text if error_text is None else error_text
+        self.run_on_rejection = run_on_rejection
+        self._check_retention(None, self.timeout)
+        for tool in toolbox:
+            self._check_retention(tool.name, self._timeout_of(tool))
+        # Owners are unique per run: a random prefix per executor and a counter.
+        self._owner_prefix = uuid.uuid4().hex
+        self._runs = itertools.count()
+        self.store = cast(S, MemoryStore()) if store is None else _check_store(store)
+        self._async_store = inspect.iscoroutinefunction(getattr(self.store, "claim", None))
+
+    def _timeout_of(self, tool: Tool) -> float:
+        return tool.timeout if tool.timeout is not None else self.timeout
+
+    def _check_retention(self, name: str | None, timeout: float) -> None:
+        """Refuse a retention the record of a call of tool ``name`` could outlive (``None``:
+        the tools without a timeout of their own)."""
+        needed = timeout + self.cancel_grace + self.lease
+        if self.retention <= needed:
+            which = "the tools" if name is None else f"tool {name!r}"
+            raise ExecutorSettingsError(
+                f"retention={self.retention:g} s cannot hold the at-most-once promise for "
+                f"{which}: a record must outlive the tool's timeout ({timeout:g} s), "
+                f"the cancellation grace ({self.cancel_grace:g} s) and the lease "
+                f"({self.lease:g} s), or a second run could execute the call while the first "
+                f"may still be running. Set retention above {needed:g} s (the default is "
+                f"{DEFAULT_RETENTION:g} s) or shorten the timeout."
+            )
+
+    def _prepare(
+        self, response: Response, turn: str | None
+    ) -> tuple[list[Outcome | None], list[_Job]]:
+        """Validate and key every call; outcomes decided now, jobs for the rest."""
+        checks = self.toolbox.check_response(response)  # refuses what is not a Response
+        if turn is not None and (not isinstance(turn, str) or not turn):
+            raise ExecutorSettingsError(f"turn must be a non-empty str or None, not {turn!r}")
+        if (
+            turn is None
+            and response.response_id is None
+            and response.created is None
+            and any(call.synthetic_id for call in response.tool_calls)
+        ):
+            raise ExecutorSettingsError(
+                "this response has no response id and no timestamp, and its call ids were "
+                "synthesised by toolwire, so nothing tells this turn from another: two "
+                "turns would share their idempotency keys (a new call replayed or refused "
+                "as a conflict). Pass run(response, turn=...) with an identity of the "
+                "request that produced it (e.g. a digest of the request body, or a turn "
+                "counter of the conversation); pass the same value when the same response "
+                "is run again."
+            )
+        owner = f"{self._owner_prefix}:{next(self._runs)}"
+        decided: list[Outcome | None] = []
+        candidates: list[tuple[int, ValidCall, CallPlan]] = []
+        seen: dict[tuple[str, str], int] = {}
+        rejected = False
+        for position, check in enumerate(checks):
+            if not isinstance(check, ValidCall):
+                decided.append(_rejected(check.call.id, check.call.name, check.reason))
+                rejected = True
+                continue
+            call, tool = check.call, check.tool
+            occurrence = seen.get((tool.name, call.id), 0)
+            seen[(tool.name, call.id)] = occurrence + 1
+            try:
+                digest = arguments_hash(check.arguments)
+                key = call_key(
+                    self.scope,
+                    response.response_id,
+                    tool.name,
+                    call.id,
+                    occurrence,
+                    created=response.created,
+                    turn=turn,
+                )
+            except IdempotencyKeyError as exc:
+                decided.append(_rejected(call.id, call.name, str(exc)))
+                rejected = True
+                continue
+            decided.append(None)
+            timeout = self._timeout_of(tool)
+            if timeout > self.timeout:  # the default was checked at __init__
+                self._check_retention(tool.name, timeout)  # a tool registered since
+            claim = ClaimCall(
+                key,
+                digest,
+                idempotency_key(key, digest),
+                owner,
+                self.lease,
+                self.retention,
+                bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
+            )
+            plan = _new_plan(
+                call_id=call.id,
+                name=tool.name,
+                claim=claim,
+                heartbeat_interval=self.heartbeat_interval,
+                timeout=timeout,
+                retry_on=self.retry_on,
+            )
+            candidates.append((position, check, plan))
+        if rejected and not self.run_on_rejection:
+            for position, check, _plan in candidates:
+                decided[position] = Outcome(
+                    call_id=check.call.id,
+                    name=check.call.name,
+                    status="skipped",
+                    error="not run: another call of the same response was rejected",
+                )
+            return decided, []
+        jobs = [
+            _new_job(
+                position=position,
+                plan=plan,
+                tool=check.tool,
+                call=check.call,
+                arguments=check.arguments,
+                scope=self.scope,
+            )
+            for position, check, plan in candidates
+        ]
+        return decided, jobs
+
+    def _for_core(self, job: _Job, event: ToolEnded) -> ToolEnded:
+        """Attach what the model is to read of a raised exception (the ``error_text`` hook)."""
+        if not isinstance(event, ToolRaised) or event.text is not None:
+            return event
+        exc = event.exception
+        try:
+            text = self.error_text(exc, job.call)
+            if not isinstance(text, str):
+                raise TypeError(f"error_text returned {type(text).__name__}, not str")
+        except Exception:
+            logger.exception(
+                "error_text failed for tool %r; the model gets the default text",
+                job.plan.name,
+                extra=_fields(job, "failed"),
+            )
+            text = default_error_text(exc, job.call)
+        return ToolRaised(exception=exc, text=text)
+
+
+_STORE_METHODS = ("claim", "heartbeat", "finish", "release", "purge")
+
+
+def _check_store(store: T) -> T:
+    """Refuse, at construction, an object that lacks the store operations."""
+    missing = [m for m in _STORE_METHODS if not callable(getattr(store, m, None))]
+    if missing:
+        raise ExecutorSettingsError(
+            f"store must implement the toolwire Store or AsyncStore protocol; "
+            f"{type(store).__name__} lacks {', '.join(missing)}"
+        )
+    return store
+
+
+# Objects every executed call builds, by constructors that fill the slots directly (the
+# same frozen instances, for a third of the cost; see _makers).
+_new_plan = maker(CallPlan)
+_new_context = maker(ToolContext)
+_new_job = maker(_Job)
+
+
+def _rejected(call_id: str, name: str, reason: str) -> Outcome:
+    return Outcome(call_id=call_id, name=name, status="rejected", error=reason)
+
+
+def _context(job: _Job, deadline: float | None) -> ToolContext:
+    return _new_context(
+        idempotency_key=job.plan.claim.idempotency_key,
+        deadline=deadline,
+        call_id=job.plan.call_id,
+        tool_name=job.plan.name,
+        scope=job.scope,
+    )
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _remaining(interval: float, deadline: float | None) -> float:
+    if deadline is None:
+        return interval
+    return max(0.0, min(interval, deadline - time.monotonic()))
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+# ------------------------------------------------------------------ logging
+
+
+def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
+    return {
+        "tool_name": job.plan.name,
+        "call_id": job.plan.call_id,
+        "idempotency_key": job.plan.claim.idempotency_key,
+        "status": status,
+        "replayed": replayed,
+    }
+
+
+def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+    """Log what a person debugging the call needs; silent for plain successes."""
+    status = outcome.status
+    if status in ("completed", "replayed", "in_progress", "conflict"):
+        return
+    extra = _fields(job, status, replayed=outcome.replayed)
+    name, call_id = job.plan.name, job.plan.call_id
+    if outcome.replayed:
+        logger.info(
+            "tool %r call %s: replayed the stored %s outcome, the tool did not run: %s",
+            name, call_id, status, outcome.error, extra=extra,
+        )  # fmt: skip
+        return
+    if raised is not None and not isinstance(raised, asyncio.CancelledError):
+        released = status == "failed" and isinstance(raised, (RetryableError, *job.plan.retry_on))
+        logger.log(
+            logging.WARNING if released else logging.ERROR,
+            "tool %r call %s raised; outcome %s%s",
+            name, call_id, status, " (released for a retry)" if released else "",
+            exc_info=raised, extra=extra,
+        )  # fmt: skip
+        return
+    # No exception from the tool: an outage (a claim the store refused to record), a
+    # timeout, a lost lease or a write that failed; the first is an error, the rest doubts.
+    level = logging.ERROR if status == "failed" else logging.WARNING
+    logger.log(
+        level, "tool %r call %s: outcome %s: %s", name, call_id, status, outcome.error,
+        extra=extra,
+    )  # fmt: skip
+
+
+def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
+    """Log a tool left running after its grace; a done-callback to log its end."""
+    why = "a thread cannot be stopped" if in_thread else "it ignored its cancellation"
+    logger.warning(
+        "tool %r call %s is still running after its cancellation (%s); it is left to end "
+        "on its own, its record stays unknown and its result will be discarded",
+        job.plan.name, job.plan.call_id, why, extra=_fields(job, "unknown"),
+    )  # fmt: skip
+
+    def ended(task: asyncio.Future[ToolEnded]) -> None:
+        with suppress(BaseException):
+            task_end(task)  # retrieve it, so asyncio does not warn
+        logger.info(
+            "abandoned tool %r call %s has ended; its result was discarded",
+            job.plan.name, job.plan.call_id, extra=_fields(job, "unknown"),
+        )  # fmt: skip
+
+    return ended
+
+
+def _observe_decided(decided: list[Outcome | None]) -> None:
+    """A span for each call decided without running (rejected, skipped)."""
+    for outcome in decided:
+        if outcome is not None:
+            decided_tool(outcome)
+
+
+def _internal_error(job: _Job, exc: Exception) -> Outcome:
+    """A bug in the core must cost one outcome, never the whole run's."""
+    logger.error(
+        "internal error while executing tool %r call %s",
+        job.plan.name, job.plan.call_id, exc_info=exc, extra=_fields(job, "unknown"),
+    )  # fmt: skip
+    return Outcome(
+        call_id=job.plan.call_id,
+        name=job.plan.name,
+        status="unknown",
+        error=f"internal error in toolwire ({describe(exc)}); the outcome is in doubt",
+        idempotency_key=job.plan.claim.idempotency_key,
+    )
+
+
+# ------------------------------------------------------------------ store commands
+
+
+def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
+    """Call the store method that performs a store command, spelled out (no dict and no
+    lookup by name on the path of every call): the answer of a :class:`Store`, an awaitable
+    of an :class:`AsyncStore` (:func:`_perform_async_store` awaits it)."""
+    if isinstance(command, ClaimCall):
+        return store.claim(
+            command.key,
+            args_hash=command.args_hash,
+            idempotency_key=command.idempotency_key,
+            owner=command.owner,
+            lease=command.lease,
+            retention=command.retention,
+            reclaim=command.reclaim,
+        )
+    if isinstance(command, FinishCall):
+        return store.finish(
+            command.key,
+            owner=command.owner,
+            fence=command.fence,
+            status=command.status,
+            result=command.result,
+            error=command.error,
+        )
+    if isinstance(command, Heartbeat):
+        return store.heartbeat(
+            command.key, owner=command.owner, fence=command.fence, lease=command.lease
+        )
+    if isinstance(command, ReleaseCall):
+        return store.release(command.key, owner=command.owner, fence=command.fence)
+    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
+
+
+async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
+    """Perform one store command on an ``AsyncStore``."""
+    return await _perform_store(store, command)
+
+
+# ------------------------------------------------------------------ the sync driver
+
+
+@dataclass(slots=True, eq=False)
+class _SyncCall:
+    """Driver state of one call of ``Executor.run``."""
+
+    job: _Job
+    flow: CallFlow
+    uses_thread: bool
+    started: bool = False
+    command: Command | None = None
+    handle: ThreadTool | LoopTool | None = None
+    deadline: float | None = None
+    wake_at: float = math.inf
+    blocked: bool = False
+    thrown: bool = False
+    raised: BaseException | None = None
+    observer: ToolObserver | None = None
+
+
+class _SyncRun:
+    """One ``Executor.run``: every call's core driven from the calling thread."""
+
+    def __init__(self, executor: Executor, jobs: list[_Job], guard: DeferredInterrupts) -> None:
+        self.executor = executor
+        self.store = executor.store
+        self.guard = guard
+        self.queued: deque[_Job] = deque(jobs)
+        self.active: list[_SyncCall] = []
+        self.outcomes: dict[int, Outcome] = {}
+        self.interrupt: BaseException | None = None
+        self.wake = _Wake()
+        self.slots = executor.max_concurrency or len(jobs)
+        self.threads = executor.max_threads
+        # Sync tools started in this round of admissions, for their (reserved) workers:
+        # handed over just before the driver waits, so that a worker is not woken while
+        # the driver still holds the GIL (a wake-up in which it could only wait).
+        self.starting: list[Callable[[], None]] = []
+
+    def drive(self) -> dict[int, Outcome]:
+        """Run every call to its end; re-raise the caller's interruption after clean-up."""
+        try:
+            return self._drive()
+        finally:
+            if self.starting:  # never strand a reserved worker (nothing raises here, but)
+                pool().deliver(self.starting)
+
+    def _drive(self) -> dict[int, Outcome]:
+        while self.queued or self.active:
+            self._admit()
+            if self.starting:
+                pool().deliver(self.starting)
+            if self.interrupt is not None:
+                self._interrupt_all()
+            if not self.active:
+                continue
+            self._wait()
+            now = time.monotonic()
+            for call in list(self.active):
+                if call.blocked:
+                    self._poll(call, now)
+        if self.interrupt is not None:
+            raise self.interrupt
+        return self.outcomes
+
+    # -- admission, waiting
+
+    def _admit(self) -> None:
+        """Start the calls that have a slot (and a thread, for a sync tool), in order."""
+        queued = self.queued
+        while queued and self.interrupt is None and self.slots > 0:
+            if self.threads or queued[0].tool.is_async:
+                job = queued.popleft()
+            else:  # no thread free: the first async tool in line may still go
+                index = next((i for i, job in enumerate(queued) if job.tool.is_async), None)
+                if index is None:
+                    return
+                job = queued[index]
+                del queued[index]
+            call = _SyncCall(
+                job=job,
+                flow=execute_call(job.plan),
+                uses_thread=not job.tool.is_async,
+                observer=tool_observer(
+                    job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
+                ),
+            )
+            self.slots -= 1
+            self.threads -= call.uses_thread
+            self.active.append(call)
+            self._advance(call)
+        if self.interrupt is not None:
+            self.queued.clear()  # never claimed: nothing to clean up
+
+    def _interrupt_all(self) -> None:
+        for call in list(self.active):
+            if call.blocked and isinstance(call.command, AwaitTool) and not call.thrown:
+                call.blocked = False
+                call.thrown = True
+                self._advance(call, throw=_RunInterrupted())
+
+    def _wait(self) -> None:
+        """Sleep until a tool ends or the earliest wake-up time (a heartbeat, a deadline)."""
+        timeout = max(0.0, min(c.wake_at for c in self.active) - time.monotonic())
+        if self.interrupt is None:
+            self.guard.waiting = True
+            try:
+                self.wake.wait(min(timeout, self.guard.slice))
+                self.guard.waiting = False
+                self.guard.deliver()  # held while we were not waiting: a safe point too
+            except BaseException as exc:  # Ctrl-C, let through here on purpose
+                self.interrupt = exc
+            finally:
+                self.guard.waiting = False
+        else:
+            self.wake.wait(timeout)  # a second Ctrl-C during the clean-up stays held
+
+    def _poll(self, call: _SyncCall, now: float) -> None:
+        handle = call.handle
+        if handle is not None and handle.result is not None:
+            call.blocked = False
+            self._advance(call, self._ended(call))
+            return
+        if now < call.wake_at:
+            return
+        call.blocked = False
+        if isinstance(call.command, AwaitTool):
+            if _past(call.deadline):
+                self._advance(call, ToolTimedOut(timeout=call.job.plan.timeout))
+            else:
+                self._advance(call, ToolPending())
+        else:  # AbandonTool: the grace has passed
+            assert handle is not None
+            if isinstance(handle, LoopTool):
+                handle.cancel()  # a second cancellation, for a tool that swallowed one
+                handle.detach(_log_detached(call.job, in_thread=False))
+            else:
+                _log_detached(call.job, in_thread=True)
+            self._advance(call, None)
+
+    # -- one call
+
+    def _advance(
+        self, call: _SyncCall, value: Any = None, throw: BaseException | None = None
+    ) -> None:
+        """Feed the core until it waits for a tool or returns."""
+        while True:
+            try:
+                if not call.started:
+                    call.started = True
+                    command = next(call.flow)
+                elif throw is not None:
+                    command = call.flow.throw(throw)
+                else:
+                    command = call.flow.send(value)
+            except StopIteration as stop:
+                self._finish(call, stop.value)
+                return
+            except _RunInterrupted:
+                self._finish(call, None)
+                return
+            except Exception as exc:
+                self._finish(call, _internal_error(call.job, exc))
+                return
+            value, throw = None, None
+            call.command = command
+            if type(command) in INTERRUPTIBLE:
+                if self.interrupt is None and self.guard.pending is not None:
+                    try:
+                        self.guard.deliver()  # a held-back Ctrl-C, at a safe point
+                    except BaseException as exc:
+                        self.interrupt = exc
+                if self.interrupt is not None and not call.thrown:
+                    call.thrown = True
+                    throw = _RunInterrupted()
+                    continue
+            try:
+                if isinstance(command, AwaitTool):
+                    if call.handle is not None and call.handle.result is not None:
+                        value = self._ended(call)
+                        continue
+                    if _past(call.deadline):
+                        value = ToolTimedOut(timeout=call.job.plan.timeout)
+                        continue
+                    deadline = math.inf if call.deadline is None else call.deadline
+                    call.wake_at = min(time.monotonic() + command.interval, deadline)
+                    call.blocked = True
+                    return
+                if isinstance(command, AbandonTool):
+                    handle = call.handle
+                    if handle is None or handle.result is not None:
+                        value = None if handle is None else self._ended(call)
+                        continue
+                    if handle.in_thread:
+                        if handle.cancel():
+                            value = ToolNotStarted()
+                            continue
+                        if command.reason != "cancelled":
+                            continue  # overran: not waited for
+                    else:
+                        handle.cancel()
+                    call.wake_at = time.monotonic() + self.executor.cancel_grace
+                    call.blocked = True
+                    return
+                if isinstance(command, StartTool):
+                    self._start(call, command)
+                    continue
+                value = _perform_store(self.store, command)
+            except Exception as exc:
+                throw = exc
+
+    def _start(self, call: _SyncCall, command: StartTool) -> None:
+        job = call.job
+        call.deadline = _deadline(command.timeout)
+        ctx = _context(job, call.deadline)
+        handle: ThreadTool | LoopTool
+        if job.tool.is_async:
+            handle = LoopTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start()
+        else:
+            handle = ThreadTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle.start(self.starting)
+        call.handle = handle
+
+    def _ended(self, call: _SyncCall) -> ToolEnded:
+        assert call.handle is not None and call.handle.result is not None
+        event = call.handle.result
+        if isinstance(event, ToolRaised):
+            call.raised = event.exception
+        return self.executor._for_core(call.job, event)
+
+    def _finish(self, call: _SyncCall, outcome: Outcome | None) -> None:
+        self.active.remove(call)
+        self.slots += 1
+        self.threads += call.uses_thread
+        if outcome is not None:
+            self.outcomes[call.job.position] = outcome
+            _log_outcome(call.job, outcome, call.raised)
+        if call.observer is not None:
+            call.observer.end(outcome, call.raised)
+
+
+class _Wake:
+    """An auto-resetting flag the tools raise when they end, and the driver sleeps on.
+
+    A lock held while the flag is down: ``set`` releases it (once: a second ``set`` is a
+    no-op), ``wait`` acquires it, which lowers the flag again. A tool publishes its result
+    before it raises the flag, so an end is seen by the poll that follows the wait it
+    interrupted, or it wakes the next wait. Cheaper to build than ``threading.Event``.
+    """
+
+    __slots__ = ("_down",)
+
+    def __init__(self) -> None:
+        self._down = threading.Lock()
+        self._down.acquire()
+
+    def set(self) -> None:
+        """Raise the flag (thread-safe)."""
+        with suppress(RuntimeError):  # already raised
+            self._down.release()
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until the flag is raised (lowering it) or ``timeout`` seconds pass."""
+        self._down.acquire(timeout=timeout)
+
+
+class Executor(_ExecutorBase[Store]):
+    """Runs the tool calls of a finished ``Response`` at most once per idempotency key.
+
+    ``store`` defaults to a private :class:`~toolwire.MemoryStore`. ``scope`` is required:
+    the key space of the calls, usually tenant and conversation (calls in different
+    scopes never share a record). ``timeout`` is the default per-tool timeout (a tool's
+    own ``timeout`` wins; ``None`` is refused). ``lease`` is how long a claim lives
+    without a heartbeat (heartbeats every ``heartbeat_interval``, default a third of
+    it); ``retention`` how long a record is kept (after it, the call may run again), at
+    least every timeout + ``cancel_grace`` + ``lease``. ``max_concurrency`` (``None``: no
+    limit) bounds the calls of a run in flight, ``max_threads`` the sync tools running
+    at once. ``retry_on`` lists the exceptions that release the claim like
+    ``RetryableError`` (default ``(ConnectionError, TimeoutError, socket.gaierror)``:
+    the downstream could not be reached or did not answer; ``()`` for none); they say
+    "nothing happened": a tool whose downstream may act before the connection drops
+    should forward ``ctx.idempotency_key``, or the executor be given ``retry_on=()``.
+    ``error_text(exc, call) -> str`` decides what the model reads of an exception
+    (default: ``Type: message``, cut to 500 characters); a hook that fails costs the
+    default text and a log line. ``run_on_rejection`` runs the valid calls of a
+    response that also has rejected ones. Settings that cannot hold the at-most-once
+    promise raise :class:`~toolwire.ExecutorSettingsError`, saying what to set.
+    """
+
+    def purge(self) -> int:
+        """Delete the store's records past their retention; return how many."""
+        return self.store.purge()
+
+    def run(self, response: Response, *, turn: str | None = None) -> list[Outcome]:
+        """Run every call of ``response``; the outcomes, one per call, in call order.
+
+        ``turn`` identifies the request that produced ``response`` (e.g. a digest of the
+        request body) and is part of every call key: needed for a response that carries
+        no response id, no timestamp and synthesised call ids (refused without it), and
+        harmless otherwise; pass the same value when the same response runs again. A
+        ``KeyboardInterrupt`` during the run is re-raised after the running calls have
+        been finalised.
+        """
+        decided, jobs = self._prepare(response, turn)
+        _observe_decided(decided)
+        if jobs:
+            with DeferredInterrupts() as guard:
+                outcomes = _SyncRun(self, jobs, guard).drive()
+            for job in jobs:
+                decided[job.position] = outcomes[job.position]
+        return [o for o in decided if o is not None]
+
+
+# ------------------------------------------------------------------ the async driver
+
+
+class _StoreLane:
+    """The sync-store commands of one ``AsyncExecutor`` run, performed on a worker thread
+    in batches: commands queued while a batch runs go together in the next one, and each
+    batch wakes the event loop once."""
+
+    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+        self._store = store
+        self._loop = loop
+        self._queue: list[tuple[Command, asyncio.Future[Any]]] = []
+        self._busy = False
+
+    def submit(self, command: Command) -> asyncio.Future[Any]:
+        """The command's result, as a future of the loop."""
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._queue.append((command, future))
+        if not self._busy:
+            self._busy = True
+            self._dispatch()
+        return future
+
+    def _dispatch(self) -> None:
+        batch, self._queue = self._queue, []
+        try:
+            pool().submit(lambda: self._perform(batch))
+        except Exception as exc:  # no thread could be started: nothing was performed
+            self._busy = False
+            for _command, future in batch:
+                future.set_exception(StoreError(f"no thread to call the store on: {exc}"))
+
+    def _perform(self, batch: list[tuple[Command, asyncio.Future[Any]]]) -> None:
+        results: list[tuple[bool, Any]] = []
+        for command, _future in batch:
+            try:
+                results.append((True, _perform_store(self._store, command)))
+            except Exception as exc:
+                results.append((False, exc))
+            except BaseException as exc:  # keep a worker's KeyboardInterrupt off the loop
+                results.append((False, StoreError(f"the store call was interrupted: {exc!r}")))
+        with suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            self._loop.call_soon_threadsafe(self._deliver, batch, results)
+
+    def _deliver(
+        self, batch: list[tuple[Command, asyncio.Future[Any]]], results: list[tuple[bool, Any]]
+    ) -> None:
+        for (_command, future), (ok, value) in zip(batch, results, strict=True):
+            if future.done():
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        if self._queue:
+            self._dispatch()
+        else:
+            self._busy = False
+
+
+@dataclass(slots=True, eq=False)
+class _AsyncCall:
+    """Driver state of one call of ``AsyncExecutor.run``."""
+
+    job: _Job
+    task: asyncio.Task[ToolEnded] | None = None
+    thread: ThreadTool | None = None
+    thread_done: asyncio.Future[None] | None = None
+    deadline: float | None = None
+    cancel: BaseException | None = None
+    thrown: bool = False
+    raised: BaseException | None = None
+    yielded: bool = False
+    observer: ToolObserver | None = None
+
+
+class _AsyncRun:
+    """One ``AsyncExecutor.run``: what its calls share (store access, bounds)."""
+
+    def __init__(self, executor: AsyncExecutor, jobs: list[_Job]) -> None:
+        self.executor = executor
+        self.loop = asyncio.get_running_loop()
+        store: Any = executor.store
+        self.store = store
+        self.async_store = executor._async_store
+        # MemoryStore is a lock and a dict: calling it inline is cheaper than any hand-off
+        # (exactly MemoryStore: a subclass may block).
+        self.inline = type(store) is MemoryStore
+        self.lane = None if self.async_store or self.inline else _StoreLane(store, self.loop)
+        limit = executor.max_concurrency
+        self.slots = asyncio.Semaphore(limit) if limit and limit < len(jobs) else None
+        sync_jobs = sum(not job.tool.is_async for job in jobs)
+        threads = executor.max_threads
+        self.threads = asyncio.Semaphore(threads) if threads < sync_jobs else None
+
+    async def guarded(self, job: _Job) -> Outcome:
+        """``drive`` within the run's bounds (waiting for a slot is cancellable: nothing
+        is claimed before it)."""
+        if self.slots is not None:
+            await self.slots.acquire()
+        try:
+            if self.threads is not None and not job.tool.is_async:
+                await self.threads.acquire()
+                try:
+                    return await self.drive(job)
+                finally:
+                    self.threads.release()
+            return await self.drive(job)
+        finally:
+            if self.slots is not None:
+                self.slots.release()
+
+    async def drive(self, job: _Job) -> Outcome:
+        """Feed one call's core until it returns; re-raise a cancellation after clean-up."""
+        call = _AsyncCall(
+            job=job,
+            observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key),
+        )
+        flow = execute_call(job.plan)
+        started = False
+        value: Any = None
+        throw: BaseException | None = None
+        while True:
+            try:
+                if not started:
+                    started = True
+                    command = next(flow)
+                elif throw is not None:
+                    command = flow.throw(throw)
+                else:
+                    command = flow.send(value)
+            except StopIteration as stop:
+                outcome: Outcome = stop.value
+                _log_outcome(job, outcome, call.raised)
+                if call.observer is not None:
+                    call.observer.end(outcome, call.raised)
+                if call.cancel is not None:
+                    raise call.cancel from None
+                return outcome
+            except Exception as exc:
+                outcome = _internal_error(job, exc)
+                if call.observer is not None:
+                    call.observer.end(outcome, exc)
+                if call.cancel is not None:
+                    raise call.cancel from None
+                return outcome
+            value, throw = None, None
+            if call.cancel is not None and not call.thrown and type(command) in INTERRUPTIBLE:
+                call.thrown, throw = True, call.cancel
+                continue
+            try:
+                value = await self._perform(command, call)
+            except asyncio.CancelledError as exc:
+                # Only AwaitTool's wait lets the caller's cancellation through; every
+                # other await is shielded. Deliver it there.
+                if call.cancel is None:
+                    call.cancel = exc
+                call.thrown, throw = True, call.cancel
+            except Exception as exc:
+                throw = exc
+
+    async def _perform(self, command: Command, call: _AsyncCall) -> Any:
+        if isinstance(command, AwaitTool):
+            ended = self._ended(call)
+            if ended is None and call.task is not None and not call.yielded:
+                # One pass of the loop runs the new task's first step (it was scheduled
+                # first): a tool that returns without awaiting is done then, with no
+                # timer and no wake-up future.
+                call.yielded = True
+                await asyncio.sleep(0)
+                ended = self._ended(call)
+            if ended is not None:
+                return ended
+            waiter: asyncio.Future[Any] | None = call.task or call.thread_done
+            assert waiter is not None
+            await _until_done(waiter, _remaining(command.interval, call.deadline))
+            ended = self._ended(call)
+            if ended is not None:
+                return ended
+            if _past(call.deadline):
+                return ToolTimedOut(timeout=call.job.plan.timeout)
+            return ToolPending()
+        if isinstance(command, StartTool):
+            self._start(command, call)
+            return None
+        if isinstance(command, AbandonTool):
+            return await self._abandon(command, call)
+        if self.inline:
+            return _perform_store(self.store, command)
+        if self.lane is not None:
+            return await self._shielded(call, self.lane.submit(command))
+        return await self._shielded(call, _perform_async_store(self.store, command))
+
+    def _start(self, command: StartTool, call: _AsyncCall) -> None:
+        job = call.job
+        call.deadline = _deadline(command.timeout)
+        ctx = _context(job, call.deadline)
+        if job.tool.is_async:
+            # the task copies the current context: the tool's own spans nest under its call's
+            with call.observer.current() if call.observer is not None else nullcontext():
+                call.task = self.loop.create_task(invoke_async(job.tool, job.arguments, ctx))
+            return
+        done: asyncio.Future[None] = self.loop.create_future()
+        loop = self.loop
+
+        def wake() -> None:  # on the worker: the result is already published
+            loop.call_soon_threadsafe(_settle, done)
+
+        thread = ThreadTool(job.tool, job.arguments, ctx, wake)
+        thread.start()
+        call.thread, call.thread_done = thread, done
+
+    def _ended(self, call: _AsyncCall) -> ToolEnded | None:
+        """How the tool ended, if it has (a thread's result is read as soon as published)."""
+        event: ToolEnded | None = None
+        if call.task is not None:
+            if call.task.done():
+                event = task_end(call.task)
+        elif call.thread is not None:
+            event = call.thread.result
+        if event is None:
+            return None
+        if isinstance(event, ToolRaised):
+            call.raised = event.exception
+        return self.executor._for_core(call.job, event)
+
+    async def _abandon(self, command: AbandonTool, call: _AsyncCall) -> ToolEnded | None:
+        ended = self._ended(call)
+        if ended is not None:
+            return ended
+        grace = self.executor.cancel_grace
+        task = call.task
+        if task is not None:
+            task.cancel()
+            await self._shielded(call, asyncio.wait({task}, timeout=grace))
+            ended = self._ended(call)
+            if ended is None:
+                task.cancel()  # a tool that swallowed one cancellation gets a second
+                task.add_done_callback(_log_detached(call.job, in_thread=False))
+            return ended
+        thread, done = call.thread, call.thread_done
+        if thread is None or done is None:
+            return None
+        if thread.cancel():
+            return ToolNotStarted()
+        if command.reason == "cancelled":
+            await self._shielded(call, asyncio.wait({done}, timeout=grace))
+            ended = self._ended(call)
+            if ended is None:
+                _log_detached(call.job, in_thread=True)
+            return ended
+        return None
+
+    async def _shielded(self, call: _AsyncCall, step: Awaitable[T]) -> T:
+        """Run ``step`` to completion even if the caller cancels meanwhile.
+
+        The cancellation is remembered in ``call.cancel`` and delivered to the core at its
+        next interruptible command, once the core knows the result of this step; a
+        cancellation that lands as the step completes keeps the step's result.
+        """
+        future = asyncio.ensure_future(step)
+        while True:
+            try:
+                return await asyncio.shield(future)
+            except asyncio.CancelledError as exc:
+                if call.cancel is None:
+                    call.cancel = exc
+                if future.done():
+                    return future.result()
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
+async def _until_done(future: asyncio.Future[Any], timeout: float) -> None:
+    """Wait until ``future`` is done or ``timeout`` seconds pass (never raises its result,
+    never cancels it). ``asyncio.wait`` for one future, without its set bookkeeping."""
+    if future.done():
+        return
+    loop = asyncio.get_running_loop()
+    woken: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    timer = loop.call_later(timeout, wake)
+    future.add_done_callback(wake)
+    try:
+        await woken
+    finally:
+        timer.cancel()
+        future.remove_done_callback(wake)
+
+
+class AsyncExecutor(_ExecutorBase[Store | AsyncStore]):
+    """The asyncio twin of :class:`Executor`: ``await executor.run(response)``.
+
+    ``store`` may be a synchronous ``Store`` (``MemoryStore`` is called inline, any other
+    on a worker thread in batches) or an ``AsyncStore``; the other arguments are those of
+    :class:`Executor`. By default every async tool of a response runs at once; sync tools
+    run on at most ``max_threads`` threads.
+    """
+
+    async def purge(self) -> int:
+        """Delete the store's records past their retention; return how many."""
+        store: Any = self.store
+        if self._async_store:
+            count: int = await store.purge()
+        elif type(store) is MemoryStore:
+            count = store.purge()
+        else:
+            count = await asyncio.to_thread(store.purge)
+        return count
+
+    async def run(self, response: Response, *, turn: str | None = None) -> list[Outcome]:
+        """Run every call of ``response``; the outcomes, one per call, in call order.
+
+        ``turn`` is as for :meth:`Executor.run`. Cancelling the task that awaits ``run``
+        cancels every call (finalising running ones in shielded steps) and then re-raises
+        ``CancelledError``.
+        """
+        decided, jobs = self._prepare(response, turn)
+        _observe_decided(decided)
+        if len(jobs) == 1:
+            [job] = jobs
+            decided[job.position] = await _AsyncRun(self, jobs).drive(job)
+        elif jobs:
+            run = _AsyncRun(self, jobs)
+            tasks = [run.loop.create_task(run.guarded(job)) for job in jobs]
+            try:
+                await asyncio.wait(tasks)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await _wait_through_cancellation(tasks)
+                raise
+            for job, task in zip(jobs, tasks, strict=True):
+                decided[job.position] = task.result()
+        return [o for o in decided if o is not None]
+
+
+async def _wait_through_cancellation(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Wait until every task has finished, even if cancelled again meanwhile."""
+    pending = [t for t in tasks if not t.done()]
+    while pending:
+        with suppress(asyncio.CancelledError):  # the caller re-raises the first one
+            await asyncio.wait(pending)
+        pending = [t for t in pending if not t.done()]

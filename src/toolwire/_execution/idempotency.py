@@ -1,0 +1,207 @@
+"""Idempotency keys: which call this is (the call key) and what it was asked (the args hash).
+
+Strategy. Identity and payload are hashed separately, as every mature idempotency design
+does (Stripe, the IETF Idempotency-Key draft): the store keeps one record per *call key*
+and remembers the *args hash*, so the same call identity arriving with other arguments is
+recognised as a conflict instead of being replayed or re-run.
+
+- ``arguments_hash`` is the hex SHA-256 of the RFC 8785 (JSON Canonicalization Scheme)
+  form of the validated arguments: key order, whitespace, escape forms and number spelling
+  (``1.0`` and ``1``) of the model's JSON text do not matter, only the value does.
+  Values outside I-JSON (NaN, infinities, integers beyond 2**53 - 1, non-string keys,
+  lone surrogates, non-JSON types) raise :class:`IdempotencyKeyError`; they are never
+  coerced, because a coerced value could collide with a different, legitimate one.
+- ``call_key`` hashes a domain tag and the JSON array ``[scope, response_id, tool_name,
+  call_id]`` (plus an occurrence number for ids repeated inside one response, and an
+  object ``{"created": ..., "turn": ...}`` when the provider's timestamp or the caller's
+  turn identity is given). JSON encoding delimits every field, so ``("a|b", "c")`` and
+  ``("a", "b|c")`` can never meet, and a key without the optional parts is the same as
+  before they existed. The response id is part of the identity because
+  OpenAI-compatible servers reuse call ids such as ``call_0`` on every turn; the
+  timestamp and the turn because id-less providers (Ollama's native API) send no response
+  id at all, so two turns would otherwise share their synthesised call ids.
+- ``idempotency_key`` hashes a second domain tag with the call key and the args hash; it
+  is what a tool receives in ``ctx.idempotency_key`` and may forward downstream.
+
+Guaranteed: equal JSON values give equal hashes on every platform and Python version
+(RFC 8785 fixes the number format to ECMAScript's); distinct domain tags keep the three
+kinds of digest apart. Not guaranteed: that two *different* validated values which a tool
+treats as equal (``"1"`` and ``1``) hash alike: validation decides the value.
+
+Cost: linear in the size of the arguments (one canonical serialisation, one SHA-256);
+arguments without floats are serialised by the standard library's C encoder after one
+linear type check, the rest by the ``rfc8785`` reference implementation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import rfc8785
+
+from .._core.jsontext import encoder
+from .._errors import IdempotencyKeyError
+
+__all__ = ["arguments_hash"]
+
+_CALL_KEY_TAG = b"toolwire-call-key/v1\x00"
+_IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
+
+
+# The compact JSON of the key fields.
+_KEY_FIELDS = encoder(ensure_ascii=True, separators=(",", ":"), sort_keys=False)
+# RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The C
+# encoder writes strings exactly as RFC 8785 does (the same two-character escapes, \u00xx
+# in lower case for the other controls, nothing else escaped).
+_CANONICAL = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+_SAFE_INT = 2**53 - 1
+_SURROGATES = "\ud800"
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made only of the JSON values whose RFC 8785 form the C encoder
+    writes byte for byte: exact ``dict`` (or a subclass with ``dict``'s ``items``) /
+    ``list``/``tuple``/``str``/``int``/``bool``/``None``,
+    integers within 2**53 - 1, strings without lone surrogates, and object keys below
+    U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
+    the reference implementation (ECMAScript number formatting)."""
+    kind = type(value)
+    if kind is str:
+        return bool(value.isascii()) or _unicode_ok(value)
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if value is None or kind is bool:
+        return True
+    if kind is dict or (isinstance(value, dict) and _reads_as_dict(kind)):
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
+                return False
+            if not _plain(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return False
+
+
+# dict subclasses whose every read is dict's own (the toolbox's validated arguments only
+# add bookkeeping to the mutators): they encode as the dict they are. Per class, once.
+_READS_AS_DICT: dict[type, bool] = {dict: True}
+_DICT_READS = ("__iter__", "__getitem__", "__len__", "items", "keys", "values", "get")
+
+
+def _reads_as_dict(kind: type) -> bool:
+    known = _READS_AS_DICT.get(kind)
+    if known is None:
+        known = all(getattr(kind, name) is getattr(dict, name) for name in _DICT_READS)
+        if len(_READS_AS_DICT) < 256:  # a program that makes classes on the fly: bounded
+            _READS_AS_DICT[kind] = known
+    return known
+
+
+def _unicode_ok(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the reference implementation refuses it
+        return False
+    return True
+
+
+def canonical_json(arguments: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 form of ``arguments``, or :class:`IdempotencyKeyError`.
+
+    Arguments made of plain JSON values (no floats, see :func:`_plain`) are written by the
+    standard library's C encoder, several times faster; everything else by the reference
+    implementation. Both give the same bytes (a property test checks it).
+    """
+    try:
+        if _plain(arguments):
+            return _CANONICAL(arguments).encode("utf-8")
+        data: bytes = rfc8785.dumps(arguments)
+    except RecursionError as exc:
+        raise IdempotencyKeyError("arguments nest too deeply to canonicalise") from exc
+    except (ValueError, TypeError) as exc:
+        # rfc8785.CanonicalizationError is a ValueError; TypeError guards odd mappings.
+        raise IdempotencyKeyError(f"arguments are not I-JSON: {exc}") from exc
+    return data
+
+
+def arguments_hash(arguments: Any) -> str:
+    """Hex SHA-256 of the RFC 8785 canonical form of validated ``arguments``.
+
+    Equal JSON values hash equal whatever their original spelling; a value outside I-JSON
+    raises :class:`IdempotencyKeyError` (a ``ValueError``).
+    """
+    return hashlib.sha256(canonical_json(arguments)).hexdigest()
+
+
+def _check_str(name: str, value: object, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise IdempotencyKeyError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def call_key(
+    scope: str,
+    response_id: str | None,
+    tool_name: str,
+    call_id: str,
+    occurrence: int = 0,
+    *,
+    created: str | None = None,
+    turn: str | None = None,
+) -> str:
+    """Hex SHA-256 naming one tool call: scope, provider response id, tool name, call id.
+
+    ``occurrence`` tells apart calls that repeat one id inside a single response (0 for
+    the first, as for every well-formed response). ``created`` is the provider's response
+    timestamp (``Response.created``) and ``turn`` the caller's identity of the request
+    that produced the response (``run(response, turn=...)``); either one tells apart the
+    turns of a provider that sends no response id. Fields are JSON-encoded as one array,
+    so no choice of field contents can make two different identities collide.
+    """
+    if not (
+        isinstance(scope, str)
+        and isinstance(tool_name, str)
+        and isinstance(call_id, str)
+        and (response_id is None or isinstance(response_id, str))
+        and (created is None or isinstance(created, str))
+        and (turn is None or isinstance(turn, str))
+    ):  # one test for the common case; the checks below name what is wrong
+        _check_str("scope", scope)
+        _check_str("response_id", response_id, optional=True)
+        _check_str("tool_name", tool_name)
+        _check_str("call_id", call_id)
+        _check_str("created", created, optional=True)
+        _check_str("turn", turn, optional=True)
+    if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
+        raise IdempotencyKeyError("occurrence must be a non-negative int")
+    fields: list[object] = [scope, response_id, tool_name, call_id]
+    if occurrence:
+        fields.append(occurrence)
+    if created is not None or turn is not None:
+        # An object, never a string or an int, so it cannot be mistaken for another field.
+        turn_identity: dict[str, str] = {}
+        if created is not None:
+            turn_identity["created"] = created
+        if turn is not None:
+            turn_identity["turn"] = turn
+        fields.append(turn_identity)
+    # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
+    text = _KEY_FIELDS(fields)
+    return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()
+
+
+def idempotency_key(call_key: str, args_hash: str) -> str:
+    """Hex SHA-256 of a call key and an args hash: the key a tool receives and forwards."""
+    if not (isinstance(call_key, str) and isinstance(args_hash, str)):
+        _check_str("call_key", call_key)
+        _check_str("args_hash", args_hash)
+    if call_key.isascii() and call_key.isalnum() and args_hash.isascii() and args_hash.isalnum():
+        # Hex digests (always, from the executor) need no escaping: the same JSON text.
+        text = f'["{call_key}","{args_hash}"]'
+    else:
+        text = _KEY_FIELDS([call_key, args_hash])
+    return hashlib.sha256(_IDEMPOTENCY_KEY_TAG + text.encode("ascii")).hexdigest()

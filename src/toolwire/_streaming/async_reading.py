@@ -1,0 +1,125 @@
+"""How ``astream()`` reads an async source until an absolute instant, and closes it shielded.
+
+Reading: each read awaits the source's ``__anext__`` in the caller's own task under an
+``anyio.move_on_after`` scope that ends at the read's instant. There is no task of ours,
+no queue, no future and no timer to keep: when the instant passes, anyio cancels that
+await alone (the source's own cleanup runs, as for any cancelled read) and the read is
+reported ``LATE``; anyio tells its own cancellation apart from the caller's, so a
+``CancelledError`` of the caller (``task.cancel()``, an outer ``asyncio.timeout`` or
+``wait_for``) always propagates as it is. anyio is imported on the first read, never by
+``import toolwire``.
+
+Closing: :func:`run_shielded` runs the close to its end, bounded in time, even when the
+caller is cancelled again meanwhile, and re-raises that cancellation afterwards. anyio's
+``CancelScope(shield=True)`` holds off anyio's own cancellations (task groups, cancel
+scopes) but not a plain asyncio ``task.cancel()``, which reaches any await of the task;
+so the close runs as a task of its own and the caller's task waits for it, absorbing such
+cancellations until it is done.
+
+Guaranteed: a read returns by its instant (plus the loop's latency) unless the source
+ignores cancellation; the close never outlives ``grace`` seconds. Cost: one cancel scope
+per read; one task per close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from .flow import END, LATE, Item
+from .sources import Readable
+
+__all__ = ["AsyncReader", "close_async", "run_shielded"]
+
+clock = time.monotonic
+
+
+class AsyncReader:
+    """Reads an async source in the caller's task, each read bounded by its instant."""
+
+    def __init__(self, source: Readable) -> None:
+        target = source.items
+        self._iterator: AsyncIterator[Any] = aiter(
+            target.aiter_bytes() if source.as_bytes else target
+        )
+        self._derived = self._iterator if self._iterator is not target else None
+
+    async def read(self, until: float | None) -> Any:
+        """The next :class:`Item`, ``END``, or ``LATE`` once ``until`` passed; the source's
+        exceptions propagate."""
+        iterator = self._iterator
+        if until is None:
+            try:
+                return Item(await iterator.__anext__(), clock())
+            except StopAsyncIteration:
+                return END
+        import anyio
+
+        with anyio.move_on_after(until - clock()):
+            try:
+                return Item(await iterator.__anext__(), clock())
+            except StopAsyncIteration:
+                return END
+        return LATE
+
+    async def close(self, source: Any) -> BaseException | None:
+        """Close the async generator we made over the source, then ``source``; the first
+        error, never raised."""
+        error = None
+        derived = self._derived
+        if isinstance(derived, types.AsyncGeneratorType):
+            error = await close_async(derived)  # aiter_bytes(), an SDK's __aiter__
+        if source is not None:
+            error = error or await close_async(source)
+        return error
+
+
+async def close_async(obj: Any) -> BaseException | None:
+    """``await obj.aclose()``, or ``obj.close()`` (awaited if it returns an awaitable);
+    an object with neither is left alone. Returns what it raised."""
+    close = getattr(obj, "aclose", None)
+    if not callable(close):
+        close = getattr(obj, "close", None)
+    if not callable(close):
+        return None
+    try:
+        result = close()
+        if inspect.isawaitable(result):
+            await result
+    except Exception as exc:  # never masks the error that made us close
+        return exc
+    return None
+
+
+async def run_shielded(step: Callable[[], Awaitable[None]], grace: float) -> None:
+    """Run ``step()`` to its end, for ``grace`` seconds at most, whatever cancellation
+    the caller receives meanwhile; such a cancellation is re-raised once it is over."""
+    import anyio
+
+    task = asyncio.ensure_future(step())
+    task.add_done_callback(_retrieve)
+    loop = asyncio.get_running_loop()
+    until = loop.time() + grace
+    cancelled = False
+    with anyio.CancelScope(shield=True):
+        while not task.done():
+            left = until - loop.time()
+            if left <= 0:
+                task.cancel()  # a close that hangs is abandoned, not waited for forever
+                break
+            try:
+                await asyncio.wait({task}, timeout=left)
+            except asyncio.CancelledError:
+                cancelled = True  # a plain task.cancel(): finish closing first
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    # an abandoned close may fail later: retrieve it so asyncio does not log it as lost
+    if not task.cancelled():
+        task.exception()

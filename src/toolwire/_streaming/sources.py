@@ -1,0 +1,190 @@
+"""What a live source is: how a driver enters it, reads it and closes it (pure inspection).
+
+Strategy: :func:`recognise` looks at the object a caller passed (attributes only: no I/O,
+no SDK import) and answers with either an :class:`Enterable` (an SDK stream manager, any
+context manager that yields a stream, or, for ``astream()``, an awaitable such as an
+un-awaited ``create(..., stream=True)``) that the driver enters first and recognises again,
+or a :class:`Readable` that says what to iterate and what to close. In order:
+
+1. A single value is refused: a dict, string or bytes object, or an SDK model (a whole
+   ``ChatCompletion``, ``Message``, ``GenerateContentResponse``...), whose error names the
+   streaming call that works. A mapping with a ``stream`` entry is boto3's
+   ``converse_stream()`` response: its ``EventStream`` of event dicts is read and closed.
+2. An httpx (or httpx2) response, or an SDK stream over one (``.response``; the helper
+   streams of the SDKs' ``.stream()`` managers keep theirs in ``_raw_stream``), whose body
+   nobody has started to read, is read as **bytes**: the SDK's own SSE decoding, per-event
+   object building and, for the helper streams, its accumulator (quadratic in a tool call's
+   arguments) are skipped, and every raw event reaches the assembler once. Its socket lets
+   the sync driver bound a blocked read. A body already being read is left to the SDK:
+   the raw stream's events (never the helpers' derived ones) are read as payloads.
+3. Any other (async) iterable is read item by item; a sized one (a list, a tuple) is in
+   memory and never blocks.
+4. A context manager that is not iterable is entered, and what it yields is recognised in
+   turn; its exit then closes what it yielded, so that object is not closed separately.
+
+A source of the wrong kind for the driver (async for ``stream()``, sync for ``astream()``)
+is refused with a pointer to the other one. Every refusal is a ``DriverSettingsError``.
+Cost: O(1) attribute look-ups per call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sized
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._errors import DriverSettingsError
+
+__all__ = ["Enterable", "Mode", "Readable", "recognise"]
+
+Mode = Literal["sync", "async"]
+
+_BYTES = (bytes, bytearray, memoryview)
+
+# whole (non-streamed) responses of the SDKs, by class name -> the call that streams instead
+_WHOLE_RESPONSES = {
+    "ChatCompletion": "client.chat.completions.create(..., stream=True)",
+    "ParsedChatCompletion": "client.chat.completions.stream(...)",
+    "Response": "client.responses.create(..., stream=True) or client.responses.stream(...)",
+    "ParsedResponse": "client.responses.stream(...)",
+    "Message": "client.messages.create(..., stream=True) or client.messages.stream(...)",
+    "ParsedMessage": "client.messages.stream(...)",
+    "GenerateContentResponse": "client.models.generate_content_stream(...)",
+}
+_STREAMING_CALLS = (
+    "pass the result of a streaming call: create(..., stream=True), an SDK's .stream(...) "
+    "manager, generate_content_stream(...), boto3's converse_stream(...), or an httpx "
+    "response opened with stream=True"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Enterable:
+    """A source to enter before reading: a context manager, or an awaitable to await
+    (``astream()`` only). What entering gives is recognised again."""
+
+    obj: Any
+    awaitable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Readable:
+    """A source recognised for reading.
+
+    ``items`` is the object to iterate, or, with ``as_bytes``, the httpx response whose body
+    bytes are read; ``close`` is the object to close when done (``None``: left alone, e.g.
+    what a manager yielded, which its exit closes); ``http`` is the httpx response under
+    the source, if any (its socket bounds a blocked read); ``in_memory`` says reading never
+    blocks.
+    """
+
+    items: Any
+    as_bytes: bool
+    close: Any
+    http: Any
+    in_memory: bool
+
+
+def recognise(obj: Any, mode: Mode, *, entered: bool = False) -> Enterable | Readable:
+    """How the driver of ``mode`` reads ``obj``; ``entered`` marks what a manager yielded.
+    Raises :class:`DriverSettingsError` for anything that is not a stream it can read."""
+    _refuse_single_value(obj)
+    closer = None if entered else obj
+    if inspect.isawaitable(obj):
+        if mode == "async":
+            return Enterable(obj, awaitable=True)
+        raise DriverSettingsError(
+            f"a {type(obj).__name__} is awaitable: it belongs to async code; use toolwire.astream()"
+        )
+    if isinstance(obj, Mapping):
+        # boto3's converse_stream() response: {"stream": EventStream, "ResponseMetadata": ...}
+        events = obj["stream"]
+        if mode == "async":
+            raise DriverSettingsError(
+                "boto3's converse_stream() response is a sync stream; use toolwire.stream()"
+            )
+        return Readable(events, False, None if entered else events, None, False)
+    raw = _raw_stream(obj)
+    http = _http_response(raw)
+    readable = http is not None and _body_readable(http, mode)
+    if readable and (raw is http or not http.is_stream_consumed):
+        return Readable(http, True, closer, http, False)
+    if hasattr(obj, "__aiter__" if mode == "async" else "__iter__"):
+        in_memory = mode == "sync" and isinstance(obj, Sized)
+        return Readable(raw if raw is not obj else obj, False, closer, http, in_memory)
+    if mode == "async" and hasattr(obj, "__aenter__") and hasattr(obj, "__aexit__"):
+        return Enterable(obj, awaitable=False)
+    if mode == "sync" and hasattr(obj, "__enter__") and hasattr(obj, "__exit__"):
+        return Enterable(obj, awaitable=False)
+    raise _wrong_kind(obj, mode, http)
+
+
+def _refuse_single_value(obj: Any) -> None:
+    """A dict, string, bytes object or SDK model is one payload, not a stream of them."""
+    name = type(obj).__name__
+    if isinstance(obj, Mapping) and "stream" not in obj:
+        hint = (
+            "for boto3 call converse_stream(...), not converse(...)"
+            if "output" in obj
+            else "pass an iterable of payloads (e.g. [payload]) or of bytes chunks"
+        )
+        raise DriverSettingsError(f"the source is a single {name}, not a stream; {hint}")
+    if isinstance(obj, (str, *_BYTES)):
+        raise DriverSettingsError(
+            f"the source is a single {name}, not a stream of them; "
+            "pass an iterable of payloads (e.g. [payload]) or of bytes chunks"
+        )
+    if callable(getattr(obj, "model_dump", None)):
+        call = _WHOLE_RESPONSES.get(name)
+        hint = f"stream it with {call}" if call is not None else _STREAMING_CALLS
+        raise DriverSettingsError(f"the source is a whole {name}, not a stream: {hint}")
+
+
+def _raw_stream(obj: Any) -> Any:
+    """The SDK's raw stream under one of its helper streams (openai's ChatCompletionStream
+    and ResponseStream, anthropic's MessageStream), or ``obj`` itself."""
+    raw = getattr(obj, "_raw_stream", None)
+    if raw is not None and _http_response(raw) is not None:
+        return raw
+    return obj
+
+
+def _http_response(obj: Any) -> Any:
+    """The httpx(-like) response carrying ``obj``: ``obj`` itself, or an SDK stream's
+    ``.response``; ``None`` for anything else."""
+    for candidate in (obj, getattr(obj, "response", None)):
+        if isinstance(getattr(candidate, "extensions", None), Mapping) and hasattr(
+            candidate, "is_stream_consumed"
+        ):
+            return candidate
+    return None
+
+
+def _body_readable(response: Any, mode: Mode) -> bool:
+    """Whether the driver of ``mode`` can read the body of an httpx ``response`` (a body
+    opened by a ``Client`` reads only sync, by an ``AsyncClient`` only async)."""
+    body = getattr(response, "stream", None)
+    if mode == "async":
+        return callable(getattr(response, "aiter_bytes", None)) and hasattr(body, "__aiter__")
+    return callable(getattr(response, "iter_bytes", None)) and hasattr(body, "__iter__")
+
+
+def _wrong_kind(obj: Any, mode: Mode, http: Any) -> DriverSettingsError:
+    name = type(obj).__name__
+    if mode == "sync" and (
+        http is not None or hasattr(obj, "__aiter__") or hasattr(obj, "__aenter__")
+    ):
+        if http is obj:
+            return DriverSettingsError(
+                "the httpx response was opened by an AsyncClient; use toolwire.astream()"
+            )
+        return DriverSettingsError(f"a {name} is an async source; use toolwire.astream()")
+    if mode == "async" and (
+        http is not None or hasattr(obj, "__iter__") or hasattr(obj, "__enter__")
+    ):
+        return DriverSettingsError(
+            f"a {name} is a sync source: it would block the event loop; "
+            "use toolwire.stream(), or an async source"
+        )
+    return DriverSettingsError(f"cannot stream from a {name}: {_STREAMING_CALLS}")

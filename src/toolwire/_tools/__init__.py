@@ -1,0 +1,1 @@
+"""Tools: the toolbox, schemas from signatures, validation of the model's arguments."""

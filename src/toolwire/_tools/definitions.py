@@ -1,0 +1,28 @@
+"""Tool definitions in each wire format: the provider table's ``definition`` per tool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._core.providers import ToolSpec, provider
+from .._errors import ToolDefinitionError
+
+__all__ = ["tool_definitions"]
+
+
+def tool_definitions(
+    tools: Iterable[ToolSpec], format: str, *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """One definition per tool in ``format`` (see the format's provider for its shape).
+
+    Raises :class:`UnknownFormat` for a format no provider has and
+    :class:`ToolDefinitionError` for a schema the format cannot express.
+    """
+    entry = provider(format)
+    if not isinstance(strict, bool):
+        raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
+    try:
+        return [entry.definition(tool, strict) for tool in tools]
+    except RecursionError:
+        raise ToolDefinitionError(f"a tool schema is nested too deeply for {entry.name}") from None

@@ -1,0 +1,1047 @@
+"""Raw JSON Schemas (tool parameters given as a dict), validated by a conformance-tested engine
+and explained in toolwire's own words.
+
+Strategy: :func:`compile_schema` hands the schema to jsonschema-rs (the Rust engine behind
+the PyPI package ``jsonschema-rs``), which passes the official JSON-Schema-Test-Suite; toolwire
+only prepares the schema and words the errors. Compiling, once per tool:
+
+1. the schema must be a JSON object or boolean nested at most :data:`MAX_SCHEMA_DEPTH`
+   levels (checked without recursion); OpenAPI's ``nullable: true`` beside a ``type`` is
+   rewritten into ``null`` being one of the types (the one non-standard keyword toolwire
+   honours, for schemas written for Gemini or OpenAPI);
+2. the draft comes from ``$schema``: 2020-12 when absent, else 2020-12, 2019-09, draft 7,
+   draft 6 or draft 4 (an unknown ``$schema`` is refused, never guessed);
+3. the document is registered under the private base URI :data:`BASE_URI`, and the engine
+   compiles it. References to other documents are refused: toolwire never fetches a schema
+   over the network (tests pass a ``retriever`` that serves files).
+
+Validating a value: one iterative scan rejects what JSON cannot carry (``NaN``, tuples,
+non-string keys...) and values nested deeper than :data:`MAX_DEPTH`; then the engine's
+``is_valid`` answers (the common, fast path). Only for an invalid value are the engine's
+errors collected and rendered from their kind, instance path and instance into
+:class:`Violation`\\s: the JSON path (``items[2].name``), what was expected and what arrived.
+
+Guarantees:
+
+- Validity is the engine's answer for the declared draft: every keyword of the draft,
+  ``$ref`` with ``$id``, ``$anchor``, ``$dynamicRef``/``$recursiveRef``,
+  ``unevaluated*``, percent-encoded pointers, draft-4/7 ``$ref`` siblings. ``format`` is an
+  annotation (the 2020-12 default; never asserted). ``pattern`` uses ECMA-262-style regexes
+  (the engine's ``fancy-regex``), with the engine's backtracking limit: a pattern too costly
+  for one value is a violation, not a hang.
+- Types are JSON types: ``"5"`` is not an integer, ``true`` is not a number, ``1.5`` is not
+  an integer, ``1.0`` is one (as JSON Schema says).
+- Every violation names a path and says what was expected and what was received; at most
+  ``max_errors`` are reported. Values nested deeper than about 250 levels are too deep for
+  the engine to report on: an invalid one gets one violation at the top that says so.
+- Malformed schemas, unknown ``$schema``, unresolvable or remote references, invalid
+  patterns and schemas nested too deeply raise :class:`ToolDefinitionError` when compiled.
+- No ``RecursionError`` escapes: scanning is iterative and the engine does not use
+  Python's stack.
+
+Sub-schemas: :meth:`SchemaValidator.at` validates against the sub-schema at a JSON pointer
+of the document (resolved by the engine in the document's context, so its own ``$ref``\\s
+work) — what a typed preview needs to check one completed subtree once.
+
+Complexity: compiling is linear in the size of the schema. Validating is linear in the size
+of the value times the subschemas applying to each part (``anyOf``/``oneOf`` multiply by their
+branches), plus the scan (linear); rendering errors is linear in their number.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+from urllib.parse import urljoin
+
+import jsonschema_rs
+from jsonschema_rs import ValidationErrorKind as Kind
+
+from .._core.jsonpointer import format_fragment, format_pointer, resolve
+from .._core.partial_json import DEFAULT_MAX_DEPTH
+from .._errors import ToolDefinitionError
+
+__all__ = [
+    "BASE_URI",
+    "MAX_DEPTH",
+    "MAX_SCHEMA_DEPTH",
+    "PathPart",
+    "SchemaValidator",
+    "Violation",
+    "compile_schema",
+    "describe_value",
+    "format_path",
+    "json_equal",
+    "scan_json",
+]
+
+PathPart = Union[str, int]  # noqa: UP007 (a runtime alias; Python 3.10 syntax)
+Path = tuple[PathPart, ...]
+Retriever = Callable[[str], Any]
+
+BASE_URI = "urn:toolwire:schema"
+"""Where a tool's schema document lives for the engine; relative ``$ref``\\s resolve from it."""
+
+MAX_DEPTH = DEFAULT_MAX_DEPTH
+"""The deepest nesting of containers a value may have: the partial-JSON parser's limit."""
+
+MAX_SCHEMA_DEPTH = 200
+"""The deepest nesting of a schema document (the engine reads schemas up to about 250)."""
+
+# The engine turns an error's instance into Python with a recursion limit of 255: errors
+# about values nested deeper than this cannot be listed.
+_REPORT_DEPTH = 250
+
+_DRAFTS = {
+    "https://json-schema.org/draft/2020-12/schema": jsonschema_rs.Draft202012,
+    "https://json-schema.org/draft/2019-09/schema": jsonschema_rs.Draft201909,
+    "http://json-schema.org/draft-07/schema": jsonschema_rs.Draft7,
+    "http://json-schema.org/draft-06/schema": jsonschema_rs.Draft6,
+    "http://json-schema.org/draft-04/schema": jsonschema_rs.Draft4,
+}
+_VALIDATOR_CLASSES: dict[int, type[jsonschema_rs.Validator]] = {
+    jsonschema_rs.Draft202012: jsonschema_rs.Draft202012Validator,
+    jsonschema_rs.Draft201909: jsonschema_rs.Draft201909Validator,
+    jsonschema_rs.Draft7: jsonschema_rs.Draft7Validator,
+    jsonschema_rs.Draft6: jsonschema_rs.Draft6Validator,
+    jsonschema_rs.Draft4: jsonschema_rs.Draft4Validator,
+}
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true or false)",
+    "object": "an object",
+    "array": "an array",
+    "null": "null",
+}
+
+_BOUND_WORDS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "greater than",
+    "exclusiveMaximum": "less than",
+}
+_COUNT_WORDS = {
+    "minItems": ("at least", "item", "an array"),
+    "maxItems": ("at most", "item", "an array"),
+    "minProperties": ("at least", "property", "an object"),
+    "maxProperties": ("at most", "property", "an object"),
+}
+
+# Keywords whose value is one subschema, a list of them, or a name -> subschema map. Used to
+# find every subschema without knowing the draft (a keyword a draft does not know is walked
+# too, which only matters for the ``nullable`` rewrite, where it is harmless).
+_ONE = (
+    "additionalProperties",
+    "additionalItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "items",
+)
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
+    """One way in which a value breaks its schema: where (``path``) and what (``message``)."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        """The violation as one sentence for a model: ``at a.b: expected ...``."""
+        return f"at {format_path(self.path)}: {self.message}"
+
+
+def format_path(path: Sequence[PathPart]) -> str:
+    """Render a JSON path for a reader: ``items[2].name``, ``["a b"]``; the root is named."""
+    if not path:
+        return "the top level of the arguments"
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part.isidentifier() and part.isascii():
+            out.append(f".{part}" if out else part)
+        else:
+            out.append(f"[{_quote(part)}]")
+    return "".join(out)
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    """A short double-quoted rendering of ``text`` (escaped as JSON, cut with an ellipsis)."""
+    cut = text if len(text) <= limit else text[:limit] + "…"
+    escaped = cut.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _literal(value: Any) -> str | None:
+    """``null``, ``true`` or ``false`` for those values (by identity: ``1`` is not
+    ``true``), else ``None``."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return None
+
+
+def describe_value(value: Any) -> str:
+    """Say what a value is, for an error message: ``the string "5"``, ``an array of 3 items``."""
+    literal = _literal(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, str):
+        return f"the string {_quote(value)}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        n = len(value)
+        return f"an array of {n} item{'' if n == 1 else 's'}"
+    if isinstance(value, dict):
+        n = len(value)
+        return f"an object with {n} key{'' if n == 1 else 's'}"
+    return f"a value of Python type {type(value).__name__} (not a JSON value)"
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form of a JSON value under JSON equality (``1 == 1.0``, ``true != 1``)."""
+    if value is None:
+        return ("null",)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int):
+        return ("num", value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return ("num", int(value))
+        return ("num", value)
+    if isinstance(value, str):
+        return ("str", value)
+    if isinstance(value, list):
+        return ("arr", tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("obj", frozenset((str(k), _canonical(v)) for k, v in value.items()))
+    return ("py", id(value))  # not a JSON value: equal only to itself
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal the way JSON Schema compares them."""
+    return bool(_canonical(a) == _canonical(b))
+
+
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def scan_json(value: Any, limit: int = MAX_DEPTH) -> tuple[Violation | None, int]:
+    """The first part of ``value`` that is not JSON (or nests deeper than ``limit``), and the
+    depth of the deepest container (0 for a scalar).
+
+    JSON values are what ``json.loads`` gives: ``dict`` with ``str`` keys, ``list``, ``str``,
+    ``int``, finite ``float``, ``bool`` and ``None``. Iterative: any depth is safe to scan.
+    The common case (plain ``json.loads`` output) takes a fast pass that builds no paths;
+    anything else is scanned again, slowly, to name the offending path.
+    """
+    plain = _PLAIN_SCALARS
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            # Keys are left to the engine, which refuses a key that is not a string.
+            children = item.values()
+        elif kind is list:
+            children = item
+        elif kind in plain or (kind is float and math.isfinite(item)):
+            continue
+        else:
+            return _scan_slowly(value, limit)
+        if depth > limit:
+            return _scan_slowly(value, limit)
+        if depth > deepest:
+            deepest = depth
+        for child in children:
+            child_kind = type(child)
+            if child_kind in plain:
+                continue
+            if child_kind is float and math.isfinite(child):
+                continue
+            stack.append((child, depth + 1))
+    return None, deepest
+
+
+def _scan_slowly(value: Any, limit: int) -> tuple[Violation | None, int]:
+    """:func:`scan_json` with paths, for values that are not plain JSON (or too deep)."""
+    deepest = 0
+    stack: list[tuple[Any, Path]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return Violation(path=path, message=f"{item!r} is not a JSON number"), deepest
+            continue
+        if isinstance(item, (list, dict)):
+            depth = len(path) + 1
+            if depth > limit:
+                message = f"the value is nested too deeply (more than {limit} levels)"
+                return Violation(path=(), message=message), depth
+            deepest = max(deepest, depth)
+            if isinstance(item, list):
+                stack.extend((v, (*path, i)) for i, v in enumerate(item))
+                continue
+            for key, v in item.items():
+                if not isinstance(key, str):
+                    return Violation(path=path, message=f"the key {key!r} is not a string"), deepest
+                stack.append((v, (*path, key)))
+            continue
+        return Violation(path=path, message=f"got {describe_value(item)}"), deepest
+    return None, deepest
+
+
+def _refuse_remote(uri: str) -> Any:
+    raise LookupError(
+        f"toolwire does not fetch schemas ({uri}); put the definition in the schema's $defs"
+    )
+
+
+def compile_schema(
+    schema: Any, *, max_errors: int = 10, retriever: Retriever | None = None
+) -> SchemaValidator:
+    """Compile ``schema`` (a dict or a boolean) into a :class:`SchemaValidator`.
+
+    ``retriever(uri)`` returns the document for a remote reference (tests serve the
+    JSON-Schema-Test-Suite's ``remotes/`` this way); without one, remote references are
+    refused. Raises :class:`ToolDefinitionError` for a schema that cannot be used.
+    """
+    if not isinstance(schema, (dict, bool)):
+        raise ToolDefinitionError(
+            f"invalid JSON Schema at #: a schema must be an object or a boolean, not {schema!r}"
+        )
+    _check_schema_depth(schema)
+    prepared = _rewrite_nullable(schema)
+    fetch = retriever or _refuse_remote
+    draft = _draft_of(prepared, fetch)
+    try:
+        registry = jsonschema_rs.Registry([(BASE_URI, prepared)], draft=draft, retriever=fetch)
+        validator = _VALIDATOR_CLASSES[draft](
+            prepared, base_uri=BASE_URI, registry=registry, retriever=fetch, validate_formats=False
+        )
+    except jsonschema_rs.ValidationError as exc:
+        raise _schema_error(exc) from None
+    except (jsonschema_rs.ReferencingError, ValueError) as exc:
+        raise _schema_error(exc) from None
+    return SchemaValidator(schema, prepared, draft, registry, validator, fetch, max_errors)
+
+
+def _check_schema_depth(schema: Any) -> None:
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ToolDefinitionError(
+                f"invalid JSON Schema: it is nested too deeply (more than {MAX_SCHEMA_DEPTH} "
+                "levels)"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every direct subschema of ``schema`` with its relative location."""
+    for key in _ONE:
+        if key in schema and isinstance(schema[key], (dict, bool)):
+            yield (key,), schema[key]
+    for key in _MANY:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                yield (key, i), sub
+    for key in _NAMED:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                yield (key, name), sub
+    dependencies = schema.get("dependencies")
+    if isinstance(dependencies, dict):
+        for name, sub in dependencies.items():
+            if isinstance(sub, (dict, bool)):
+                yield ("dependencies", name), sub
+
+
+def _rewrite_nullable(schema: Any) -> Any:
+    """A private deep copy of ``schema`` in which ``nullable: true`` adds ``null`` to ``type``."""
+    document = copy.deepcopy(schema)
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("nullable") is True and "type" in node:
+            types = node["type"]
+            if isinstance(types, str) and types != "null":
+                node["type"] = [types, "null"]
+            elif isinstance(types, list) and "null" not in types:
+                node["type"] = [*types, "null"]
+        stack.extend(sub for _, sub in _subschemas(node))
+    return document
+
+
+def _draft_of(schema: Any, fetch: Retriever) -> int:
+    """The draft a document is written in: its ``$schema``, followed through custom
+    meta-schemas (which ``fetch`` must serve) to one of the drafts; 2020-12 without one."""
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    seen: list[str] = []
+    while declared is not None:
+        key = declared.rstrip("#") if isinstance(declared, str) else None
+        if key in _DRAFTS:
+            return _DRAFTS[key]
+        if key is None or key in seen or len(seen) >= 8:
+            break
+        seen.append(key)
+        try:
+            meta = fetch(key)
+        except Exception:  # a retriever's own failure: reported as the unknown $schema
+            break
+        declared = meta.get("$schema") if isinstance(meta, dict) else None
+    if declared is None and not seen:
+        return jsonschema_rs.Draft202012
+    raise ToolDefinitionError(
+        f"invalid JSON Schema at #: $schema {schema.get('$schema')!r} is not a draft toolwire "
+        f"reads (it reads {', '.join(_DRAFTS)}; without $schema, 2020-12; toolwire does not "
+        "fetch custom meta-schemas)"
+    )
+
+
+def _schema_error(exc: Exception) -> ToolDefinitionError:
+    """A ToolDefinitionError for what the engine refused, located in the schema."""
+    text = str(getattr(exc, "message", "") or exc).split("\n\nFailed validating")[0].strip()
+    if "Recursion limit" in text:
+        return ToolDefinitionError("invalid JSON Schema: it is nested too deeply")
+    path = list(getattr(exc, "instance_path", []) or [])
+    if isinstance(exc, jsonschema_rs.ValidationError) and path and isinstance(path[-1], str):
+        keyword = path.pop()
+        where = "#" + format_pointer(path)
+        return ToolDefinitionError(
+            f"invalid JSON Schema at {where}: the value of {keyword!r} is invalid: {text}"
+        )
+    return ToolDefinitionError(f"invalid JSON Schema at #{format_pointer(path)}: {text}")
+
+
+def _type_phrase(types: Sequence[str]) -> str:
+    words = [_TYPE_WORDS.get(t, t) for t in types]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _quote(value)
+    literal = _literal(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "an object" if isinstance(value, dict) else "an array"
+
+
+def _at(value: Any, path: Sequence[PathPart]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _plural(n: int, noun: str) -> str:
+    if n == 1:
+        return noun
+    return "properties" if noun == "property" else noun + "s"
+
+
+class SchemaValidator:
+    """A compiled JSON Schema; build it with :func:`compile_schema`.
+
+    ``errors(value)`` lists what is wrong (empty when valid), ``is_valid(value)`` says
+    whether it is valid, ``strip_optional_nulls(value)`` removes ``null`` values of
+    optional properties whose schema does not admit ``null`` (how OpenAI strict mode says
+    "not given"), and ``at(pointer)`` validates against one sub-schema. ``schema`` is the
+    schema as given; ``draft`` is the engine's number for its draft (4, 6, 7, 19, 20).
+    """
+
+    __slots__ = (
+        "_engine",
+        "_fetch",
+        "_prepared",
+        "_registry",
+        "_strip",
+        "_subvalidators",
+        "draft",
+        "max_errors",
+        "schema",
+    )
+
+    def __init__(
+        self,
+        schema: Any,
+        prepared: Any,
+        draft: int,
+        registry: jsonschema_rs.Registry,
+        engine: jsonschema_rs.Validator,
+        fetch: Retriever,
+        max_errors: int,
+    ) -> None:
+        self.schema = schema
+        self.draft = draft
+        self.max_errors = max_errors
+        self._prepared = prepared
+        self._registry = registry
+        self._engine = engine
+        self._fetch = fetch
+        self._subvalidators: dict[str, SchemaValidator] = {}
+        self._strip = _StripPlanner(self).plan()
+
+    # ------------------------------------------------------------------ validation
+
+    def is_valid(self, value: Any) -> bool:
+        """Whether ``value`` is a JSON value that conforms to the schema."""
+        problem, _ = scan_json(value)
+        return problem is None and self._judge(value) is None
+
+    def _judge(self, value: Any) -> Violation | bool | None:
+        """``None`` when valid, ``False`` when invalid, a violation when not JSON after all."""
+        try:
+            return None if self._engine.is_valid(value) else False
+        except ValueError:  # a key that is not a string: name it
+            problem, _ = _scan_slowly(value, MAX_DEPTH)
+            return problem or Violation(path=(), message="the value is not JSON")
+
+    def errors(self, value: Any, *, scanned: bool = False) -> list[Violation]:
+        """Every violation of the schema by ``value`` (at most ``max_errors``), or ``[]``.
+
+        ``scanned=True``: the caller has already checked ``value`` with :func:`scan_json`
+        (JSON, within :data:`MAX_DEPTH`), so it is not scanned again.
+        """
+        problem, depth = (None, 0) if scanned else scan_json(value)
+        if problem is not None:
+            return [problem]
+        verdict = self._judge(value)
+        if verdict is None:
+            return []
+        if isinstance(verdict, Violation):
+            return [verdict]
+        try:
+            found = list(self._engine.iter_errors(value))
+        except ValueError:  # the engine's recursion limit on an error's instance
+            return [self._too_deep_to_report(depth or scan_json(value)[1])]
+        out: list[Violation] = []
+        for error in found:
+            out.extend(self._render(error, value))
+            if len(out) >= self.max_errors * 4:
+                break
+        return _dedupe(out)[: self.max_errors] or [
+            self._too_deep_to_report(depth or scan_json(value)[1])
+        ]
+
+    def _too_deep_to_report(self, depth: int) -> Violation:
+        return Violation(
+            path=(),
+            message=f"the value does not fit the schema, and it nests {depth} levels deep, "
+            f"too deep for a detailed report (at most {_REPORT_DEPTH})",
+        )
+
+    def at(self, pointer: Sequence[str | int]) -> SchemaValidator:
+        """A validator for the sub-schema at ``pointer`` (reference tokens) of the document.
+
+        The sub-schema is compiled in the document's context: its ``$ref``\\s, ``$id``\\s and
+        draft are those of the document. Cached per pointer. Raises
+        :class:`ToolDefinitionError` when nothing is there.
+        """
+        key = format_fragment(pointer)
+        found = self._subvalidators.get(key)
+        if found is None:
+            target = resolve(self._prepared, [str(p) for p in pointer])
+            wrapper = {"$ref": BASE_URI + key}
+            try:
+                engine = _VALIDATOR_CLASSES[self.draft](
+                    wrapper, registry=self._registry, retriever=self._fetch, validate_formats=False
+                )
+            except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as e:
+                raise _schema_error(e) from None
+            found = SchemaValidator(
+                target, target, self.draft, self._registry, engine, self._fetch, self.max_errors
+            )
+            self._subvalidators[key] = found
+        return found
+
+    def strip_optional_nulls(self, value: Any) -> Any:
+        """A copy of ``value`` without ``null``s where the schema means "absent".
+
+        A property set to ``null`` is removed when it is not required and its own schema
+        rejects ``null``; this follows ``properties``, ``items``, ``prefixItems``,
+        ``additionalProperties``, ``allOf``, ``$ref`` and the one non-null branch of an
+        ``anyOf``/``oneOf`` (``Optional[Model]``); other union branches are not followed.
+        Parts the schema does not describe are returned unchanged (shared, not copied).
+        """
+        return self._strip.apply(value)
+
+    # ------------------------------------------------------------------ messages
+
+    def _keyword_schema(self, error: jsonschema_rs.ValidationError) -> dict[str, Any] | None:
+        """The schema object holding the keyword that failed (for its sibling keywords)."""
+        try:
+            location = error.absolute_keyword_location or ""
+            uri = location.split("#", 1)[0]
+            if uri in ("", BASE_URI):
+                resource: Any = self._prepared
+            else:
+                resource = self._registry.resolver(BASE_URI).lookup(uri).contents
+            found = resolve(resource, [str(p) for p in error.schema_path[:-1]])
+        except (ToolDefinitionError, jsonschema_rs.ReferencingError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:
+        path: Path = tuple(error.instance_path)
+        value = _at(root, path)
+        kind = error.kind
+        keyword = str(error.schema_path[-1]) if error.schema_path else ""
+        got = describe_value(value)
+
+        def one(message: str, where: Path = path) -> list[Violation]:
+            return [Violation(path=where, message=message)]
+
+        if isinstance(kind, Kind.Type):
+            return one(f"expected {_type_phrase(kind.types)}, got {got}")
+        if isinstance(kind, Kind.Required):
+            if keyword in ("dependentRequired", "dependencies"):
+                trigger = self._dependency_trigger(error, value, kind.property, keyword)
+                if trigger is not None:
+                    return one(
+                        f"this property is required when {_quote(trigger)} is given",
+                        (*path, kind.property),
+                    )
+            return one("this required property is missing", (*path, kind.property))
+        if isinstance(kind, Kind.AdditionalProperties):
+            parent = self._keyword_schema(error) or {}
+            names = list(parent.get("properties", {}))[:30]
+            known = ", ".join(_quote(str(n)) for n in names) or "none"
+            return [
+                Violation(
+                    path=(*path, key),
+                    message=f"unknown property (not allowed here); the known properties are: "
+                    f"{known}",
+                )
+                for key in kind.unexpected
+            ]
+        if isinstance(kind, Kind.UnevaluatedProperties):
+            return [
+                Violation(path=(*path, key), message="unknown property (not allowed here)")
+                for key in kind.unexpected
+            ]
+        if isinstance(kind, Kind.UnevaluatedItems):
+            # ``unexpected`` holds the items as JSON text, not their positions.
+            shown = ", ".join(str(v)[:60] for v in list(kind.unexpected)[:5])
+            return one(f"this array has items that no schema here allows: {shown}")
+        if isinstance(kind, Kind.FalseSchema):
+            if keyword in ("items", "additionalItems") and path and isinstance(path[-1], int):
+                array = _at(root, path[:-1])
+                return one(f"expected at most {path[-1]} items, got {len(array)}", path[:-1])
+            return one("no value is allowed here")
+        if isinstance(kind, Kind.AdditionalItems):
+            return one(f"expected at most {kind.limit} items, got {len(value)}")
+        if isinstance(kind, Kind.Enum):
+            options = list(kind.options)
+            listing = ", ".join(_render_value(o) for o in options[:20])
+            if len(options) > 20:
+                listing += f", … ({len(options)} in all)"
+            if not options:
+                return one(f"no value is allowed here (the enum is empty); got {got}")
+            return one(f"expected one of {listing}; got {got}")
+        if isinstance(kind, Kind.Constant):
+            return one(f"expected exactly {_render_value(kind.expected_value)}, got {got}")
+        if kind.name in _BOUND_WORDS:
+            limit = kind.as_dict().get("limit")
+            return one(f"expected a number {_BOUND_WORDS[kind.name]} {limit!r}, got {value!r}")
+        if isinstance(kind, Kind.MultipleOf):
+            return one(f"expected a multiple of {kind.multiple_of!r}, got {got}")
+        if isinstance(kind, Kind.MinLength):
+            return one(
+                f"expected a string of at least {kind.limit} characters, got "
+                f"{len(value)} {_plural(len(value), 'character')}"
+            )
+        if isinstance(kind, Kind.MaxLength):
+            return one(
+                f"expected a string of at most {kind.limit} characters, got {len(value)} characters"
+            )
+        if isinstance(kind, Kind.Pattern):
+            return one(f"expected a string matching the pattern {kind.pattern!r}, got {got}")
+        if kind.name in _COUNT_WORDS:
+            bound, noun, what = _COUNT_WORDS[kind.name]
+            n = int(kind.as_dict().get("limit", 0))
+            return one(f"expected {what} with {bound} {n} {_plural(n, noun)}, got {len(value)}")
+        if isinstance(kind, Kind.UniqueItems):
+            seen: dict[Any, int] = {}
+            for i, item in enumerate(value):
+                canon = _canonical(item)
+                if canon in seen:
+                    return one(
+                        f"expected unique items, but this one repeats item {seen[canon]}",
+                        (*path, i),
+                    )
+                seen[canon] = i
+            return one("expected unique items")
+        if isinstance(kind, Kind.Contains):
+            return one(self._contains_message(error, value))
+        if isinstance(kind, Kind.Not):
+            return one(f"{got} is not allowed here (it matches a forbidden schema)")
+        if isinstance(kind, Kind.PropertyNames):
+            inner = kind.error
+            name = inner.instance if isinstance(inner.instance, str) else None
+            where = (*path, name) if name is not None else path
+            detail = self._render(inner, name) if name is not None else []
+            reason = detail[0].message if detail else inner.message
+            return one(f"this property name is not allowed: {reason}", where)
+        if isinstance(kind, (Kind.AnyOf, Kind.OneOfNotValid)):
+            return one(self._alternatives_message(kind.context, value, root, path))
+        if isinstance(kind, Kind.OneOfMultipleValid):
+            passed = sum(1 for branch in kind.context if not branch) or "several"
+            return one(
+                f"{got} matches {passed} of the allowed alternatives, but exactly one must match"
+            )
+        if isinstance(kind, (Kind.BacktrackLimitExceeded, Kind.RegexEngineFailure)):
+            return one(f"{got} could not be checked against the pattern (it is too costly)")
+        text = error.message.split("\n")[0]
+        return one(f"{text} (the {keyword or kind.name!r} rule of the schema)")
+
+    def _dependency_trigger(
+        self, error: jsonschema_rs.ValidationError, value: Any, missing: str, keyword: str
+    ) -> str | None:
+        schema = self._keyword_schema(error)
+        rules = schema.get(keyword) if schema else None
+        if not isinstance(rules, dict) or not isinstance(value, dict):
+            return None
+        for trigger, needed in rules.items():
+            if trigger in value and isinstance(needed, list) and missing in needed:
+                return str(trigger)
+        return None
+
+    def _contains_message(self, error: jsonschema_rs.ValidationError, value: Any) -> str:
+        schema = self._keyword_schema(error) or {}
+        least = schema.get("minContains", 1)
+        most = schema.get("maxContains")
+        count: int | None = None
+        if "contains" in schema and isinstance(value, list):
+            located = (error.absolute_keyword_location or "").startswith(BASE_URI + "#")
+            try:
+                if located:
+                    check = self.at([*error.schema_path[:-1], "contains"])
+                    count = sum(1 for item in value if check.is_valid(item))
+            except ToolDefinitionError:
+                count = None
+        # The engine names either bound; the count says which one was broken.
+        got = "" if count is None else f", got {count}"
+        if most is not None and count is not None and count > most:
+            return f"expected at most {most} item(s) matching the 'contains' schema{got}"
+        if count is None and error.schema_path and error.schema_path[-1] == "maxContains":
+            return f"expected between {least} and {most} item(s) matching the 'contains' schema"
+        return f"expected at least {least} item(s) matching the 'contains' schema{got}"
+
+    def _alternatives_message(
+        self,
+        context: list[list[jsonschema_rs.ValidationError]],
+        value: Any,
+        root: Any,
+        path: Path,
+    ) -> str:
+        # When every branch failed only on its type at this very place, one sentence says
+        # it all ("expected an integer or null"); otherwise list each branch's first
+        # complaint.
+        firsts = [branch[0] for branch in context if branch]
+        if (
+            firsts
+            and len(firsts) == len(context)
+            and all(
+                isinstance(e.kind, Kind.Type) and tuple(e.instance_path) == path for e in firsts
+            )
+        ):
+            words: list[str] = []
+            for e in firsts:
+                phrase = _type_phrase(e.kind.types)  # type: ignore[attr-defined]
+                if phrase not in words:
+                    words.append(phrase)
+            return f"expected {' or '.join(words)}, got {describe_value(value)}"
+        reasons: list[str] = []
+        for i, branch in enumerate(context[:5]):
+            rendered = self._render(branch[0], root) if branch else []
+            if not rendered:
+                continue
+            first = rendered[0]
+            text = first.message if first.path == path else str(first)
+            reasons.append(f"({i + 1}) {text}")
+        listing = "; ".join(reasons)
+        return f"{describe_value(value)} matches none of the allowed alternatives: {listing}"
+
+
+def _dedupe(violations: list[Violation]) -> list[Violation]:
+    seen: set[tuple[Path, str]] = set()
+    out: list[Violation] = []
+    for v in violations:
+        key = (v.path, v.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+class _StripPlan:
+    """What :meth:`SchemaValidator.strip_optional_nulls` does for one subschema.
+
+    ``can_drop`` says whether this plan or one below it can drop anything at all (set by
+    :meth:`settle`), so that values with nothing to strip are walked only where a null
+    could be dropped, and returned unchanged without a copy.
+    """
+
+    __slots__ = ("can_drop", "descend", "drop_if_null", "extra", "items", "prefix", "props")
+
+    def __init__(self) -> None:
+        self.props: dict[str, _StripPlan] = {}
+        self.drop_if_null: frozenset[str] = frozenset()
+        self.extra: _StripPlan | None = None
+        self.items: _StripPlan | None = None
+        self.prefix: list[_StripPlan] = []
+        self.can_drop = True
+        self.descend: tuple[tuple[str, _StripPlan], ...] = ()
+
+    def _children(self) -> list[_StripPlan]:
+        found = [*self.props.values(), *self.prefix]
+        found += [p for p in (self.extra, self.items) if p is not None]
+        return found
+
+    def settle(self) -> None:
+        """Compute ``can_drop`` for every plan reachable from this one (recursion-safe)."""
+        plans: list[_StripPlan] = []
+        seen: set[int] = set()
+        stack = [self]
+        while stack:
+            plan = stack.pop()
+            if id(plan) in seen:
+                continue
+            seen.add(id(plan))
+            plans.append(plan)
+            stack.extend(plan._children())
+        for plan in plans:
+            plan.can_drop = bool(plan.drop_if_null)
+        changed = True
+        while changed:  # a fixpoint: recursive plans share objects
+            changed = False
+            for plan in plans:
+                if not plan.can_drop and any(c.can_drop for c in plan._children()):
+                    plan.can_drop = changed = True
+        for plan in plans:
+            plan.descend = tuple((k, sub) for k, sub in plan.props.items() if sub.can_drop)
+
+    def _finds_a_null(self, value: Any) -> bool:
+        """Whether applying this plan to ``value`` would drop anything."""
+        stack: list[tuple[Any, _StripPlan]] = [(value, self)]
+        while stack:
+            item, plan = stack.pop()
+            if type(item) is dict or isinstance(item, dict):
+                for key in plan.drop_if_null:
+                    if key in item and item[key] is None:
+                        return True
+                for key, sub in plan.descend:
+                    child = item.get(key)
+                    if isinstance(child, (dict, list)):
+                        stack.append((child, sub))
+                extra = plan.extra
+                if extra is not None and extra.can_drop:
+                    for key, child in item.items():
+                        if key not in plan.props and isinstance(child, (dict, list)):
+                            stack.append((child, extra))
+            elif isinstance(item, list):
+                for i, child in enumerate(item):
+                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
+                    usable = sub_plan is not None and sub_plan.can_drop
+                    if usable and isinstance(child, (dict, list)):
+                        stack.append((child, sub_plan))  # type: ignore[arg-type]
+        return False
+
+    def merge(self, other: _StripPlan) -> None:
+        """Add what ``other`` strips to what this plan strips."""
+        for name, sub in other.props.items():
+            self.props.setdefault(name, sub)
+        self.drop_if_null = self.drop_if_null | other.drop_if_null
+        self.extra = self.extra or other.extra
+        self.items = self.items or other.items
+        self.prefix = self.prefix or other.prefix
+
+    def _active(self, value: Any) -> bool:
+        if isinstance(value, dict):
+            return bool(self.props or self.drop_if_null or self.extra)
+        if isinstance(value, list):
+            return bool(self.items or self.prefix)
+        return False
+
+    def apply(self, value: Any) -> Any:
+        """``value`` with the optional nulls this plan knows about removed (iteratively)."""
+        if not self.can_drop or not self._finds_a_null(value):
+            return value
+        holder: list[Any] = [value]
+        stack: list[tuple[Any, _StripPlan, Any, Any]] = [(value, self, holder, 0)]
+        while stack:
+            item, plan, parent, key = stack.pop()
+            if not plan._active(item):
+                continue
+            if isinstance(item, dict):
+                out: dict[str, Any] = {}
+                for k, v in item.items():
+                    if v is None and k in plan.drop_if_null:
+                        continue
+                    out[k] = v
+                    sub = plan.props.get(k, plan.extra)
+                    if sub is not None and isinstance(v, (dict, list)):
+                        stack.append((v, sub, out, k))
+                parent[key] = out
+            else:
+                copied = list(item)
+                for i, v in enumerate(item):
+                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
+                    if sub_plan is not None and isinstance(v, (dict, list)):
+                        stack.append((v, sub_plan, copied, i))
+                parent[key] = copied
+        return holder[0]
+
+
+class _StripPlanner:
+    """Builds the null-stripping plan of a document, following ``$ref`` by the engine's rules.
+
+    A plain reference shares its target's plan object (keyed by its absolute URI), which is
+    what lets a recursive type (a tree) strip at every depth. Whether a property's schema
+    admits ``null`` is asked of the engine, through a ``{"$ref": <its absolute URI>}``
+    wrapper, so the property's own references resolve in its document. A location the walk
+    cannot name (below an ``$anchor`` reference) is never stripped.
+    """
+
+    def __init__(self, owner: SchemaValidator) -> None:
+        self.owner = owner
+        self.seen: dict[str, _StripPlan] = {}
+
+    def plan(self) -> _StripPlan:
+        """The plan for the whole document."""
+        try:
+            resolver = self.owner._registry.resolver(BASE_URI)
+            plan = self._plan(self.owner._prepared, resolver, BASE_URI + "#")
+            plan.settle()
+            return plan
+        except (jsonschema_rs.ReferencingError, jsonschema_rs.ValidationError, ValueError):
+            return _StripPlan()  # a schema the engine compiled but we cannot walk: no stripping
+
+    def _admits_null(self, location: str | None) -> bool:
+        if location is None:
+            return True  # unknown: keep the null, let validation judge it
+        engine = _VALIDATOR_CLASSES[self.owner.draft](
+            {"$ref": location},
+            registry=self.owner._registry,
+            retriever=self.owner._fetch,
+            validate_formats=False,
+        )
+        return engine.is_valid(None)
+
+    def _plan(self, schema: Any, resolver: jsonschema_rs.Resolver, where: str | None) -> _StripPlan:
+        if not isinstance(schema, dict):
+            return _StripPlan()
+        ident = schema.get("$id") if self.owner.draft != jsonschema_rs.Draft4 else schema.get("id")
+        if isinstance(ident, str) and where != BASE_URI + "#":
+            resolver = resolver.lookup(ident).resolver
+
+        def child(*tokens: str | int) -> str | None:
+            return None if where is None else where + format_fragment(tokens)[1:]
+
+        ref = schema.get("$ref")
+        shaped = any(
+            k in schema for k in ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
+        )
+        shaped = shaped or isinstance(schema.get("additionalProperties"), dict)
+        plan = _StripPlan()
+        if isinstance(ref, str):
+            target_uri = _absolute(resolver.base_uri, ref)
+            key = target_uri or f"{resolver.base_uri} {ref}"
+            if key not in self.seen:
+                self.seen[key] = _StripPlan()
+                target = resolver.lookup(ref)
+                located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
+                self.seen[key].merge(self._plan(target.contents, target.resolver, located))
+            if not shaped:
+                return self.seen[key]
+            plan.merge(self.seen[key])
+        all_of = schema.get("allOf")
+        for i, part in enumerate(all_of if isinstance(all_of, list) else []):
+            plan.merge(self._plan(part, resolver, child("allOf", i)))
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
+            if isinstance(branches, list):
+                # ``Optional[Model]``: one real branch besides null is unambiguous.
+                real = [i for i, b in enumerate(branches) if not _is_null_schema(b)]
+                if len(real) == 1:
+                    plan.merge(self._plan(branches[real[0]], resolver, child(keyword, real[0])))
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            listed = schema.get("required", [])
+            required = set(listed) if isinstance(listed, list) else set()
+            drop: set[str] = set(plan.drop_if_null)
+            for name, sub in props.items():
+                location = child("properties", name)
+                plan.props[name] = self._plan(sub, resolver, location)
+                if name not in required and not self._admits_null(location):
+                    drop.add(name)
+            plan.drop_if_null = frozenset(drop)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            plan.extra = self._plan(extra, resolver, child("additionalProperties"))
+        items = schema.get("items")
+        if isinstance(items, dict):
+            plan.items = self._plan(items, resolver, child("items"))
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list):
+            plan.prefix = [
+                self._plan(s, resolver, child("prefixItems", i)) for i, s in enumerate(prefix)
+            ]
+        return plan
+
+
+def _absolute(base: str, ref: str) -> str | None:
+    """The absolute URI of ``ref`` read in a resource at ``base`` (``None`` if unknown)."""
+    if ref.startswith("#"):
+        return base.split("#", 1)[0] + ref
+    if ":" in ref.split("/", 1)[0]:
+        return ref if "#" in ref else ref + "#"
+    if base.startswith("urn:"):
+        return None
+    joined = urljoin(base, ref)
+    return joined if "#" in joined else joined + "#"
+
+
+def _is_pointer_uri(uri: str) -> bool:
+    fragment = uri.split("#", 1)[1] if "#" in uri else ""
+    return fragment == "" or fragment.startswith("/")
+
+
+def _is_null_schema(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "null"

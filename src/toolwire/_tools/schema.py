@@ -1,0 +1,393 @@
+"""Turn a Python function's signature into a JSON Schema and a pydantic validator.
+
+Strategy: :func:`describe_function` reads the signature once (with ``typing.get_type_hints``
+so that string annotations resolve), builds one pydantic model for the arguments with
+``create_model`` (``strict=True``, ``extra="forbid"``) and asks pydantic for its JSON Schema.
+Every parameter becomes a field under a private name (``p0``, ``p1``...) with the parameter
+name as its alias, so that parameter names that clash with pydantic's own attributes
+(``json``, ``schema``, ``model_config``) or start with an underscore still work; the schema
+and the validated data use the parameter names.
+
+What the schema says:
+
+- types: whatever pydantic supports (``str``, ``int``, ``float``, ``bool``, ``None`` and
+  ``Optional``, ``list``/``tuple``/``dict``/``set``, pydantic models, dataclasses,
+  ``TypedDict``, ``Literal``, ``Enum``, ``datetime``, ``UUID``...);
+- descriptions: the function's description is the first paragraph of its docstring;
+  a parameter's description comes from ``Annotated[T, "text"]``,
+  ``Annotated[T, Field(description=...)]`` or the docstring's Google-style ``Args:`` /
+  ``Arguments:`` / ``Parameters:`` section or NumPy-style ``Parameters`` section, in that
+  order of precedence;
+- constraints from ``Field(...)`` (in ``Annotated`` or as the default) and defaults;
+- field titles are left out (they repeat the names); models keep theirs in ``$defs``.
+
+Refused with :class:`ToolDefinitionError`: ``*args``, ``**kwargs``, positional-only
+parameters, a parameter without an annotation (a missing annotation would silently accept
+anything, so it is an error rather than ``Any``; write ``Any`` to mean it), annotations
+that do not resolve, and types pydantic cannot validate or describe as JSON Schema.
+
+A parameter annotated ``ToolContext`` is the injected context: it never appears in the
+schema and must not have a default that matters (it is always passed).
+
+Whole-model arguments (:func:`describe_model`, ``describe_function(..., args_model=True)``):
+the user's pydantic model is the arguments. Its own JSON Schema is the tool's (top-level
+title and description removed, ``additionalProperties: false`` unless the model allows
+extra) and the model itself validates, so the function receives an instance of exactly
+that class.
+
+Complexity: all work happens once, at registration; nothing here runs per call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
+
+from .._errors import ToolDefinitionError
+from .context import ToolContext
+
+__all__ = ["FunctionSpec", "describe_function", "parse_docstring"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionSpec:
+    """What :func:`describe_function` (or :func:`describe_model`) learnt about a tool.
+
+    ``model`` validates the arguments (keys are parameter names); ``fields`` maps each
+    parameter name to the model's private field name; ``ctx_param`` is the name of the
+    ``ToolContext`` parameter, if any; ``required`` lists the parameters without defaults.
+
+    ``whole`` is true when ``model`` is the user's own model and *is* the arguments (its
+    fields are the tool's parameters); the function then receives the model instance, by
+    the name ``model_param`` (``None``: as its first positional argument), and ``fields``
+    is empty. ``extra_allowed`` is the model's own ``extra="allow"``; otherwise unknown
+    top-level arguments are rejected.
+    """
+
+    description: str
+    parameters: dict[str, Any]
+    model: type[BaseModel]
+    fields: dict[str, str]
+    ctx_param: str | None
+    required: tuple[str, ...]
+    whole: bool = False
+    model_param: str | None = None
+    extra_allowed: bool = False
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    """Leave out the per-field ``title`` pydantic derives from each name (pure noise)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        """Never add derived field titles; explicit ``Field(title=...)`` are kept."""
+        return False
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$", re.IGNORECASE)
+_NUMPY_SECTION = re.compile(r"^(Parameters|Params|Arguments)\s*$", re.IGNORECASE)
+_UNDERLINE = re.compile(r"^-{3,}\s*$")
+_OTHER_SECTION = re.compile(
+    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|References|Attributes|Warnings?)"
+    r"\s*:?\s*$",
+    re.IGNORECASE,
+)
+_GOOGLE_ITEM = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_NUMPY_ITEM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(:.*)?$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a docstring into the description (first paragraph) and parameter docs.
+
+    The description is the first paragraph with its lines joined by spaces. Parameter
+    documentation is read from a Google-style ``Args:`` section (``name (type): text``,
+    continuation lines indented further) or a NumPy-style ``Parameters`` section
+    (``name : type`` then indented text). Anything else is ignored.
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    paragraph: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if _SECTION.match(line.strip()) or (_NUMPY_SECTION.match(line.strip())):
+            break
+        paragraph.append(line.strip())
+    description = " ".join(paragraph)
+    return description, _parameter_docs(lines)
+
+
+def _parameter_docs(lines: list[str]) -> dict[str, str]:
+    docs: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        numpy = (
+            _NUMPY_SECTION.match(stripped) is not None
+            and i + 1 < len(lines)
+            and _UNDERLINE.match(lines[i + 1].strip()) is not None
+        )
+        if _SECTION.match(stripped) or numpy:
+            base = len(lines[i]) - len(lines[i].lstrip())
+            i += 2 if numpy else 1
+            current: str | None = None
+            item_indent: int | None = None
+            while i < len(lines):
+                line = lines[i]
+                text = line.strip()
+                indent = len(line) - len(line.lstrip())
+                if not text:
+                    i += 1
+                    continue
+                if _OTHER_SECTION.match(text) and indent <= base:
+                    break
+                if numpy and i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1].strip()):
+                    break
+                if not numpy and indent <= base:
+                    break
+                pattern = _NUMPY_ITEM if numpy else _GOOGLE_ITEM
+                match = pattern.match(text)
+                if match and (item_indent is None or indent <= item_indent):
+                    item_indent = indent
+                    current = match.group(1)
+                    first = "" if numpy else match.group(3)
+                    docs[current] = first.strip()
+                elif current is not None:
+                    docs[current] = f"{docs[current]} {text}".strip()
+                i += 1
+            continue
+        i += 1
+    return {k: v for k, v in docs.items() if v}
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is ToolContext
+
+
+def _split_annotated(annotation: Any) -> tuple[Any, list[Any]]:
+    if typing.get_origin(annotation) is Annotated:
+        args = typing.get_args(annotation)
+        return args[0], list(args[1:])
+    return annotation, []
+
+
+def describe_function(
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    localns: dict[str, Any] | None = None,
+    args_model: bool = False,
+) -> FunctionSpec:
+    """Read ``fn``'s signature and docstring into a :class:`FunctionSpec`.
+
+    Raises :class:`ToolDefinitionError` for what cannot be described (see the module
+    docstring). ``name`` is only used in messages and as the model's title; ``localns``
+    (the registering frame's locals) resolves string annotations of local types.
+    ``args_model=True``: ``fn`` has one parameter (besides a ``ToolContext``), annotated
+    with a pydantic model, and that model is the whole arguments (:func:`describe_model`).
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from None
+    try:
+        hints = typing.get_type_hints(_annotated_target(fn), localns=localns, include_extras=True)
+    except Exception as exc:  # NameError, TypeError... from user annotations
+        raise ToolDefinitionError(
+            f"tool {name!r}: its type annotations do not resolve: {exc}"
+        ) from None
+    description, param_docs = parse_docstring(inspect.getdoc(fn))
+
+    definitions: dict[str, Any] = {}
+    whole_params: list[tuple[str, Any, Any]] = []
+    fields: dict[str, str] = {}
+    required: list[str] = []
+    ctx_param: str | None = None
+    for position, param in enumerate(signature.parameters.values()):
+        where = f"tool {name!r}, parameter {param.name!r}"
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            raise ToolDefinitionError(f"{where}: *args cannot be described as JSON arguments")
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            raise ToolDefinitionError(f"{where}: **kwargs cannot be described as JSON arguments")
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                f"{where}: positional-only parameters cannot be passed by name"
+            )
+        if param.name not in hints:
+            raise ToolDefinitionError(
+                f"{where}: missing type annotation (annotate it; use typing.Any to accept "
+                "any JSON value)"
+            )
+        annotation = hints[param.name]
+        if _is_context(annotation):
+            if ctx_param is not None:
+                raise ToolDefinitionError(f"{where}: only one ToolContext parameter is allowed")
+            ctx_param = param.name
+            continue
+        base, metadata = _split_annotated(annotation)
+        texts = [m for m in metadata if isinstance(m, str)]
+        others = [m for m in metadata if not isinstance(m, str)]
+        # a subscript with a tuple, which every supported Python accepts (3.13's
+        # Annotated no longer has a __class_getitem__ to call directly)
+        annotated_args = (base, *others)
+        field_type: Any = Annotated[annotated_args] if others else base
+        default = param.default
+        info_kwargs: dict[str, Any] = {"alias": param.name}
+        doc = texts[0] if texts else param_docs.get(param.name)
+        if isinstance(default, FieldInfo):
+            field_info = default
+            if field_info.alias is not None:
+                raise ToolDefinitionError(f"{where}: Field(alias=...) is not supported")
+            overrides: dict[str, Any] = {
+                "alias": param.name,
+                "validation_alias": param.name,
+                "serialization_alias": param.name,
+                "alias_priority": 2,
+            }
+            if doc and field_info.description is None:
+                overrides["description"] = doc
+            merged = FieldInfo.merge_field_infos(field_info, **overrides)
+            is_required = merged.is_required()
+            definitions[f"p{position}"] = (field_type, merged)
+        else:
+            if doc is not None:
+                info_kwargs["description"] = doc
+            is_required = default is inspect.Parameter.empty
+            if not is_required:
+                info_kwargs["default"] = default
+            definitions[f"p{position}"] = (field_type, Field(**info_kwargs))
+        fields[param.name] = f"p{position}"
+        if is_required:
+            required.append(param.name)
+        if args_model:
+            whole_params.append((param.name, base, default))
+
+    if args_model:
+        return _whole_model_spec(fn, name, whole_params, ctx_param, description)
+
+    config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        protected_namespaces=(),
+        populate_by_name=False,
+        arbitrary_types_allowed=False,
+    )
+    try:
+        model = pydantic.create_model(_model_name(name), __config__=config, **definitions)
+        schema = model.model_json_schema(schema_generator=_NoFieldTitles)
+    except ToolDefinitionError:
+        raise
+    except Exception as exc:  # pydantic's schema generation and user types
+        raise ToolDefinitionError(
+            f"tool {name!r}: its parameters cannot be described as JSON Schema: {exc}"
+        ) from None
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return FunctionSpec(
+        description=description,
+        parameters=schema,
+        model=model,
+        fields=fields,
+        ctx_param=ctx_param,
+        required=tuple(required),
+    )
+
+
+def _whole_model_spec(
+    fn: Callable[..., Any],
+    name: str,
+    params: list[tuple[str, Any, Any]],
+    ctx_param: str | None,
+    description: str,
+) -> FunctionSpec:
+    where = f"tool {name!r}"
+    if len(params) != 1:
+        raise ToolDefinitionError(
+            f"{where}: args_model=True needs exactly one parameter (besides a ToolContext), "
+            f"annotated with a pydantic model; it has {len(params)}"
+        )
+    param, annotation, default = params[0]
+    if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        raise ToolDefinitionError(
+            f"{where}, parameter {param!r}: args_model=True needs a pydantic model "
+            f"(a BaseModel subclass), not {annotation!r}"
+        )
+    if default is not inspect.Parameter.empty:
+        raise ToolDefinitionError(
+            f"{where}, parameter {param!r}: the arguments model cannot have a default "
+            "(the model is always built from the arguments)"
+        )
+    spec = describe_model(annotation, name=name, description=description or None)
+    return dataclasses.replace(spec, ctx_param=ctx_param, model_param=param)
+
+
+def describe_model(
+    model: Any, *, name: str, description: str | None = None, ctx_param: str | None = None
+) -> FunctionSpec:
+    """A :class:`FunctionSpec` whose arguments are the fields of the pydantic ``model``.
+
+    The schema is the model's own JSON Schema (derived field titles and the top-level title
+    left out, ``additionalProperties: false`` at the top unless the model sets
+    ``extra="allow"``); the description is ``description``, else the first paragraph of the
+    model's own docstring. Raises :class:`ToolDefinitionError` for anything but a model
+    class, or a model pydantic cannot describe.
+    """
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ToolDefinitionError(
+            f"tool {name!r}: the arguments model must be a pydantic BaseModel subclass, "
+            f"not {model!r}"
+        )
+    try:
+        schema = model.model_json_schema(schema_generator=_NoFieldTitles)
+    except Exception as exc:  # pydantic's schema generation and user types
+        raise ToolDefinitionError(
+            f"tool {name!r}: the model {model.__name__} cannot be described as JSON Schema: {exc}"
+        ) from None
+    schema.pop("title", None)
+    own_doc = schema.pop("description", None)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    extra_allowed = model.model_config.get("extra") == "allow"
+    if not extra_allowed:
+        schema["additionalProperties"] = False
+    if description is None:
+        # The class's own docstring only (pydantic already ignores an inherited one).
+        description = parse_docstring(own_doc)[0] if isinstance(own_doc, str) else ""
+    return FunctionSpec(
+        description=description,
+        parameters=schema,
+        model=model,
+        fields={},
+        ctx_param=ctx_param,
+        required=tuple(schema.get("required", [])),
+        whole=True,
+        extra_allowed=extra_allowed,
+    )
+
+
+def _annotated_target(fn: Callable[..., Any]) -> Any:
+    """The object whose annotations describe ``fn``'s parameters."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or inspect.isclass(fn):
+        return fn
+    # A callable object: its __call__ carries the annotations.
+    return type(fn).__call__
+
+
+def _model_name(name: str) -> str:
+    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return f"{cleaned}_arguments"

@@ -1,0 +1,952 @@
+"""Tools: registration, JSON Schemas, validation of the model's arguments, invocation.
+
+Strategy: a :class:`Toolbox` holds :class:`Tool` objects by name. Each tool compiles its
+validator once, at registration: a pydantic model built from the function's type hints
+(``@tools.tool``, see ``_schema.py``) or a compiled raw JSON Schema (``tools.add``, see
+``_jsonschema.py``). :meth:`Toolbox.check` turns each call of a finished response into a
+:class:`ValidCall` or an :class:`InvalidCall` whose ``reason`` is written for the model to
+read, so the application can send it back and let the model correct itself.
+
+Coercion policy: **strict JSON types**. ``"5"`` is not accepted for an ``int``, ``1.5`` and
+``1.0`` are not accepted for an ``int`` parameter of a typed tool (pydantic's ``strict=True``
+semantics on JSON input; a raw JSON Schema follows JSON Schema, where ``1.0`` is an
+integer), ``true`` is not a number, an integer *is* accepted for a ``float``. Types that JSON
+cannot carry are read from their JSON form (an ISO string for a ``datetime``, an array for a
+``tuple`` or ``set``, the value for an ``Enum``).
+
+Unknown (extra) arguments are **rejected**: the model hallucinated a parameter, and
+dropping it silently would run a call the model did not mean. (Nested pydantic models keep
+their own ``extra`` setting; pydantic's default ignores and drops extra keys there.)
+
+``null`` for an optional parameter whose type does not admit ``null`` means "not given"
+(the default applies): that is how OpenAI strict mode (``definitions(..., strict=True)``)
+expresses an omitted optional argument, and it makes both spellings hash the same. An
+optional parameter whose type admits ``null`` (``int | None = 3``) keeps the ``null``.
+
+Empty arguments: a call whose raw argument text is empty (the assembler then gives
+``arguments == {}``) is accepted as ``{}`` only for tools without required parameters; for
+a tool with required parameters it is an ``InvalidCall`` saying the arguments were empty.
+
+Validated arguments (:meth:`Tool.validate`) are JSON-compatible values in a deterministic
+form: defaults filled in (typed tools), sets as sorted arrays, enums as their values. They
+are what the executor hashes and stores. They are a ``dict`` that also carries what
+validation built (the pydantic model): :meth:`Tool.invoke` given that very object calls the
+function with it, so a checked call is validated exactly once; anything else (a copy, a
+changed dict, a hand-written one) is validated before the function runs.
+
+A pydantic model can be a tool's whole arguments (:meth:`Toolbox.add_model`,
+``@tools.tool(args_model=True)``): its fields are the parameters and the function receives
+the model instance; unknown top-level arguments are rejected unless the model sets
+``extra="allow"``. A parameter annotated with a model (``def f(user: User)``) keeps its
+name: the arguments are ``{"user": {...}}``.
+
+Depth: arguments are scanned once, iteratively, before anything else (JSON values only, an
+object at the top). Raw-schema tools read up to 1,000 nested containers (the partial-JSON
+parser's limit); typed tools up to 200 (pydantic's JSON reader refuses more). Deeper
+arguments get ``ArgumentsInvalid`` ("nested too deeply"); no ``RecursionError`` escapes.
+
+Messages for the model name the tool, the path of the field (``items[2].name``), what was
+expected and what was received; an unknown tool's message lists the known tools.
+
+Complexity: registration does all schema work once; checking a call is linear in the size
+of its arguments (times the branches of unions); invoking a checked call adds nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import inspect
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+import pydantic
+import pydantic_core
+
+from .._core.jsontext import encoder
+from .._core.makers import maker
+from .._core.response import RejectedCall, Response, ToolCall
+from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
+from .context import ToolContext
+from .definitions import tool_definitions
+from .jsonschema import (
+    MAX_DEPTH,
+    SchemaValidator,
+    Violation,
+    compile_schema,
+    describe_value,
+    scan_json,
+)
+from .schema import FunctionSpec, describe_function, describe_model, parse_docstring
+
+__all__ = [
+    "InvalidCall",
+    "Tool",
+    "Toolbox",
+    "ValidCall",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_MAX_VIOLATIONS = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidCall:
+    """A call whose tool exists and whose arguments validated; ``arguments`` are JSON values."""
+
+    call: ToolCall
+    tool: Tool
+    arguments: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidCall:
+    """A call that cannot run; ``reason`` is written for the model to read and act on."""
+
+    call: ToolCall | RejectedCall
+    reason: str
+
+
+_new_valid_call = maker(ValidCall)  # the frozen result, built faster (see _makers)
+
+
+class _Validated(dict):  # type: ignore[type-arg]
+    """Validated arguments: a plain dict of JSON values that also carries what the tool built.
+
+    :meth:`Tool.validate` returns one; :meth:`Tool.invoke` given the very object runs the
+    function with what was built (the pydantic model) instead of validating again. Any
+    change at the top level forgets the carried result (``invoke`` then validates afresh);
+    copies and pickles are plain dicts, for the same reason.
+    """
+
+    __slots__ = ("_owner", "_prepared")
+
+    def __init__(self, data: dict[str, Any], owner: _Binding, prepared: Any) -> None:
+        super().__init__(data)
+        self._owner: _Binding | None = owner
+        self._prepared = prepared
+
+    def carried(self, owner: _Binding) -> Any:
+        """What ``owner`` built from these arguments, or ``None`` if not (or no longer)."""
+        return self._prepared if self._owner is owner else None
+
+    def _forget(self) -> None:
+        self._owner = None
+        self._prepared = None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set an item and forget the carried result."""
+        self._forget()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        """Delete an item and forget the carried result."""
+        self._forget()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        """Update in place and forget the carried result."""
+        self._forget()
+        return super().__ior__(other)
+
+    def clear(self) -> None:
+        """Empty the dict and forget the carried result."""
+        self._forget()
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        """Pop an item and forget the carried result."""
+        self._forget()
+        return super().popitem()
+
+    def setdefault(self, *args: Any) -> Any:
+        """Set a default and forget the carried result."""
+        self._forget()
+        return super().setdefault(*args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Update and forget the carried result."""
+        self._forget()
+        super().update(*args, **kwargs)
+
+    def __reduce__(self) -> Any:
+        """Copy and pickle as a plain dict (the carried result stays behind)."""
+        return (dict, (dict(self),))
+
+
+class _Binding:
+    """How one tool validates and calls: a typed function or a raw schema plus callable."""
+
+    __slots__ = ()
+
+    # The deepest arguments this binding can validate (containers, the object included).
+    max_depth: int = MAX_DEPTH
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validated, JSON-compatible arguments carrying what was built, or ``ArgumentsInvalid``."""
+        raise NotImplementedError
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        """Call the tool's function with ``arguments`` (and ``ctx`` where declared)."""
+        raise NotImplementedError
+
+
+# pydantic reads JSON with jiter, which refuses more than 201 nested containers.
+_PYDANTIC_JSON_DEPTH = 200
+
+
+class _TypedBinding(_Binding):
+    """Validation by a pydantic model: the one built from a function's signature, or the
+    user's own model when it is the whole arguments (``args_model``, ``add_model``)."""
+
+    __slots__ = ("_fn", "_known", "_nulls", "_spec")
+
+    max_depth = _PYDANTIC_JSON_DEPTH
+
+    def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
+        self._fn = fn
+        self._spec = spec
+        # Only used to strip optional nulls; pydantic does the validation. A schema the
+        # engine refuses (a pattern only pydantic's regex engine reads) loses the stripping.
+        try:
+            self._nulls: SchemaValidator | None = compile_schema(spec.parameters)
+        except ToolDefinitionError:
+            self._nulls = None
+        self._known = (
+            list(spec.parameters.get("properties", {})) if spec.whole else list(spec.fields)
+        )
+
+    def _model(self, tool: str, arguments: Any) -> pydantic.BaseModel:
+        stripped = arguments if self._nulls is None else self._nulls.strip_optional_nulls(arguments)
+        if self._spec.whole and not self._spec.extra_allowed:
+            # The user's model may ignore unknown keys (pydantic's default); toolwire's rule
+            # is that a hallucinated argument is an error, so the top level is closed here.
+            extra = [key for key in stripped if key not in self._known]
+            if extra:
+                violations = tuple(
+                    Violation(path=(key,), message=_unknown_message(self._known)) for key in extra
+                )
+                raise ArgumentsInvalid(
+                    _invalid_message(tool, violations), tool=tool, violations=violations
+                )
+        try:
+            return self._spec.model.model_validate_json(_json_text(stripped), strict=True)
+        except pydantic.ValidationError as exc:
+            violations = _from_pydantic(exc, stripped, self._known)
+            raise ArgumentsInvalid(
+                _invalid_message(tool, violations), tool=tool, violations=violations
+            ) from None
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Validate with the pydantic model once; dump it as plain JSON that carries the model."""
+        model = self._model(tool, arguments)
+        dumped = model.model_dump(mode="python", by_alias=True)
+        if _plain_json(dumped):  # fresh containers of JSON values: already what json_value makes
+            return _Validated(dumped, self, model)
+        try:
+            result: dict[str, Any] = json_value(dumped)
+        except TypeError as exc:  # a default that JSON cannot carry
+            raise ToolDefinitionError(f"tool {tool!r}: {exc}") from None
+        return _Validated(result, self, model)
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        """Call the function with the carried model, or validate ``arguments`` first."""
+        model = arguments.carried(self) if isinstance(arguments, _Validated) else None
+        if model is None:
+            model = self._model(tool, arguments)
+        spec = self._spec
+        kwargs: dict[str, Any]
+        if not spec.whole:
+            kwargs = {param: getattr(model, field) for param, field in spec.fields.items()}
+        elif spec.model_param is not None:
+            kwargs = {spec.model_param: model}
+        else:
+            kwargs = {}
+        if spec.ctx_param is not None:
+            kwargs[spec.ctx_param] = ctx
+        if spec.whole and spec.model_param is None:
+            return self._fn(model, **kwargs)
+        return self._fn(**kwargs)
+
+
+class _RawBinding(_Binding):
+    """Validation by a compiled raw JSON Schema; the callable gets ``**arguments``."""
+
+    __slots__ = ("_fn", "_pass_ctx", "_validator")
+
+    def __init__(self, fn: Callable[..., Any], validator: SchemaValidator, pass_ctx: bool):
+        self._fn = fn
+        self._validator = validator
+        self._pass_ctx = pass_ctx
+
+    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+        """Check against the compiled schema; return the arguments without optional nulls."""
+        stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
+        # Tool._precheck has scanned the arguments (JSON, within the depth limit).
+        violations = tuple(self._validator.errors(stripped, scanned=True))
+        if violations:
+            raise ArgumentsInvalid(
+                _invalid_message(tool, violations), tool=tool, violations=violations
+            )
+        return _Validated(stripped, self, True)
+
+    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
+        """Call ``fn(**arguments)``, validating first unless ``validate`` produced them."""
+        if not (isinstance(arguments, _Validated) and arguments.carried(self)):
+            arguments = self.validate(tool, arguments)
+        if self._pass_ctx:
+            return self._fn(**arguments, ctx=ctx)
+        return self._fn(**arguments)
+
+
+class Tool:
+    """One registered tool; immutable after registration.
+
+    ``parameters`` is the JSON Schema of the arguments (do not mutate it; the definitions
+    toolwire produces are copies). ``idempotent`` says the tool is safe to repeat (reads);
+    ``timeout`` is its own timeout in seconds (``None``: the executor's default);
+    ``is_async`` is true for an ``async def`` tool; ``required`` names the required
+    parameters; ``fn`` is the registered function.
+    """
+
+    __slots__ = (
+        "_binding",
+        "description",
+        "fn",
+        "idempotent",
+        "is_async",
+        "name",
+        "parameters",
+        "required",
+        "timeout",
+    )
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    idempotent: bool
+    timeout: float | None
+    is_async: bool
+    required: tuple[str, ...]
+    fn: Callable[..., Any]
+    _binding: _Binding
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        binding: _Binding,
+        required: tuple[str, ...],
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        _check_name(name)
+        _check_options(name, idempotent, timeout)
+        values = {
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+            "fn": fn,
+            "_binding": binding,
+            "required": required,
+            "idempotent": idempotent,
+            "timeout": None if timeout is None else float(timeout),
+            "is_async": _is_async(fn),
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        """Refuse: a registered tool never changes."""
+        raise AttributeError(f"Tool {self.name!r} is immutable after registration")
+
+    def __delattr__(self, key: str) -> None:
+        """Refuse: a registered tool never changes."""
+        raise AttributeError(f"Tool {self.name!r} is immutable after registration")
+
+    def __repr__(self) -> str:
+        """``Tool(name=..., idempotent=..., timeout=...)``."""
+        return f"Tool(name={self.name!r}, idempotent={self.idempotent}, timeout={self.timeout})"
+
+    def validate(self, arguments: Any) -> Any:
+        """Validate ``arguments``; return them as deterministic JSON-compatible values.
+
+        The result is a ``dict`` of JSON values (defaults filled in for a typed tool) that
+        also carries what validation built (the pydantic model), so that :meth:`invoke`
+        given it does not validate again. Raises :class:`ArgumentsInvalid` with a message
+        for the model when they do not fit.
+        """
+        self._precheck(arguments)
+        return self._binding.validate(self.name, arguments)
+
+    def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
+        """Call the function with validated ``arguments`` turned into its declared types.
+
+        Given what :meth:`validate` (or :meth:`Toolbox.check`) returned, the function runs
+        with what that validation built; anything else is validated first, and arguments
+        that do not fit raise :class:`ArgumentsInvalid` before the function is called.
+        ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
+        tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
+        coroutine, not yet awaited.
+        """
+        if not isinstance(arguments, _Validated):
+            self._precheck(arguments)
+        return self._binding.invoke(self.name, arguments, ctx)
+
+    def _precheck(self, arguments: Any) -> None:
+        # JSON values only, nested no deeper than the validator reads, and an object at the
+        # top: everything after relies on it. The scan is iterative: any depth is safe.
+        limit = self._binding.max_depth
+        problem, _ = scan_json(arguments, limit)
+        if problem is not None and problem.message.startswith("the value is nested too deeply"):
+            problem = Violation(
+                path=(),
+                message=f"the arguments are nested too deeply (more than {limit} levels)",
+            )
+        if problem is None and not isinstance(arguments, dict):
+            problem = Violation(
+                path=(),
+                message="expected a JSON object of named arguments, got "
+                f"{describe_value(arguments)}",
+            )
+        if problem is not None:
+            violations = (problem,)
+            raise ArgumentsInvalid(
+                _invalid_message(self.name, violations), tool=self.name, violations=violations
+            )
+
+    def result_json(self, value: Any) -> str:
+        """The JSON text of a return value, the same bytes for equal values.
+
+        Pydantic models, dataclasses, enums, sets (sorted), tuples, dates and whatever
+        pydantic can serialise are turned into JSON; keys are sorted, separators compact,
+        non-ASCII kept. Raises ``TypeError`` for a value JSON cannot carry (including NaN
+        and infinities).
+        """
+        try:
+            plain = json_value(value)
+        except RecursionError:
+            raise TypeError("the return value is nested too deeply for JSON") from None
+        except pydantic_core.PydanticSerializationError as exc:
+            raise TypeError(f"the return value cannot be serialised: {exc}") from None
+        return _result_text(plain)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # An object whose __call__ is ``async def`` is an async tool too.
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _context_parameter(fn: Callable[..., Any]) -> str | None:
+    """The parameter of ``fn`` that takes the ToolContext: annotated so, or named ``ctx``."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    for param in parameters.values():
+        if param.annotation is ToolContext or param.annotation == "ToolContext":
+            return param.name
+    return "ctx" if "ctx" in parameters else None
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ToolDefinitionError(
+            f"invalid tool name {name!r}: names must be 1 to 64 characters of letters, "
+            "digits, '_' or '-' (what OpenAI, Anthropic and Gemini all accept)"
+        )
+
+
+def _check_options(name: str, idempotent: Any, timeout: Any) -> None:
+    if not isinstance(idempotent, bool):
+        raise ToolDefinitionError(f"tool {name!r}: idempotent must be True or False")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ToolDefinitionError(
+            f"tool {name!r}: timeout must be a positive number of seconds or None, not {timeout!r}"
+        )
+
+
+class Toolbox:
+    """The tools an application offers the model, by name.
+
+    Register with ``@tools.tool`` (from type hints) or :meth:`add` (a raw JSON Schema plus
+    a callable); check a finished response with :meth:`check_response`; describe the tools
+    for a provider with :meth:`definitions`.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        args_model: bool = False,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        args_model: bool = False,
+    ) -> Any:
+        """Register a function as a tool; usable as ``@tools.tool`` and ``@tools.tool(...)``.
+
+        The schema comes from the type hints, the description from the docstring's first
+        paragraph (or ``description``), the name from the function (or ``name``). Returns
+        the original function, unchanged.
+
+        Each parameter is one argument: ``def create_user(user: NewUser)`` takes
+        ``{"user": {...}}``. With ``args_model=True`` the function's one parameter (besides
+        a ``ToolContext``) must be a pydantic model, and that model is the whole arguments:
+        the model sees ``{"name": ..., "email": ...}`` and the function receives a
+        ``NewUser`` instance (as openai's ``pydantic_function_tool`` describes a model).
+        """
+
+        def register(func: F, depth: int = 1) -> F:
+            # The caller's locals resolve string annotations (``from __future__ import
+            # annotations``) of types defined inside a function, as pydantic does.
+            localns = dict(sys._getframe(depth).f_locals)
+            if not callable(func):
+                raise ToolDefinitionError(f"a tool must be a function, not {func!r}")
+            tool_name = self._new_name(func, name, description, idempotent, timeout)
+            if not isinstance(args_model, bool):
+                raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
+            spec = describe_function(func, name=tool_name, localns=localns, args_model=args_model)
+            text = spec.description if description is None else description
+            self._add_typed(tool_name, func, spec, text, idempotent, timeout)
+            return func
+
+        if fn is None:
+            return register
+        return register(fn, 2)
+
+    def _new_name(
+        self,
+        fn: Callable[..., Any],
+        name: str | None,
+        description: str | None,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> str:
+        """The name of a tool about to be registered (``name``, else ``fn``'s), once it
+        and the options every tool takes are checked and the name is free."""
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if tool_name is None:
+            raise ToolDefinitionError(f"{fn!r} has no __name__: register it with name=...")
+        _check_name(tool_name)
+        assert isinstance(tool_name, str)
+        self._check_free(tool_name)
+        _check_options(tool_name, idempotent, timeout)
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {tool_name!r}: description must be a string")
+        return tool_name
+
+    def add_model(
+        self,
+        model: type[pydantic.BaseModel],
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Register a tool whose whole arguments are the pydantic ``model``.
+
+        The tool's schema is the model's own JSON Schema: its fields are the tool's
+        parameters (not nested under a parameter name), as with openai's
+        ``pydantic_function_tool``. ``fn`` is called with the validated model instance as
+        its first argument, plus the context by name when it declares a parameter
+        annotated ``ToolContext`` or named ``ctx``. ``name`` defaults to ``fn``'s name;
+        ``description`` to the first paragraph of ``fn``'s docstring, else the model's.
+        Unknown top-level arguments are rejected unless the model sets ``extra="allow"``.
+        """
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        tool_name = self._new_name(fn, name, description, idempotent, timeout)
+        fn_doc = parse_docstring(inspect.getdoc(fn) if inspect.isroutine(fn) else None)[0]
+        spec = describe_model(
+            model,
+            name=tool_name,
+            description=description if description is not None else (fn_doc or None),
+            ctx_param=_context_parameter(fn),
+        )
+        return self._add_typed(tool_name, fn, spec, spec.description, idempotent, timeout)
+
+    def _add_typed(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        spec: FunctionSpec,
+        description: str,
+        idempotent: bool,
+        timeout: float | None,
+    ) -> Tool:
+        """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
+        (the schema learnt from a signature or a pydantic model) says."""
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters=spec.parameters,
+            fn=fn,
+            binding=_TypedBinding(fn, spec),
+            required=spec.required,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[name] = tool
+        return tool
+
+    def add(
+        self,
+        name: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        *,
+        description: str = "",
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Register a tool from a raw JSON Schema of its arguments plus a callable.
+
+        The schema must describe an object (``"type": "object"`` or ``properties``); it is
+        compiled once (see ``_jsonschema.py`` for the keywords). ``fn`` is called with
+        ``**arguments``, plus ``ctx=`` when it declares a ``ctx`` parameter.
+        """
+        _check_name(name)
+        self._check_free(name)
+        _check_options(name, idempotent, timeout)
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        if not isinstance(parameters, dict):
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameters must be a JSON Schema dict, not {parameters!r}"
+            )
+        kind = parameters.get("type", "object")
+        if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
+            raise ToolDefinitionError(
+                f'tool {name!r}: the parameters schema must have "type": "object", not {kind!r}'
+            )
+        try:
+            json.dumps(parameters, allow_nan=False)
+            # A private copy: later changes to the caller's dict must not change the tool.
+            schema = copy.deepcopy(parameters)
+            if "type" not in schema:
+                schema = {"type": "object", **schema}
+            validator = compile_schema(schema)
+        except ToolDefinitionError:
+            raise  # already says what is wrong with the schema
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(
+                f"tool {name!r}: the parameters schema is not JSON: {exc}"
+            ) from None
+        except RecursionError:
+            raise ToolDefinitionError(
+                f"tool {name!r}: the parameters schema is nested too deeply"
+            ) from None
+        required = schema.get("required", [])
+        try:
+            pass_ctx = "ctx" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            pass_ctx = False
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters=schema,
+            fn=fn,
+            binding=_RawBinding(fn, validator, pass_ctx),
+            required=tuple(required),
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        self._tools[name] = tool
+        return tool
+
+    def _check_free(self, name: str) -> None:
+        if name in self._tools:
+            raise ToolDefinitionError(f"a tool named {name!r} is already registered")
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name) if isinstance(name, str) else None
+
+    def __contains__(self, name: object) -> bool:
+        """Whether a tool called ``name`` is registered."""
+        return isinstance(name, str) and name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        """The tools, in registration order."""
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        """How many tools are registered."""
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        """``Toolbox(name, name, ...)``."""
+        return f"Toolbox({', '.join(self._tools)})"
+
+    def check(self, call: ToolCall | RejectedCall) -> ValidCall | InvalidCall:
+        """Decide whether one call can run: a :class:`ValidCall` or an :class:`InvalidCall`.
+
+        Unknown tools, argument text that was not JSON (a ``RejectedCall``), empty
+        arguments for a tool with required parameters and schema violations give an
+        ``InvalidCall`` whose ``reason`` is meant for the model. Raises
+        :class:`ToolboxInputError` (a ``TypeError``) for anything that is not a
+        ``ToolCall`` or ``RejectedCall``.
+        """
+        if isinstance(call, RejectedCall):
+            return InvalidCall(call=call, reason=self._rejected_reason(call))
+        if not isinstance(call, ToolCall):
+            raise ToolboxInputError(
+                f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
+            )
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return InvalidCall(call=call, reason=self._unknown_reason(call.name))
+        # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
+        empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
+        if empty and tool.required:
+            listing = ", ".join(f'"{r}"' for r in tool.required)
+            return InvalidCall(
+                call=call,
+                reason=f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
+                f"requires {listing}. Call it again with a JSON object holding them.",
+            )
+        arguments = {} if empty else call.arguments
+        try:
+            validated = tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            return InvalidCall(call=call, reason=exc.message)
+        return _new_valid_call(call=call, tool=tool, arguments=validated)
+
+    def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
+        """Check every call of ``response`` (valid and rejected ones), ordered by index."""
+        if not isinstance(response, Response):
+            raise ToolboxInputError(
+                f"Toolbox.check_response takes a Response, not {type(response).__name__}"
+            )
+        calls: list[ToolCall | RejectedCall] = [*response.tool_calls, *response.rejected]
+        calls.sort(key=lambda c: c.index)
+        return [self.check(c) for c in calls]
+
+    def definitions(self, format: str, *, strict: bool = False) -> list[dict[str, Any]]:
+        """The tool definitions for a provider's request, one per tool, as fresh dicts.
+
+        ``format``: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
+        ``"gemini"`` (the ``functionDeclarations`` entries), ``"bedrock-converse"``,
+        ``"ollama"`` or ``"cohere"``. ``strict=True`` makes the schemas strict-mode
+        compatible (OpenAI, Anthropic). Raises ``UnknownFormat``.
+        """
+
+        return tool_definitions(list(self._tools.values()), format, strict=strict)
+
+    def _known(self) -> str:
+        if not self._tools:
+            return "There are no tools available."
+        return "The available tools are: " + ", ".join(f'"{n}"' for n in self._tools) + "."
+
+    def _unknown_reason(self, name: str) -> str:
+        return f'There is no tool named "{name}". {self._known()}'
+
+    def _rejected_reason(self, call: RejectedCall) -> str:
+        if not call.name:
+            return f"The tool call has no tool name, so it cannot run. {self._known()}"
+        if call.name not in self._tools:
+            return (
+                f'There is no tool named "{call.name}" (and its arguments were not valid '
+                f"JSON: {call.reason}). {self._known()}"
+            )
+        return (
+            f'The arguments of the call to tool "{call.name}" are not valid JSON '
+            f"({call.reason}). Call it again with the arguments as one complete JSON object."
+        )
+
+
+def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
+    lines = "; ".join(str(v) for v in violations[:_MAX_VIOLATIONS])
+    return (
+        f'Invalid arguments for tool "{tool}": {lines}. '
+        f'Call "{tool}" again with corrected arguments.'
+    )
+
+
+def _unknown_message(known: list[str]) -> str:
+    listing = ", ".join(f'"{k}"' for k in known) or "none"
+    return f"unknown property (not allowed here); the known properties are: {listing}"
+
+
+def _from_pydantic(
+    exc: pydantic.ValidationError, arguments: Any, known: list[str]
+) -> tuple[Violation, ...]:
+    grouped: dict[tuple[str | int, ...], list[str]] = {}
+    for error in exc.errors(include_url=False):
+        path = _walk_loc(arguments, error["loc"], error["type"] == "missing")
+        kind = error["type"]
+        if kind == "missing":
+            message = "this required property is missing"
+        elif kind == "extra_forbidden":
+            message = "unknown property (not allowed here)"
+            if len(path) == 1:  # a top-level argument: name the real parameters
+                message = _unknown_message(known)
+        else:
+            text = str(error["msg"])
+            if text.startswith("Input should be "):
+                text = "expected " + text[len("Input should be ") :]
+            else:
+                text = text[:1].lower() + text[1:]
+            message = f"{text}, got {describe_value(error.get('input'))}"
+        messages = grouped.setdefault(path, [])
+        if message not in messages:
+            messages.append(message)
+    violations: list[Violation] = []
+    for path, messages in grouped.items():
+        if len(messages) > 1 and all(m.startswith("expected ") for m in messages):
+            # The branches of a union: one sentence, "expected X or Y, got Z".
+            got = messages[0].rsplit(", got ", 1)[-1]
+            wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
+            violations.append(Violation(path=path, message=f"expected {wanted}, got {got}"))
+        else:
+            violations.extend(Violation(path=path, message=m) for m in messages)
+    return tuple(violations[:_MAX_VIOLATIONS])
+
+
+def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tuple[str | int, ...]:
+    # pydantic's ``loc`` mixes real keys with union member tags ("int", "list[str]");
+    # only the parts that exist in the input (or the missing key itself) are a path.
+    path: list[str | int] = []
+    current = arguments
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        in_dict = isinstance(current, dict) and isinstance(part, str) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
+            path.append(part)
+            current = current[part]
+        elif last and isinstance(part, str) and (missing or isinstance(current, dict)):
+            path.append(part)
+    return tuple(path)
+
+
+# json.dumps(value) (what the validators read) and the text of a return value, by C
+# encoders built once (see _jsontext).
+_json_text = encoder(ensure_ascii=True, separators=(", ", ": "), sort_keys=False)
+_result_text = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``): :func:`json_value`
+    would return an equal copy of it. One pass, no paths built."""
+    scalars = _JSON_SCALARS
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append(child)
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in scalars:
+            return False
+    return True
+
+
+def json_value(value: Any, _path: str = "the value") -> Any:
+    """Turn ``value`` into plain JSON values deterministically (sets sorted, enums unwrapped).
+
+    Raises ``TypeError`` naming the part that JSON cannot carry.
+    """
+    if value is None or type(value) in (str, bool, int):
+        return value
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise TypeError(f"{_path} is {value!r}, which JSON cannot represent")
+        return value
+    if isinstance(value, enum.Enum):
+        return json_value(value.value, _path)
+    if isinstance(value, (str, bool, int)):  # subclasses (IntEnum handled above)
+        return json_value(type(value).__mro__[-2](value), _path)
+    if isinstance(value, float):
+        return json_value(float(value), _path)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, enum.Enum):
+                key = key.value
+            if isinstance(key, bool) or key is None:
+                key = json.dumps(key)
+            elif isinstance(key, (int, float)):
+                key = json.dumps(json_value(key, _path))
+            elif not isinstance(key, str):
+                raise TypeError(f"{_path} has the key {key!r}, which JSON cannot represent")
+            out[str(key)] = json_value(item, f"{_path}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [json_value(item, f"{_path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        items = [json_value(item, f"{_path} (a set item)") for item in value]
+        # Set iteration order changes between processes (hash randomisation): sort by
+        # canonical text so equal sets give the same bytes everywhere.
+        items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
+        return items
+    if isinstance(value, pydantic.BaseModel):
+        return json_value(value.model_dump(mode="python", by_alias=True), _path)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_value(
+            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, _path
+        )
+    try:
+        converted = pydantic_core.to_jsonable_python(value)
+    except pydantic_core.PydanticSerializationError:
+        raise TypeError(
+            f"{_path} is of type {type(value).__name__}, which cannot be turned into JSON"
+        ) from None
+    return json_value(converted, _path)

@@ -1,0 +1,468 @@
+"""Early abort: stop reading a response as soon as one of its calls can never run.
+
+A response with any invalid call runs none of its calls (the executor's default), so once
+one call is known to be invalid, every byte still to come is paid for and thrown away: a
+``write_file`` call whose ``path`` is a number goes on streaming its 400 KB ``content``.
+:class:`AbortWatch` (sans-IO: events in, a verdict out) finds that moment; ``run_turn``
+then stops reading, closes the source, and ends the turn with :func:`continuation`.
+
+When a call can never be valid, judged on the assembler's events as they arrive:
+
+* ``ToolCallStarted`` names a tool the toolbox does not have (``"unknown_tool"``);
+* ``ToolCallRejected``: the arguments stopped being JSON at a character
+  (``"invalid_json"``);
+* ``ToolCallArguments`` whose JSON events complete a value (``ValueCompleted``) that
+  violates the schema (``"invalid_arguments"``): the whole arguments, checked by the tool
+  itself (pydantic for typed tools, the compiled schema for raw ones) exactly as the
+  executor will; or one value inside them, checked against the sub-schema at its path
+  (``SchemaValidator.at``), only where the path maps to one sub-schema that must hold:
+  through ``properties``, ``additionalProperties`` (when no ``patternProperties`` may
+  apply), ``items``/``prefixItems``, and local ``$ref``\\s (or a lone ``allOf``) on the
+  way. Anything conditional on the way (``anyOf``, ``oneOf``, ``if``, ``not``,
+  ``patternProperties``, ``$dynamicRef``, a remote or anchor ``$ref``) means "wait": the
+  value is judged with the rest at the end. ``null`` values are never judged early (an
+  optional parameter set to ``null`` means "not given"), and a container is judged with
+  its optional ``null``\\s stripped, as validation will.
+  Typed tools (``@tools.tool``) are judged early only on their top-level fields, against
+  the JSON Schema that pydantic generated: that schema describes the model, it is not the
+  model, so deeper it could be stricter than pydantic (custom types, discriminators);
+  pydantic stays the final judge of the whole arguments. Raw-schema tools
+  (``tools.add``) are judged at any depth up to :data:`MAX_DEPTH_JUDGED`.
+
+What the turn then says (:func:`continuation`), so that the conversation goes on: the
+assistant turn carries what arrived (text, reasoning with its signatures, items), the
+offending call with the arguments that arrived of it (as a call when they are a JSON
+object or empty, else as a rejected call whose raw text is sent back, the way the
+provider units carry invalid arguments), and every other call whose arguments had
+arrived complete (judged by the toolbox: ``rejected`` with the reason, else ``skipped``).
+Calls still unfinished are dropped from the turn (they cannot be repeated faithfully).
+The offending call's tool result is ``rejected`` with the reason written for the model,
+followed by :data:`STOPPED_EARLY`; every tool result answers a call of the assistant
+turn, so the provider accepts the next request.
+
+Not done: a response whose other calls could have run (``run_on_rejection=True``) is read
+to its end; values are not judged deeper than :data:`MAX_DEPTH_JUDGED`. Closing is the
+drivers': where they reach the socket (the ``openai``, ``anthropic`` and ``httpx``
+sources, boto3's small events) the connection closes at once; google-genai's and the
+``ollama`` client's generators hide theirs, so it closes when the read in progress returns
+(one more event; Gemini may put all remaining calls in it): pass an ``httpx`` response of
+the same request to stop at once. Closing stops reading; whether the provider stops
+generating (and billing) when the connection closes is the provider's.
+
+Cost: O(1) per event besides the judging; a value is judged once when it completes
+(linear in its size), so the arguments cost O(size x judged depth) at most, plus one
+validation of the whole. Each tool's schema is compiled once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._core.events import (
+    StreamEvent,
+    ToolCallArguments,
+    ToolCallRejected,
+    ToolCallStarted,
+    ValueCompleted,
+)
+from .._core.jsonpointer import parse_fragment, resolve
+from .._core.outcome import Outcome
+from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
+from .._errors import ArgumentsInvalid, ToolDefinitionError
+from .._tools.jsonschema import SchemaValidator, Violation, compile_schema, format_path
+from .._tools.toolbox import InvalidCall, Tool, Toolbox, _RawBinding
+
+# AbortWatch, continuation and the constants serve run_turn; the public name is EarlyAbort.
+__all__ = ["EarlyAbort"]
+
+MAX_DEPTH_JUDGED = 8
+"""The deepest value (path length) judged before the arguments complete."""
+
+STOPPED_EARLY = "The response was stopped at this call, so nothing in this turn ran."
+"""What the offending call's tool result adds after the reason."""
+
+DROPPED = (
+    " Calls that had not finished arriving were dropped: make them again if you still need them."
+)
+
+AbortKind = Literal["unknown_tool", "invalid_json", "invalid_arguments"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EarlyAbort:
+    """Why a turn stopped reading its response early (``Turn.aborted``).
+
+    Fields:
+
+    - ``kind``: ``"unknown_tool"``, ``"invalid_json"`` (the arguments stopped being JSON at
+      ``offset``) or ``"invalid_arguments"`` (a completed value violates the schema at
+      ``path``);
+    - ``reason``: what the model is told in the call's tool result;
+    - ``call_id``, ``name``, ``index``: the offending call;
+    - ``path``: where in the arguments the violation is (``()`` for the whole arguments,
+      ``None`` for the other kinds); ``offset``: the character where the JSON went wrong;
+    - ``partial``: everything that had arrived when reading stopped (usage included).
+    """
+
+    kind: AbortKind
+    reason: str
+    call_id: str
+    name: str
+    index: int
+    path: tuple[str | int, ...] | None = None
+    offset: int | None = None
+    partial: Partial | None = None
+
+
+@dataclass(slots=True)
+class _Watched:
+    tool: Tool
+    call_id: str
+    index: int
+    judge: _Judge | None
+
+
+class AbortWatch:
+    """Judges a response's events as they arrive (sans-IO); :meth:`see` returns the
+    verdict once a call can never be valid, and ``None`` until then."""
+
+    __slots__ = ("_calls", "_tools", "verdict")
+
+    def __init__(self, tools: Toolbox) -> None:
+        self._tools = tools
+        self._calls: dict[int, _Watched] = {}
+        self.verdict: EarlyAbort | None = None
+
+    def see(self, event: StreamEvent) -> EarlyAbort | None:
+        """Judge one event; the verdict (also kept in :attr:`verdict`) or ``None``."""
+        kind = type(event)
+        if kind is ToolCallArguments:
+            watched = self._calls.get(event.key)  # type: ignore[union-attr]
+            if watched is not None and watched.judge is not None:
+                for json_event in event.json_events:  # type: ignore[union-attr]
+                    if type(json_event) is ValueCompleted:
+                        verdict = self._judge(watched, json_event)
+                        if verdict is not None:
+                            return self._decide(verdict)
+        elif kind is ToolCallStarted:
+            return self._started(event)  # type: ignore[arg-type]
+        elif kind is ToolCallRejected:
+            return self._rejected(event)  # type: ignore[arg-type]
+        return None
+
+    def _decide(self, verdict: EarlyAbort) -> EarlyAbort:
+        self.verdict = verdict
+        return verdict
+
+    def _started(self, event: ToolCallStarted) -> EarlyAbort | None:
+        tool = self._tools.get(event.name)
+        if tool is None:
+            probe = ToolCall(id=event.id, name=event.name, arguments={}, raw_arguments="", index=0)
+            return self._decide(
+                EarlyAbort(kind="unknown_tool", reason=_reason_of(self._tools, probe),
+                           call_id=event.id, name=event.name, index=event.index)
+            )  # fmt: skip
+        self._calls[event.key] = _Watched(tool, event.id, event.index, _judge_for(tool))
+        return None
+
+    def _rejected(self, event: ToolCallRejected) -> EarlyAbort | None:
+        watched = self._calls.get(event.key)
+        name = watched.tool.name if watched is not None else ""
+        call_id = watched.call_id if watched is not None else ""
+        index = watched.index if watched is not None else event.key
+        probe = RejectedCall(
+            id=call_id, name=name, raw_arguments=event.raw_arguments, reason=event.reason,
+            index=index, offset=event.offset,
+        )  # fmt: skip
+        return self._decide(
+            EarlyAbort(kind="invalid_json", reason=_reason_of(self._tools, probe),
+                       call_id=call_id, name=name, index=index, offset=event.offset)
+        )  # fmt: skip
+
+    def _judge(self, watched: _Watched, event: ValueCompleted) -> EarlyAbort | None:
+        path = event.path
+        tool = watched.tool
+        if not path:
+            if not isinstance(event.value, dict):
+                return None  # the executor says why; nothing more can arrive anyway
+            try:
+                tool.validate(event.value)
+            except ArgumentsInvalid as exc:
+                return EarlyAbort(kind="invalid_arguments", reason=exc.message,
+                                  call_id=watched.call_id, name=tool.name, index=watched.index,
+                                  path=())  # fmt: skip
+            return None
+        judge = watched.judge
+        assert judge is not None
+        message = judge.violation(path, event.value)
+        if message is None:
+            return None
+        return EarlyAbort(kind="invalid_arguments", reason=message, call_id=watched.call_id,
+                          name=tool.name, index=watched.index, path=path)  # fmt: skip
+
+
+def _reason_of(tools: Toolbox, call: ToolCall | RejectedCall) -> str:
+    verdict = tools.check(call)
+    return verdict.reason if isinstance(verdict, InvalidCall) else "This call is invalid."
+
+
+# ----------------------------------------------------------------- judging one value
+
+
+class _Judge:
+    """One tool's schema walked for early judgement: a path to the one sub-schema that
+    must hold there (or ``None``: wait), and that sub-schema's validator."""
+
+    __slots__ = ("_depth", "_document", "_pointers", "_tool", "_validator")
+
+    def __init__(self, tool: Tool, validator: SchemaValidator, depth: int) -> None:
+        self._tool = tool
+        self._validator = validator
+        self._document = validator.schema
+        self._depth = depth
+        self._pointers: dict[tuple[str | int, ...], tuple[str, ...] | None] = {}
+
+    def violation(self, path: tuple[str | int, ...], value: Any) -> str | None:
+        """The message for the model when ``value``, complete at ``path``, can never fit;
+        ``None`` when it fits or cannot be judged alone."""
+        if value is None or len(path) > self._depth:
+            return None
+        pointer = self._pointer(path)
+        if pointer is None:
+            return None
+        try:
+            sub = self._validator.at(pointer)
+        except ToolDefinitionError:
+            return None
+        if sub.schema is False and pointer[-1:] == ("additionalProperties",):
+            parent = resolve(self._document, pointer[:-1])
+            names = parent.get("properties") if isinstance(parent, Mapping) else None
+            known = ", ".join(f'"{k}"' for k in names or ()) or "none"
+            found = [f"at {format_path(path)}: unknown property (not allowed here); the known "
+                     f"properties are: {known}"]  # fmt: skip
+        else:
+            if isinstance(value, (dict, list)):
+                value = sub.strip_optional_nulls(value)
+            if sub.is_valid(value):
+                return None
+            violations = sub.errors(value)
+            if not violations:
+                return None
+            found = [str(Violation(path=path + v.path, message=v.message)) for v in violations[:10]]
+        name = self._tool.name
+        return (
+            f'Invalid arguments for tool "{name}": {"; ".join(found)}. '
+            f'Call "{name}" again with corrected arguments.'
+        )
+
+    def _pointer(self, path: tuple[str | int, ...]) -> tuple[str, ...] | None:
+        """The pointer of the one sub-schema that must hold at ``path``, or ``None``."""
+        if path in self._pointers:
+            return self._pointers[path]
+        pointer = _walk(self._document, path)
+        if len(self._pointers) < 4096:  # array indexes make paths many: bound the memo
+            self._pointers[path] = pointer
+        return pointer
+
+
+def _walk(document: Any, path: tuple[str | int, ...]) -> tuple[str, ...] | None:
+    """Follow ``path`` through the schema ``document`` by applicators that always apply;
+    ``None`` as soon as the way is conditional or unknown (see the module docstring)."""
+    pointer: tuple[str, ...] = ()
+    node = document
+    for step in path:
+        found = _deref(document, node, pointer)
+        if found is None:
+            return None
+        node, pointer = found
+        if not isinstance(node, Mapping):
+            return None  # true / false / not a schema: nothing to learn step by step
+        if isinstance(step, str):
+            properties = node.get("properties")
+            if isinstance(properties, Mapping) and step in properties:
+                node, pointer = properties[step], (*pointer, "properties", step)
+                continue
+            if "patternProperties" in node or "additionalProperties" not in node:
+                return None
+            node, pointer = node["additionalProperties"], (*pointer, "additionalProperties")
+            continue
+        prefix = node.get("prefixItems")
+        items = node.get("items")
+        if isinstance(prefix, list) and step < len(prefix):
+            node, pointer = prefix[step], (*pointer, "prefixItems", str(step))
+        elif isinstance(items, list):  # draft 2019-09 and older: positional items
+            if step < len(items):
+                node, pointer = items[step], (*pointer, "items", str(step))
+            elif "additionalItems" in node:
+                node, pointer = node["additionalItems"], (*pointer, "additionalItems")
+            else:
+                return None
+        elif isinstance(items, (Mapping, bool)):
+            node, pointer = items, (*pointer, "items")
+        else:
+            return None
+    return pointer  # the last schema is judged whole, conditionals included
+
+
+_CONDITIONAL = ("anyOf", "oneOf", "if", "not", "$dynamicRef", "$recursiveRef")
+
+
+def _deref(
+    document: Any, node: Any, pointer: tuple[str, ...]
+) -> tuple[Any, tuple[str, ...]] | None:
+    """Follow local ``$ref``\\s and lone ``allOf``\\s from ``node``; ``None`` when a
+    conditional applicator or a reference that is not a local pointer is in the way."""
+    for _ in range(32):  # a reference cycle is not followed forever
+        if not isinstance(node, Mapping):
+            return node, pointer
+        if any(key in node for key in _CONDITIONAL):
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if not ref.startswith("#/") and ref != "#":
+                return None  # an $id, an anchor or another document: the engine's to resolve
+            try:
+                tokens = parse_fragment(ref)
+            except ToolDefinitionError:
+                return None
+            target: Any = document
+            for token in tokens:
+                if isinstance(target, Mapping) and token in target:
+                    target = target[token]
+                elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                    target = target[int(token)]
+                else:
+                    return None
+            node, pointer = target, tokens
+            continue
+        all_of = node.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and len(node) == 1:
+            node, pointer = all_of[0], (*pointer, "allOf", "0")
+            continue
+        if "allOf" in node:
+            return None
+        return node, pointer
+    return None
+
+
+_lock = threading.Lock()
+_judges: dict[int, tuple[Tool, _Judge | None]] = {}  # id(tool) -> the tool and its judge
+
+
+def _judge_for(tool: Tool) -> _Judge | None:
+    """The tool's judge, built once per process (``None``: its schema cannot be compiled
+    here, so only the whole arguments are judged early)."""
+    held = _judges.get(id(tool))
+    if held is not None and held[0] is tool:
+        return held[1]
+    raw = isinstance(tool._binding, _RawBinding)  # see the module docstring: typed tools
+    try:
+        judge: _Judge | None = _Judge(
+            tool, compile_schema(tool.parameters), MAX_DEPTH_JUDGED if raw else 1
+        )
+    except ToolDefinitionError:  # a pattern only pydantic's regex engine reads...
+        judge = None
+    with _lock:
+        if len(_judges) >= 1024:  # toolboxes made per request: forget, rebuild on demand
+            _judges.clear()
+        _judges[id(tool)] = (tool, judge)
+    return judge
+
+
+# ------------------------------------------------------------------ the continuation
+
+
+def continuation(
+    partial: Partial, abort: EarlyAbort, tools: Toolbox
+) -> tuple[Response, list[Outcome]]:
+    """The turn's response and outcomes after an early abort (see the module docstring):
+    what arrived, the offending call, the other complete calls; nothing ran."""
+    kept: list[tuple[PartialCall, ToolCall | RejectedCall]] = []
+    dropped = False
+    for call in sorted(partial.calls, key=lambda c: c.index):
+        if call.index == abort.index:
+            kept.append((call, _as_call(call, abort.reason)))
+            continue
+        arguments = _complete_arguments(call)
+        if arguments is None or not call.name:
+            dropped = True
+            continue
+        kept.append(
+            (call, ToolCall(
+                id=call.id, name=call.name, arguments=arguments,
+                raw_arguments=call.raw_arguments, index=call.index, metadata=call.metadata,
+                synthetic_id=call.synthetic_id,
+            ))
+        )  # fmt: skip
+    outcomes: list[Outcome] = []
+    for call, repeated in kept:
+        if call.index == abort.index:
+            text = f"{abort.reason} {STOPPED_EARLY}{DROPPED if dropped else ''}"
+            outcomes.append(_rejected(call, text))
+            continue
+        verdict = tools.check(repeated)
+        if isinstance(verdict, InvalidCall):
+            outcomes.append(_rejected(call, verdict.reason))
+        else:
+            outcomes.append(
+                Outcome(
+                    call_id=call.id, name=call.name, status="skipped",
+                    error="not run: the response was stopped at an invalid call",
+                )
+            )  # fmt: skip
+    response = Response(
+        text=partial.text,
+        reasoning=partial.reasoning,
+        tool_calls=[c for _, c in kept if isinstance(c, ToolCall)],
+        rejected=[c for _, c in kept if isinstance(c, RejectedCall)],
+        finish_reason="tool_calls",
+        raw_finish_reason=None,
+        usage=partial.usage,
+        response_id=partial.response_id,
+        model=partial.model,
+        format=partial.format,
+        created=partial.created,
+        parts=list(partial.parts),
+    )
+    return response, outcomes
+
+
+def _rejected(call: PartialCall, text: str) -> Outcome:
+    return Outcome(call_id=call.id, name=call.name, status="rejected", error=text)
+
+
+def _complete_arguments(call: PartialCall) -> Any:
+    """A call's arguments when they arrived whole (a JSON object), else ``None``."""
+    raw = call.raw_arguments
+    if not raw.strip():
+        return {} if call.ended else None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
+    """The offending call as the assistant turn repeats it: with its arguments when they
+    are a JSON object (or nothing arrived), else as a rejected call with the raw text."""
+    raw = call.raw_arguments
+    arguments: Any = {} if not raw.strip() else None
+    if arguments is None:
+        try:
+            arguments = json.loads(raw)
+        except ValueError:
+            arguments = None
+    if isinstance(arguments, dict):
+        return ToolCall(
+            id=call.id, name=call.name, arguments=arguments, raw_arguments=raw,
+            index=call.index, metadata=call.metadata, synthetic_id=call.synthetic_id,
+        )  # fmt: skip
+    return RejectedCall(
+        id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,
+        metadata=call.metadata, synthetic_id=call.synthetic_id,
+    )  # fmt: skip

@@ -1,0 +1,619 @@
+"""``run_turn`` and ``arun_turn``: one model turn, from the provider's stream to the messages
+of the next request, in one call.
+
+Strategy. The parts exist; this module only composes them, in this order, and owns the
+decisions between them:
+
+1. **Request** (:mod:`toolwire._turn.retrying`): ``source`` is what the caller holds (an SDK
+   stream or stream manager, an ``httpx.Response``, an iterable: everything ``stream()``
+   accepts) or a zero-argument callable that makes the request. A callable is called once
+   per attempt, and a failure before the first byte of the body (a retryable HTTP status,
+   a connection that could not be made) is retried under the :class:`RetryPolicy`,
+   honouring ``Retry-After``. SDK HTTP errors reach the caller as the SDK's own exceptions
+   (``openai.RateLimitError``, ``anthropic.InternalServerError``...); an ``httpx.Response``
+   with an error status raises ``httpx.HTTPStatusError`` (its body read, so
+   ``exc.response.text`` says why) instead of being read as a stream.
+2. **Stream** (``toolwire.stream`` / ``astream``): read under the drivers' deadlines
+   (600 s to the first content, 120 s idle, no total, unless given), assembled, the
+   source closed on every way out. Every event goes to ``on_event`` first.
+3. **Early abort** (:mod:`toolwire._turn.early_abort`): with ``early_abort=True`` each event is
+   judged as it arrives; once a call can never be valid, reading stops, the source is
+   closed, and the turn ends with a continuation (the offending call answered with what
+   was wrong, nothing run) instead of waiting for, and paying for, the rest.
+4. **End**: a stream that did not end properly raises its ``StreamError`` (nothing ran;
+   ``.partial`` as the drivers give it). A finished response is validated and executed by
+   the executor, once per idempotency key, under the turn's identity
+   (:mod:`toolwire._turn.identity`).
+5. **Messages** (:mod:`toolwire._core.messages`): the assistant turn and the tool results in the
+   provider's own format, built from the response and the outcomes by the provider units,
+   after checking that every result answers a call of the assistant turn and every call
+   has its result (rejected and skipped calls included), so the next request is accepted.
+
+The decisions are made once, in a command machine (``_TurnRun._flow``, the style of
+:mod:`toolwire._streaming.flow`): ``run_turn`` performs its commands with plain calls and
+``arun_turn`` with awaits, and that is all that tells them apart.
+
+JSON events are built only when something reads them: for early abort (it judges each
+completed value) or for ``on_event``; otherwise the assembler runs preview-only.
+
+Guaranteed: no tool runs unless the stream ended properly and nothing in it was invalid;
+each call runs at most once per key (the executor's promise); ``Turn.messages`` is always
+consistent; the source is closed on every way out; a caller's ``KeyboardInterrupt`` or
+``CancelledError`` is re-raised. Cost: the stream's and the executor's, plus O(1) per
+event (the judging of early abort aside, see its module).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from .._core.events import StreamEvent
+from .._core.messages import turn_messages
+from .._core.outcome import Outcome
+from .._core.pricing import Prices
+from .._core.response import Response, Usage
+from .._core.signatures import check_keywords, defaults_of, spelled_out
+from .._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
+from .._execution.executor import AsyncExecutor, Executor
+from .._streaming.drivers import AsyncStreamHandle, StreamHandle
+from .._tools.toolbox import Toolbox
+from .early_abort import AbortWatch, EarlyAbort, continuation
+from .identity import needs_identity, turn_identity
+from .retrying import RetryPolicy
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Turn", "arun_turn", "run_turn"]
+
+logger = logging.getLogger("toolwire.turn")
+
+_STREAM_LIKE = ("__iter__", "__aiter__", "__next__", "__enter__", "__aenter__", "__await__")
+
+OnEvent = Callable[[StreamEvent], object]
+
+
+class TurnOptions(TypedDict, total=False):
+    """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, all optional:
+    ``format`` (default ``"auto"``), ``early_abort`` (``True``), ``first_event_timeout``
+    (600 s), ``idle_timeout`` (120 s), ``total_timeout``, ``on_event``, ``turn``,
+    ``retry``, ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`.
+    Stated once here for both functions; their ``inspect.signature`` and ``help()`` list
+    each keyword with its default (:func:`toolwire._core.signatures.spelled_out`)."""
+
+    format: str
+    early_abort: bool
+    first_event_timeout: float | None
+    idle_timeout: float | None
+    total_timeout: float | None
+    on_event: OnEvent | None
+    turn: str | None
+    retry: RetryPolicy | None
+    prices: Prices | None
+    output: Any
+    output_tool: str | None
+
+
+# The options a turn hands to its stream handle as given; not given, the handle's own
+# defaults apply, and they are the defaults run_turn's signature shows.
+_FORWARDED = (
+    "format",
+    "first_event_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "prices",
+    "output",
+    "output_tool",
+)
+_TURN_DEFAULTS: dict[str, Any] = {**defaults_of(StreamHandle), "early_abort": True}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One model turn, done: what ``run_turn`` / ``arun_turn`` return.
+
+    Fields:
+
+    - ``response``: the finished :class:`Response`; after an early abort, the response as
+      far as it was kept (what arrived, the offending call, the other complete calls;
+      ``raw_finish_reason`` is ``None``);
+    - ``outcomes``: one :class:`Outcome` per call of ``response``, in call order;
+    - ``messages``: the assistant turn and the tool results in the provider's own message
+      format, ready to append to the conversation (``messages += turn.messages``); every
+      tool result answers a call the assistant turn carries;
+    - ``usage``: the usage of the stream as the drivers report it (``None`` when none was
+      reported);
+    - ``done``: ``True`` when the model asked for no tool (no calls, no rejected calls):
+      the conversation's answer is ``response.text``;
+    - ``aborted``: why the turn stopped reading early (:class:`EarlyAbort`), or ``None``;
+    - ``identity``: the turn identity the calls were keyed with (``turn=`` of
+      ``executor.run``), or ``None`` when the response's own identity sufficed;
+    - ``attempts``: requests made (retries included);
+    - ``output``: the validated structured output (``run_turn(..., output=...)``), else
+      ``None``.
+    """
+
+    response: Response
+    outcomes: list[Outcome]
+    messages: list[dict[str, Any]]
+    usage: Usage | None
+    done: bool
+    aborted: EarlyAbort | None = None
+    identity: str | None = None
+    attempts: int = 1
+    output: Any = None
+
+
+def _is_factory(source: Any) -> bool:
+    """Whether ``source`` is a callable that makes the request, not a stream itself."""
+    return callable(source) and not any(hasattr(source, name) for name in _STREAM_LIKE)
+
+
+# ------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class _Enter:
+    """Enter the stream handle (``__enter__`` / ``__aenter__``): makes the request of an
+    SDK manager or an un-awaited call. Sends back nothing."""
+
+    handle: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadBody:
+    """Read the body of an httpx response with an error status (``read`` / ``aread``),
+    ignoring any failure, so that the error raised says why."""
+
+    http: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Exit:
+    """Leave the stream handle (``__exit__`` / ``__aexit__``) after ``exc`` (or none)."""
+
+    handle: Any
+    exc: BaseException | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sleep:
+    """Wait ``seconds`` before the next attempt."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Iterate:
+    """Start iterating the handle; send back its (async) iterator."""
+
+    handle: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Next:
+    """Take the next event of ``events``; send back the event or ``_END``."""
+
+    events: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Execute:
+    """Run the calls of ``response`` with the executor under ``identity``; send back the
+    outcomes."""
+
+    executor: Any
+    response: Response
+    identity: str | None
+
+
+_Command = _Enter | _ReadBody | _Exit | _Sleep | _Iterate | _Next | _Execute
+_END = object()
+"""The reply to ``_Next`` when the stream has no more events."""
+
+
+class _TurnRun:
+    """Everything both turn functions share: the settings, checked once, and the command
+    machine (:meth:`_flow`, in the style of :mod:`toolwire._streaming.flow`) that makes every
+    decision. The drivers iterate it for commands, perform each with plain calls or
+    awaits inside ``with steps.answer():`` and set ``steps.reply``; the turn is in
+    ``steps.result`` at the end."""
+
+    result: Turn
+
+    def __init__(
+        self,
+        handle_type: type[StreamHandle] | type[AsyncStreamHandle],
+        source: Any,
+        tools: Toolbox,
+        executor: Any,
+        executor_type: type[Any],
+        options: TurnOptions,
+    ) -> None:
+        mine, other = ("run_turn", "arun_turn")
+        if executor_type is AsyncExecutor:
+            mine, other = other, mine
+        check_keywords(TurnOptions, options, mine)
+        early_abort = options.get("early_abort", _TURN_DEFAULTS["early_abort"])
+        on_event = options.get("on_event")
+        turn = options.get("turn")
+        retry = options.get("retry")
+        if not isinstance(tools, Toolbox):
+            raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
+        if not isinstance(executor, executor_type):
+            hint = (
+                f"{mine}() takes a toolwire.{executor_type.__name__}; "
+                f"for a {type(executor).__name__} use {other}()"
+                if isinstance(executor, (Executor, AsyncExecutor))
+                else f"executor must be a toolwire.{executor_type.__name__}"
+            )
+            raise UsageError(f"{hint}, not {type(executor).__name__}")
+        if executor.toolbox is not tools:
+            raise UsageError(
+                "the executor runs the tools of another Toolbox: build it with the same "
+                "toolbox, Executor(tools, ...)"
+            )
+        if on_event is not None and not callable(on_event):
+            raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
+        if turn is not None and (not isinstance(turn, str) or not turn):
+            raise UsageError(f"turn must be a non-empty str or None, not {turn!r}")
+        if not isinstance(early_abort, bool):
+            raise UsageError(f"early_abort must be True or False, not {early_abort!r}")
+        self.factory = _is_factory(source)
+        if retry is not None:
+            if not isinstance(retry, RetryPolicy):
+                raise UsageError(f"retry must be a toolwire.RetryPolicy, not {retry!r}")
+            if not self.factory:
+                raise UsageError(
+                    "a retry makes the request again, so it needs a callable that makes it: "
+                    f"{mine}(lambda: client.chat.completions.create(..., stream=True), ...)"
+                )
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.source = source
+        self.tools = tools
+        self.executor = executor
+        self.on_event = on_event
+        self.turn = turn
+        # A response with a rejected call runs none of its calls unless the executor says
+        # otherwise; then the other calls could run, and the response is read to its end.
+        self.early_abort = early_abort and not executor.run_on_rejection
+        self.json_events = self.early_abort or on_event is not None
+        self.attempts = 0
+        self.watch: AbortWatch | None = None
+        self._handle_type = handle_type
+        given: Mapping[str, Any] = options
+        self._stream_options: dict[str, Any] = {
+            **{name: given[name] for name in _FORWARDED if name in given},
+            "json_events": self.json_events,
+            "tools": tools,
+            "early_abort": self.early_abort,
+        }
+        self.reply: Any = None
+        self._error: BaseException | None = None
+
+    # ------------------------------------------------------------ driving the machine
+
+    def __iter__(self) -> Iterator[_Command]:
+        """The commands of the turn, each answered (``reply`` or an exception caught by
+        :meth:`answer`) before the next; ``result`` is set when they end."""
+        flow = self._flow()
+        try:
+            command = next(flow)
+            while True:
+                yield command
+                error, reply = self._error, self.reply
+                self._error = self.reply = None
+                command = flow.throw(error) if error is not None else flow.send(reply)
+        except StopIteration as done:
+            self.result = done.value
+
+    def answer(self) -> _TurnRun:
+        """The block that performs a command: what it raises is thrown into the flow."""
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
+        self._error = exc
+        return True
+
+    def _flow(self) -> Generator[_Command, Any, Turn]:
+        """Request (retried), read with early abort, execute, build the turn."""
+        while True:
+            try:
+                made = self.make()
+                try:
+                    handle = self._handle_type(made, **self._stream_options)
+                except DriverSettingsError as exc:
+                    raise _turn_words(exc) from None
+                yield _Enter(handle)  # makes the request of an SDK manager: may fail, retryable
+                failed = _http_error(handle.http_response)
+                if failed is not None:  # an httpx response: its error body is not a stream
+                    yield _ReadBody(failed)
+                    yield _Exit(handle, None)
+                    failed.raise_for_status()
+            except Exception as exc:
+                wait = self.retry_after(exc)
+                if wait is None:
+                    raise
+                yield _Sleep(wait)
+                continue
+            break
+        stop = False
+        try:
+            step = _Next((yield _Iterate(handle)))
+            while (event := (yield step)) is not _END:
+                if self.stop(event):
+                    stop = self.stopped(handle)
+                    if stop:
+                        break
+        except GeneratorExit:
+            raise  # the driver is gone: nothing can be performed any more
+        except BaseException as exc:
+            yield _Exit(handle, exc)
+            raise
+        yield _Exit(handle, None)
+        if stop:
+            return self.aborted(handle)
+        response, identity = self.prepare(handle)
+        outcomes = yield _Execute(self.executor, response, identity)
+        return self.finish(handle, response, outcomes, identity)
+
+    # ------------------------------------------------------------------ the decisions
+
+    def make(self) -> Any:
+        """The source of the next attempt (the callable's result, or the source itself)."""
+        self.attempts += 1
+        self.watch = AbortWatch(self.tools) if self.early_abort else None
+        return self.source() if self.factory else self.source
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """Seconds to wait before the next attempt after ``exc`` (raised before the first
+        byte), or ``None``: raise it."""
+        if not self.factory:
+            return None
+        wait = self.retry.delay(self.attempts, exc, now=time.time())
+        if wait is not None:
+            logger.warning(
+                "request failed before its first byte (%s: %s); attempt %d of %d in %.2f s",
+                type(exc).__name__,
+                exc,
+                self.attempts + 1,
+                self.retry.attempts,
+                wait,
+            )
+        return wait
+
+    def stop(self, event: StreamEvent) -> bool:
+        """Hand ``event`` to ``on_event``; whether the turn stops reading here."""
+        if self.on_event is not None:
+            self.on_event(event)
+        return self.watch is not None and self.watch.see(event) is not None
+
+    def stopped(self, handle: StreamHandle | AsyncStreamHandle) -> bool:
+        """At an abort verdict, before leaving: ``False`` when the stream had already
+        finished properly (its own end wins); raises a ``StreamError`` it ended with."""
+        if handle.error is not None:
+            raise handle.error
+        try:
+            finished = handle.response
+        except DriverUsageError:
+            # not ended yet: stop here, and say so, so that logs and traces record an
+            # early abort rather than a cut
+            verdict = self.watch.verdict if self.watch is not None else None
+            handle._early_abort(verdict.kind if verdict is not None else "early abort")
+            return True
+        return finished is None
+
+    def prepare(self, handle: StreamHandle | AsyncStreamHandle) -> tuple[Response, str | None]:
+        """The finished response and the turn identity to key its calls with."""
+        response = handle.response  # raises the stream's StreamError
+        http = handle.http_response
+        identity = turn_identity(response, self.turn, getattr(http, "request", None))
+        if identity is None and needs_identity(response):
+            raise ExecutorSettingsError(
+                "this response has no response id, no timestamp and synthesised call ids, "
+                "and its source does not expose the request that produced it, so nothing "
+                "tells this turn from another (nothing was run). Pass run_turn(..., turn=...) "
+                "with a string naming the request: a turn counter of the conversation or a "
+                "digest of the messages sent; the same value when the same request is made "
+                "again"
+            )
+        return response, identity
+
+    def finish(
+        self,
+        handle: StreamHandle | AsyncStreamHandle,
+        response: Response,
+        outcomes: list[Outcome],
+        identity: str | None,
+    ) -> Turn:
+        """The turn of a response that ended properly."""
+        assert response.format is not None
+        return Turn(
+            response=response,
+            outcomes=outcomes,
+            messages=turn_messages(response, outcomes, response.format),
+            usage=handle.usage,
+            done=not response.tool_calls and not response.rejected,
+            identity=identity,
+            attempts=self.attempts,
+            output=response.output,
+        )
+
+    def aborted(self, handle: StreamHandle | AsyncStreamHandle) -> Turn:
+        """The turn of a response stopped early: the continuation, nothing run."""
+        watch = self.watch
+        assert watch is not None and watch.verdict is not None
+        partial = handle.partial
+        abort = dataclasses.replace(watch.verdict, partial=partial)  # the verdict, now with it
+        response, outcomes = continuation(partial, abort, self.tools)
+        assert partial.format is not None
+        logger.info(
+            "stopped reading the response early at call %s (%s): %s",
+            abort.call_id,
+            abort.name,
+            abort.kind,
+        )
+        return Turn(
+            response=response,
+            outcomes=outcomes,
+            messages=turn_messages(response, outcomes, partial.format),
+            usage=handle.usage,
+            done=False,
+            aborted=abort,
+            attempts=self.attempts,
+        )
+
+
+def _turn_words(exc: DriverSettingsError) -> DriverSettingsError:
+    """The driver's refusal of a source of the wrong kind, naming the turn functions."""
+    text = str(exc)
+    renamed = text.replace("toolwire.astream()", "toolwire.arun_turn()").replace(
+        "toolwire.stream()", "toolwire.run_turn()"
+    )
+    return exc if renamed == text else DriverSettingsError(renamed)
+
+
+def _http_error(http: Any) -> Any:
+    """The httpx response under a stream if it has an error status, else ``None``."""
+    status = getattr(http, "status_code", None)
+    if isinstance(status, int) and status >= 400 and hasattr(http, "raise_for_status"):
+        return http
+    return None
+
+
+def _perform(command: _Command) -> Any:
+    """Perform a turn command with plain calls."""
+    if type(command) is _Next:
+        return next(command.events, _END)
+    if isinstance(command, _Iterate):
+        return iter(command.handle)
+    if isinstance(command, _Enter):
+        command.handle.__enter__()
+    elif isinstance(command, _Exit):
+        exc = command.exc
+        command.handle.__exit__(None if exc is None else type(exc), exc, _traceback(exc))
+    elif isinstance(command, _ReadBody):
+        with contextlib.suppress(Exception):
+            command.http.read()
+    elif isinstance(command, _Sleep):
+        time.sleep(command.seconds)
+    elif isinstance(command, _Execute):
+        return command.executor.run(command.response, turn=command.identity)
+    return None
+
+
+async def _aperform(command: _Command) -> Any:
+    """Perform a turn command with awaits."""
+    if type(command) is _Next:
+        try:
+            return await command.events.__anext__()
+        except StopAsyncIteration:
+            return _END
+    if isinstance(command, _Iterate):
+        return command.handle.__aiter__()
+    if isinstance(command, _Enter):
+        await command.handle.__aenter__()
+    elif isinstance(command, _Exit):
+        exc = command.exc
+        await command.handle.__aexit__(None if exc is None else type(exc), exc, _traceback(exc))
+    elif isinstance(command, _ReadBody):
+        with contextlib.suppress(Exception):
+            await command.http.aread()
+    elif isinstance(command, _Sleep):
+        await asyncio.sleep(command.seconds)
+    elif isinstance(command, _Execute):
+        return await command.executor.run(command.response, turn=command.identity)
+    return None
+
+
+def _traceback(exc: BaseException | None) -> TracebackType | None:
+    return None if exc is None else exc.__traceback__
+
+
+@spelled_out(TurnOptions, _TURN_DEFAULTS)
+def run_turn(
+    source: Any, tools: Toolbox, *, executor: Executor, **options: Unpack[TurnOptions]
+) -> Turn:
+    """Run one model turn: stream, assemble, validate, execute, and build the messages of
+    the next request. Returns a :class:`Turn`.
+
+    ``source`` is what a streaming call returned (anything ``toolwire.stream`` accepts:
+    ``client.chat.completions.create(..., stream=True)``, ``client.messages.stream(...)``
+    entered or not, ``client.responses.create(..., stream=True)``, google-genai's
+    ``generate_content_stream(...)``, boto3's ``converse_stream(...)``, an
+    ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
+    (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
+    request again. ``tools`` is the toolbox and ``executor`` an :class:`Executor` built
+    on it. The other keyword arguments, all optional, are those of :class:`TurnOptions`;
+    an unknown one raises ``TypeError``.
+
+    - The stream is read under the drivers' deadlines (``first_event_timeout``,
+      ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
+      (``"auto"``: detected). ``on_event`` receives every event as it arrives.
+    - A stream that did not end properly raises its :class:`StreamError`
+      (``StreamAborted``, ``StreamTimeout``, ``TokenLimitExceeded``, ``ProviderError``...)
+      with ``.partial``; nothing ran. HTTP errors of the request itself (429, 500...) are
+      raised as the SDK's own exceptions (``openai.RateLimitError``...; an
+      ``httpx.Response`` with an error status as ``httpx.HTTPStatusError``), after
+      ``retry`` (a :class:`RetryPolicy`; by default 3 attempts with backoff and
+      ``Retry-After`` for a callable source, none for a stream) has given up. Errors
+      after the first byte are never retried here: the model generated, and billed,
+      part of an answer.
+    - ``early_abort`` (default ``True``): as soon as a call can never be valid (an unknown
+      tool, arguments that stop being JSON, a completed value that violates the schema)
+      reading stops, the source is closed and the turn ends with ``turn.aborted`` set and
+      messages that tell the model what was wrong; nothing runs. Off when the executor
+      has ``run_on_rejection=True`` (the other calls could run).
+    - Calls are keyed across turns by the response's identity; for a response without a
+      response id, by the request's (a digest of its body, where the source exposes it),
+      or by ``turn`` when given (see :mod:`toolwire._turn.identity`).
+
+    ``prices`` (a :class:`~toolwire.Prices` table) prices ``turn.usage`` as ``stream()``
+    does; an early abort is logged and traced as ``early_abort``.
+
+    ``output`` (a pydantic model, a type or a JSON Schema) parses the text channel as
+    structured output, as ``stream()`` does: ``turn.output`` is the validated value, the
+    events given to ``on_event`` include typed :class:`OutputPreview` events (and argument
+    events offer ``typed_preview``), and output that can never be valid ends the stream
+    early with its ``OutputError``. ``output_tool`` names a forced tool whose arguments are
+    the output (the Anthropic and Bedrock pattern); that call is not executed.
+
+    Bad arguments raise :class:`UsageError`.
+    """
+    steps = _TurnRun(StreamHandle, source, tools, executor, Executor, options)
+    for command in steps:
+        with steps.answer():
+            steps.reply = _perform(command)
+    return steps.result
+
+
+@spelled_out(TurnOptions, _TURN_DEFAULTS)
+async def arun_turn(
+    source: Any, tools: Toolbox, *, executor: AsyncExecutor, **options: Unpack[TurnOptions]
+) -> Turn:
+    """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
+
+    ``source`` is what an async streaming call returned, awaited or not
+    (``client.chat.completions.create(..., stream=True)`` of an ``AsyncOpenAI``,
+    ``client.messages.stream(...)`` of an ``AsyncAnthropic``, an ``httpx.Response`` of an
+    ``AsyncClient``, an async iterable: anything ``toolwire.astream`` accepts), or a
+    zero-argument callable returning one; ``executor`` is an :class:`AsyncExecutor`. The
+    rest is :func:`run_turn`'s; a caller's ``CancelledError`` is re-raised after the
+    source was closed.
+    """
+    steps = _TurnRun(AsyncStreamHandle, source, tools, executor, AsyncExecutor, options)
+    for command in steps:
+        with steps.answer():
+            steps.reply = await _aperform(command)
+    return steps.result

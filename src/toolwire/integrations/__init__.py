@@ -1,0 +1,1 @@
+"""Integrations with durable execution engines; each module imports its engine only."""

@@ -1,0 +1,159 @@
+"""Quirk profiles: the stream shapes of real OpenAI-compatible servers, by behaviour name.
+
+A profile changes *how* a response is streamed, never *what* it says: every profile except
+the truncations assembles to the same calls as the clean stream, so an agent that passes
+with ``profile="no-index"`` copes with Gemini's OpenAI-compatible endpoint, and one that
+passes with ``"unterminated-arguments"`` refuses vLLM's cut calls. Profiles are named after
+the behaviour (servers change; behaviours recur) and combine (``profile=["repeated-ids",
+"stop-finish"]``). The table of which servers show each behaviour is in the simulator's
+docstring (:mod:`toolwire.testing`), with the quirk numbers of
+``reference/provider-quirks.md`` §4.
+
+Every profile here shapes OpenAI chat streams, so the table lives in this package and the
+encoder that applies them declares it (``OpenAIChatEncoder.profiles``); the simulator
+finds a profile by name among the encoders' (``toolwire.testing.PROFILES``) and refuses,
+with an HTTP 500 that says so, a profile served to another format. Lookup is O(1).
+"""
+
+from __future__ import annotations
+
+from ._scenario_types import Profile
+
+__all__ = ["PROFILES"]
+
+
+_CHAT = ("openai-chat",)
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "no-index",
+            _CHAT,
+            (1, 2),
+            "Gemini's OpenAI-compatible endpoint and proxies in front of it",
+            "tool_calls entries carry no 'index'; parallel calls come in separate chunks",
+            sequential=True,
+        ),
+        Profile(
+            "index-from-1",
+            _CHAT,
+            (13,),
+            "Anthropic's OpenAI-compatible endpoint (fallback gateways)",
+            "tool call indexes start at 1 (the content-block index), so they are sparse",
+        ),
+        Profile(
+            "all-index-0",
+            _CHAT,
+            (6, 12),
+            "Ollama's /v1 endpoint, Groq, Responses-to-Chat translators, Qwen3 on Dynamo",
+            "every parallel call uses index 0, each with its own id",
+            sequential=True,
+        ),
+        Profile(
+            "repeated-ids",
+            _CHAT,
+            (8,),
+            "Fireworks, DeepSeek, Qwen/DashScope",
+            "id, type and name repeated in every chunk of a call",
+        ),
+        Profile(
+            "repeated-names",
+            _CHAT,
+            (9,),
+            "MiniMax M2.7 via NVIDIA NIM; reported for GPT-5.x",
+            "the function name re-sent in every chunk of a call",
+        ),
+        Profile(
+            "fresh-id-per-fragment",
+            _CHAT,
+            (10,),
+            "Kimi K2.6 (api.kimi.com/coding), LM Studio (Gemma 4)",
+            "index 0 and a fresh id on every fragment; the name only on the first",
+            sequential=True,
+        ),
+        Profile(
+            "split-ids",
+            _CHAT,
+            (11,),
+            "Poolside /chat/completions",
+            "one id on a call's first chunk, another on the rest",
+            sequential=True,
+        ),
+        Profile(
+            "name-after-arguments",
+            _CHAT,
+            (15,),
+            "various OpenAI-compatible providers",
+            "the first delta has the id and arguments but no name; the name comes next",
+            sequential=True,
+        ),
+        Profile(
+            "empty-id-continuations",
+            _CHAT,
+            (28,),
+            "Alibaba DashScope (qwen3-max), LM Studio",
+            "continuation deltas repeat id '' and type 'function'",
+        ),
+        Profile(
+            "null-role-type",
+            _CHAT,
+            (24,),
+            "Mistral (API and vLLM's Mistral parser)",
+            "'role': null and 'type': null in deltas",
+        ),
+        Profile(
+            "whole-call-chunk",
+            _CHAT,
+            (12, 24),
+            "Groq, Mistral, xAI, llama.cpp",
+            "each call whole in one chunk: id, name and all its arguments",
+            sequential=True,
+        ),
+        Profile(
+            "args-in-last-chunk",
+            _CHAT,
+            (17,),
+            "vLLM tool parsers (xlam, hunyuan, GLM-4.7, step3, --stream-interval > 1)",
+            "call headers stream first; all argument text comes in the finish chunk",
+            sequential=True,
+        ),
+        Profile(
+            "same-index-in-chunk",
+            _CHAT,
+            (14,),
+            "vLLM with speculative decoding; Bedrock's OpenAI-compatible endpoint",
+            "two tool_calls entries with the same index inside one chunk",
+            sequential=True,
+        ),
+        Profile(
+            "stop-finish",
+            _CHAT,
+            (20,),
+            "OpenAI with a named tool_choice, vLLM parity, some models with 'required'",
+            "finish_reason 'stop' instead of 'tool_calls'",
+        ),
+        Profile(
+            "usage-only-last-chunk",
+            _CHAT,
+            (29,),
+            "OpenAI with stream_options.include_usage; vLLM, which sends it always",
+            "a last chunk with empty choices carrying only usage",
+        ),
+        Profile(
+            "content-filter-chunks",
+            _CHAT,
+            (21,),
+            "Azure OpenAI (asynchronous content filter)",
+            "chunks with empty choices or no delta, object '', filter results and offsets",
+        ),
+        Profile(
+            "unterminated-arguments",
+            _CHAT,
+            (18,),
+            "vLLM, DeepSeek-v4 deployments, routers at max_tokens",
+            "finish_reason 'tool_calls' while the last call's JSON is cut",
+            truncation=True,
+        ),
+    )
+}
