@@ -115,6 +115,7 @@ from ._events import (  # the events of every chunk, by name (no module lookup p
     ValueStarted,
 )
 from ._framing import DONE, FrameDecoder
+from ._json_types import json_equal
 from ._output import OutputRoute
 from ._partial_json import PartialJSONParser, snapshot_outdated
 from ._pricing import Prices, check_prices
@@ -249,6 +250,15 @@ def _arguments_event(
 
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
+
+
+def _same_value(value: Any, text: str) -> bool:
+    """Whether ``text`` is JSON for the same value as ``value`` (JSON equality)."""
+    try:
+        other = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return json_equal(value, other)
 
 
 def _changes_preview(json_events: tuple[JSONEvent, ...]) -> bool:
@@ -1183,6 +1193,10 @@ class StreamAssembler:
         )
 
     def _on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
+        """The whole arguments stated once more (``final_arguments``): the streamed text
+        that is missing is fed; fragments already complete that parse to the same JSON
+        value (:func:`json_equal`: member order, spacing and ``1`` vs ``1.0`` aside) stand;
+        anything else rejects the call."""
         if call.state is CallState.REJECTED:
             return
         have = call.raw()
@@ -1191,9 +1205,12 @@ class StreamAssembler:
         if final.startswith(have):
             self._on_args(call, final[len(have) :], payload, out)
             return
+        if call.parser.complete and _same_value(call.parser.close(), final):
+            return
         self._reject(
             call,
-            "the final arguments contradict the streamed fragments",
+            "the arguments also stated whole (the call's start input or its final "
+            "restatement) contradict the streamed fragments",
             None,
             payload,
             out,
