@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conftest import load_expected
-from toolwire import StreamAssembler, StreamFormatError
+from toolwire import Response, StreamAssembler, StreamFormatError
 from toolwire._core.deltas import (
     CallDelta,
     Delta,
@@ -36,6 +36,46 @@ class GeneralPathAssembler(StreamAssembler):
         super()._use(entry)
         self._fast = None
         self._fast_object = None
+
+
+def sse_body(payloads: Sequence[dict[str, Any]]) -> bytes:
+    """``payloads`` as an SSE body, each under its ``type`` (if any) as the event name."""
+    return b"".join(
+        (f"event: {p['type']}\n" if "type" in p else "").encode()
+        + f"data: {json.dumps(p)}\n\n".encode()
+        for p in payloads
+    )
+
+
+def assemble_bytes(chunks: Sequence[bytes], format: str = "auto") -> tuple[Response, list[Any]]:
+    """The response of a raw body fed in ``chunks``, and its events."""
+    asm = StreamAssembler(format=format)
+    events = [e for chunk in chunks for e in asm.feed_bytes(chunk)]
+    events.extend(asm.feed_eof())
+    return asm.close(), events
+
+
+def assemble_every_way(
+    payloads: Sequence[dict[str, Any]], objects: Sequence[Any] = (), *, body: bool = True
+) -> tuple[Response, list[Any]]:
+    """The response of ``payloads`` and its events, after checking that every way of
+    feeding them gives the same: as dicts and as the SDK's event ``objects`` (when given),
+    each on the fast and on the general path, and (``body``) as an SSE body fed whole and
+    byte by byte."""
+    runs: list[tuple[Response, list[Any]]] = []
+    for items in (payloads, objects):
+        for make in (StreamAssembler, GeneralPathAssembler):
+            if items:
+                asm = make()
+                events = [e for item in items for e in asm.feed(item)]
+                runs.append((asm.close(), events))
+    if body:
+        data = sse_body(payloads)
+        runs.append(assemble_bytes([data]))
+        runs.append(assemble_bytes([data[i : i + 1] for i in range(len(data))]))
+    for run in runs[1:]:
+        assert run == runs[0]
+    return runs[0]
 
 
 def read_payloads(path: Path) -> Iterator[tuple[dict[str, Any], str | None]]:
@@ -185,6 +225,9 @@ def accumulate(deltas: Sequence[Delta]) -> dict[str, Any]:
                 by_index = [c for c in open_calls if c["index"] == delta.index]
                 call = (by_id or by_index or open_calls)[-1]
             call["raw"] += delta.arguments
+            final = delta.final_arguments
+            if final is not None and final.startswith(call["raw"]):
+                call["raw"] = final  # a whole statement completes what streamed
             call["ended"] = call["ended"] or delta.end
             call["metadata"].update(delta.metadata or {})
         elif isinstance(delta, TextPart):

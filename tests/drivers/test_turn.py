@@ -5,6 +5,7 @@ caller mistakes it refuses."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -319,3 +320,49 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_function(
         TypeError, match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'$"
     ):
         toolwire.run_turn([], tools, executor=executor, fromat="auto")  # type: ignore[call-arg]
+
+
+def _wipe_turn(fragments: list[str]) -> list[dict[str, Any]]:
+    """An Anthropic turn whose one ``wipe_disk`` call carries its input at the start."""
+    block = {"type": "tool_use", "id": "toolu_w", "name": "wipe_disk"}
+    return [
+        {"type": "message_start", "message": {"id": "msg_w", "type": "message",
+         "role": "assistant", "model": "claude-test", "content": [],
+         "usage": {"input_tokens": 9, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {**block, "input": {"device": "/dev/sdz-scratch"}}},
+        *({"type": "content_block_delta", "index": 0,
+           "delta": {"type": "input_json_delta", "partial_json": f}} for f in fragments),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fragments", "wiped"),
+    [([""], ["/dev/sdz-scratch"]), (["", '{"device": "/dev/sda"}'], [])],
+)
+def test_a_start_input_is_what_the_tool_runs_with_or_nothing_runs(
+    fragments: list[str], wiped: list[str]
+) -> None:
+    """The executor runs a call with its start input, never with the tool's defaults, and
+    runs nothing when the fragments contradict the start input."""
+    ran: list[str] = []
+    box = toolwire.Toolbox()
+
+    @box.tool
+    def wipe_disk(device: str = "/dev/sda") -> str:
+        """Wipe a disk."""
+        ran.append(device)
+        return f"wiped {device}"
+
+    executor = toolwire.Executor(box, store=toolwire.MemoryStore(), scope="wipe")
+    turn = toolwire.run_turn(_wipe_turn(fragments), box, executor=executor)
+    assert ran == wiped
+    (outcome,) = turn.outcomes
+    if wiped:
+        assert (outcome.status, outcome.value) == ("completed", f"wiped {wiped[0]}")
+    else:
+        assert outcome.status == "rejected" and "contradict" in json.dumps(turn.messages)

@@ -12,22 +12,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter_support import (
     accumulate,
+    assemble_bytes,
+    assemble_every_way,
     assert_matches_expected,
     assert_only_format_errors,
     check_deltas,
     corpus_files,
     mutated_streams,
     read_payloads,
+    sse_body,
     translate_all,
     without_parts,
 )
 from conftest import load_expected
-from toolwire import StreamFormatError
+from drivers_support import splits
+from toolwire import Response, StreamFormatError, ToolCallRejected
 from toolwire._core.deltas import (
     CallDelta,
     Delta,
@@ -186,19 +190,117 @@ def test_empty_start_input_is_never_argument_text() -> None:
 
 
 def test_nonempty_start_input_without_fragments_is_a_whole_call() -> None:
-    """A non-empty ``input`` and no input_json_delta at all: the input is the arguments."""
+    """A non-empty ``input`` and no input_json_delta at all: the stop states it whole."""
     start = tool_start(0, input={"path": "é.txt", "n": 2})
     calls = calls_of(run([start, block_stop(0)]))
     assert calls[-1] == CallDelta(
-        id="toolu_1", index=0, arguments='{"path":"é.txt","n":2}', start=False, end=True
+        id="toolu_1", index=0, final_arguments='{"path":"é.txt","n":2}', start=False, end=True
     )
 
 
-def test_nonempty_start_input_is_ignored_when_fragments_follow() -> None:
-    """When fragments arrive they are the arguments; the start input is never added."""
+def test_nonempty_start_input_is_restated_at_the_stop_after_fragments() -> None:
+    """Fragments stream as they come, and the stop still restates the start input, for
+    the assembler to check them against."""
     start = tool_start(0, input={"stale": True})
-    calls = calls_of(run([start, json_delta(0, '{"a":1}'), block_stop(0)]))
-    assert "".join(c.arguments for c in calls) == '{"a":1}'
+    calls = calls_of(run([start, json_delta(0, ""), json_delta(0, '{"a":1}'), block_stop(0)]))
+    assert [c.arguments for c in calls] == ["", '{"a":1}', ""]
+    assert calls[-1].final_arguments == '{"stale":true}' and calls[-1].end
+
+
+# ------------------------------------------- start input through the assembler
+
+WIPE = {"device": "/dev/sdz-scratch"}
+
+_SDK_EVENTS = {
+    "message_start": "RawMessageStartEvent",
+    "content_block_start": "RawContentBlockStartEvent",
+    "content_block_delta": "RawContentBlockDeltaEvent",
+    "content_block_stop": "RawContentBlockStopEvent",
+    "message_delta": "RawMessageDeltaEvent",
+    "message_stop": "RawMessageStopEvent",
+}
+
+
+def wipe_stream(start_input: dict[str, Any], *fragments: str) -> list[dict[str, Any]]:
+    """One ``wipe_disk`` call whose start carries ``start_input``, then ``fragments``."""
+    return [
+        message_start(),
+        tool_start(0, "toolu_w", "wipe_disk", input=start_input),
+        *(json_delta(0, f) for f in fragments),
+        block_stop(0),
+        message_delta("tool_use"),
+        STOP,
+    ]
+
+
+def sdk_events(payloads: Sequence[dict[str, Any]]) -> list[Any]:
+    """The ``anthropic`` SDK's event objects for ``payloads``."""
+    types = importlib.import_module("anthropic.types")
+    return [getattr(types, _SDK_EVENTS[p["type"]]).model_validate(p) for p in payloads]
+
+
+def assemble(payloads: list[dict[str, Any]]) -> tuple[Response, list[Any]]:
+    """The response of ``payloads``, the same as dicts, SDK objects and SSE bytes (whole
+    and byte by byte), on the fast and the general path."""
+    return assemble_every_way(payloads, sdk_events(payloads))
+
+
+def test_start_input_survives_the_empty_first_fragment() -> None:
+    """The start input is the call when only the empty first fragment follows."""
+    response, _ = assemble(wipe_stream(WIPE, ""))
+    (call,) = response.tool_calls
+    assert (call.name, call.arguments) == ("wipe_disk", WIPE)
+    assert response.rejected == []
+
+
+def test_fragments_that_say_what_the_start_input_says_are_accepted() -> None:
+    """Fragments whose JSON value equals the start input's (spacing, member order and
+    1 vs 1.0 aside), or that are a prefix of its text, are accepted as the call."""
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        (WIPE, ['{"device":"/dev/sdz']),  # a prefix of the start input: completed by it
+        (WIPE, ["", '{"device":"/dev/sdz-scratch"}']),  # repeated, compact
+        (WIPE, ["", '{"device": "/dev/', 'sdz-scratch"}']),  # repeated, spaced, in pieces
+        ({"a": 1, "b": [True, None]}, ['{"b": [true, null], ', '"a": 1.0}']),  # order, 1.0
+    ]
+    for start_input, fragments in cases:
+        response, events = assemble(wipe_stream(start_input, *fragments))
+        assert [c.arguments for c in response.tool_calls] == [start_input], fragments
+        assert response.rejected == [] and not any(isinstance(e, ToolCallRejected) for e in events)
+
+
+@pytest.mark.parametrize(
+    ("start_input", "fragments"),
+    [
+        (WIPE, ["", '{"device": "/dev/sda"}']),  # another value
+        (WIPE, ['{"device": "/dev/sdz-scratch", "force": true}']),  # one member more
+        (WIPE, ["{}"]),  # nothing at all
+        ({"n": 1}, ['{"n": true}']),  # a boolean is never a number
+        (WIPE, ['{"device": "/dev/sd']),  # unfinished, and not the start input's text
+    ],
+)
+def test_fragments_that_contradict_the_start_input_reject_the_call(
+    start_input: dict[str, Any], fragments: list[str]
+) -> None:
+    """A start input contradicted by the fragments rejects the call: data, not an error."""
+    response, events = assemble(wipe_stream(start_input, *fragments))
+    assert response.tool_calls == []
+    (rejected,) = response.rejected
+    assert rejected.name == "wipe_disk" and rejected.raw_arguments == "".join(fragments)
+    assert "start input" in rejected.reason and "contradict" in rejected.reason
+    assert [e.reason for e in events if isinstance(e, ToolCallRejected)] == [rejected.reason]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2000), max_size=12), st.booleans())
+def test_start_input_streams_read_the_same_at_any_split(cuts: list[int], agree: bool) -> None:
+    """An SSE body with a start input reads the same wherever it is cut: the start input
+    is the call, or the contradicting fragments reject it."""
+    fragment = '{"device": "/dev/sdz-scratch"}' if agree else '{"device": "/dev/sda"}'
+    response, _ = assemble_bytes(splits(sse_body(wipe_stream(WIPE, "", fragment)), cuts))
+    if agree:
+        assert [c.arguments for c in response.tool_calls] == [WIPE]
+    else:
+        assert response.tool_calls == [] and len(response.rejected) == 1
 
 
 @pytest.mark.parametrize(

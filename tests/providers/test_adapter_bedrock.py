@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from adapter_support import (
     accumulate,
+    assemble_bytes,
+    assemble_every_way,
     assert_matches_expected,
     assert_only_format_errors,
     check_deltas,
@@ -127,6 +129,49 @@ def test_tool_block_without_input_has_empty_arguments() -> None:
     """A tool block that gets no input delta ends with empty argument text."""
     calls = [d for d in run([tool_start(0), stop(0)]) if isinstance(d, CallDelta)]
     assert "".join(c.arguments for c in calls) == "" and calls[-1].end
+
+
+def start_input_turn(start_input: Any, *inputs: str) -> list[dict[str, Any]]:
+    """A tool block whose ``start.toolUse`` carries ``input``, then ``inputs`` deltas."""
+    start = tool_start(0, "tooluse_w", "wipe_disk")
+    start["contentBlockStart"]["start"]["toolUse"]["input"] = start_input
+    return [
+        {"messageStart": {"role": "assistant"}},
+        start,
+        *(delta(0, toolUse={"input": text}) for text in inputs),
+        stop(0),
+        message_stop("tool_use"),
+    ]
+
+
+def assemble_turn(payloads: list[dict[str, Any]]) -> Any:
+    """The response of ``payloads`` as dicts and as an event-stream body (whole and byte
+    by byte), checked to agree."""
+    response, events = assemble_every_way(payloads, body=False)
+    body = b"".join(event_message(next(iter(p)), next(iter(p.values()))) for p in payloads)
+    assert assemble_bytes([body]) == (response, events)
+    assert assemble_bytes([body[i : i + 1] for i in range(len(body))]) == (response, events)
+    return response
+
+
+def test_a_start_input_is_never_dropped() -> None:
+    """An ``input`` in ``start.toolUse`` (not in the API, but sent by proxies) counts: an
+    object alone is the call and stands with deltas that say the same, JSON text is the
+    first fragment."""
+    wipe = {"device": "/dev/sdz-scratch"}
+    for payloads in (
+        start_input_turn(wipe),
+        start_input_turn(wipe, '{"device": "/dev/sdz-scratch"}'),
+        start_input_turn('{"device": ', '"/dev/sdz-scratch"}'),
+    ):
+        response = assemble_turn(payloads)
+        assert [c.arguments for c in response.tool_calls] == [wipe], payloads
+
+
+def test_deltas_that_contradict_a_start_input_object_reject_the_call() -> None:
+    """Input deltas that say something else than the start input object reject the call."""
+    response = assemble_turn(start_input_turn({"device": "/dev/sdz-scratch"}, '{"device": "x"}'))
+    assert response.tool_calls == [] and "contradict" in response.rejected[0].reason
 
 
 @pytest.mark.parametrize(

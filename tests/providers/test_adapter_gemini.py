@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from adapter_support import (
     accumulate,
+    assemble_every_way,
     assert_matches_expected,
     assert_only_format_errors,
     check_deltas,
@@ -263,6 +264,44 @@ def test_streamed_call_without_arguments_is_an_empty_object() -> None:
     """A streamed call closed before any partialArgs has the argument text ``{}``."""
     deltas = run([chunk(call(name="f", willContinue=True)), chunk(call())])
     assert arguments(deltas) == "{}"
+
+
+def streamed_turn(start_args: dict[str, Any], *parts: dict[str, Any]) -> list[dict[str, Any]]:
+    """A streamed call opened with ``args``, then ``parts``, its end and the finish."""
+    return [
+        chunk(call(name="wipe_disk", willContinue=True, args=start_args), responseId="r9"),
+        *parts,
+        chunk(call()),
+        chunk({"text": ""}, finish="STOP"),
+    ]
+
+
+def genai_chunks(payloads: list[dict[str, Any]]) -> list[Any]:
+    """google-genai's ``GenerateContentResponse`` objects for ``payloads``."""
+    from google.genai import types
+
+    return [types.GenerateContentResponse.model_validate(p) for p in payloads]
+
+
+def test_args_on_the_part_that_opens_a_streamed_call_are_never_dropped() -> None:
+    """Start ``args`` are the call when no partialArgs follow, and stand with partialArgs
+    that give the same object."""
+    wipe = {"device": "/dev/sdz-scratch"}
+    for parts in ([], [partial(arg("$.device", stringValue="/dev/sdz-scratch"))]):
+        payloads = streamed_turn(wipe, *parts)
+        response, _ = assemble_every_way(payloads, genai_chunks(payloads))
+        assert [c.arguments for c in response.tool_calls] == [wipe], parts
+
+
+def test_partial_args_that_contradict_the_start_args_reject_the_call() -> None:
+    """partialArgs that say something else than the start ``args`` reject the call."""
+    payloads = streamed_turn(
+        {"device": "/dev/sdz-scratch"}, partial(arg("$.device", stringValue="/dev/sda"))
+    )
+    response, _ = assemble_every_way(payloads, genai_chunks(payloads))
+    assert response.tool_calls == []
+    assert response.rejected[0].raw_arguments == '{"device":"/dev/sda"}'
+    assert "contradict" in response.rejected[0].reason
 
 
 def test_open_streamed_call_is_left_unterminated_at_finish() -> None:

@@ -127,8 +127,21 @@ def test_done_contradicting_the_deltas_rejects_the_call() -> None:
     ).completed()
     events, response = run(s.events)
     assert response.tool_calls == []
-    assert response.rejected[0].reason.startswith("the final arguments contradict")
+    assert "contradict the streamed fragments" in response.rejected[0].reason
     assert any(isinstance(e, ToolCallRejected) for e in events)
+
+
+def test_done_restating_the_same_value_in_other_text_is_accepted() -> None:
+    """A restatement with other spacing and member order is the same JSON value: the call
+    stands, with the text that streamed."""
+    streamed = '{"a": 1, "b": [true, null]}'
+    s = Stream().created().item(0, "fc_1", "call_1", "f").delta(0, "fc_1", streamed)
+    s.args_done(0, "fc_1", '{"b":[true,null],"a":1.0}')
+    s.item(0, "fc_1", "call_1", "f", '{"b":[true,null],"a":1}', done=True).completed()
+    _, response = run(s.events)
+    assert response.rejected == []
+    (call,) = response.tool_calls
+    assert (call.arguments, call.raw_arguments) == ({"a": 1, "b": [True, None]}, streamed)
 
 
 def test_parallel_items_interleaved() -> None:

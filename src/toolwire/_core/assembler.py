@@ -116,6 +116,7 @@ from .events import (
     ValueStarted,
 )
 from .framing import DONE, FrameDecoder
+from .json_types import json_equal
 from .partial_json import PartialJSONParser, snapshot_outdated
 from .pricing import Prices, check_prices
 from .providers import Provider, detect, provider
@@ -249,6 +250,15 @@ def _arguments_event(
 
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
+
+
+def _same_value(value: Any, text: str) -> bool:
+    """Whether ``text`` is JSON for the same value as ``value`` (JSON equality)."""
+    try:
+        other = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return json_equal(value, other)
 
 
 def _changes_preview(json_events: tuple[JSONEvent, ...]) -> bool:
@@ -1139,6 +1149,10 @@ class Assembler:
         )
 
     def _on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
+        """The whole arguments stated once more (``final_arguments``): the streamed text
+        that is missing is fed; fragments already complete that parse to the same JSON
+        value (:func:`json_equal`: member order, spacing and ``1`` vs ``1.0`` aside) stand;
+        anything else rejects the call."""
         if call.state is CallState.REJECTED:
             return
         have = call.raw()
@@ -1147,9 +1161,12 @@ class Assembler:
         if final.startswith(have):
             self._on_args(call, final[len(have) :], payload, out)
             return
+        if call.parser.complete and _same_value(call.parser.close(), final):
+            return
         self._reject(
             call,
-            "the final arguments contradict the streamed fragments",
+            "the arguments also stated whole (the call's start input or its final "
+            "restatement) contradict the streamed fragments",
             None,
             payload,
             out,

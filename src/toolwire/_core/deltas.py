@@ -122,9 +122,11 @@ class CallDelta:
       Responses ``output_index``); may be missing, sparse, or reused.
     - ``name``: set once per call; ``None`` or ``""`` when this piece does not carry it.
     - ``arguments``: a fragment of the JSON argument text (``""`` when none).
-    - ``final_arguments``: the complete argument text as the provider restates it at the
-      end (Responses ``function_call_arguments.done``); the assembler feeds what is
-      missing and rejects the call if it contradicts the fragments.
+    - ``final_arguments``: the complete argument text as the provider states it whole
+      (Responses ``function_call_arguments.done``; a non-empty Anthropic, Bedrock or
+      Gemini start input, restated by the adapter with the call's end); the assembler
+      feeds what is missing, accepts complete fragments of the same JSON value, and
+      rejects the call if they say anything else.
     - ``start``: ``True`` when the format says explicitly that this piece opens a new call
       (``content_block_start``, ``output_item.added``, ``contentBlockStart``, a whole
       Gemini or Ollama call); ``False`` when the format says it must continue an open

@@ -60,6 +60,8 @@ from urllib.parse import urljoin
 import jsonschema_rs
 from jsonschema_rs import ValidationErrorKind as Kind
 
+from .._core.json_types import json_canonical as _canonical
+from .._core.json_types import json_equal
 from .._core.jsonpointer import format_fragment, format_pointer, resolve
 from .._core.partial_json import DEFAULT_MAX_DEPTH
 from .._errors import ToolDefinitionError
@@ -217,32 +219,6 @@ def describe_value(value: Any) -> str:
         n = len(value)
         return f"an object with {n} key{'' if n == 1 else 's'}"
     return f"a value of Python type {type(value).__name__} (not a JSON value)"
-
-
-def _canonical(value: Any) -> Any:
-    """A hashable form of a JSON value under JSON equality (``1 == 1.0``, ``true != 1``)."""
-    if value is None:
-        return ("null",)
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, int):
-        return ("num", value)
-    if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer():
-            return ("num", int(value))
-        return ("num", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, list):
-        return ("arr", tuple(_canonical(v) for v in value))
-    if isinstance(value, dict):
-        return ("obj", frozenset((str(k), _canonical(v)) for k, v in value.items()))
-    return ("py", id(value))  # not a JSON value: equal only to itself
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Whether two JSON values are equal the way JSON Schema compares them."""
-    return bool(_canonical(a) == _canonical(b))
 
 
 _PLAIN_SCALARS = frozenset({str, int, bool, type(None)})

@@ -16,13 +16,14 @@ Guaranteed:
   ``message_delta`` usage (running output total) gives another ``UsageDelta``.
 - ``tool_use`` blocks become calls: ``start=True`` with id, name and block index at
   ``content_block_start``, one ``CallDelta`` per non-empty ``input_json_delta`` fragment,
-  ``end=True`` at ``content_block_stop``. The ``input`` object at the start is the API's
-  placeholder (``{}``) when fragments follow, so it is never emitted as argument text;
-  only a block that ends with *no* ``input_json_delta`` at all and a non-empty ``input``
-  is a whole call, and its ``input`` is then emitted (compact JSON) with the end. A block
-  that never gets its ``content_block_stop`` therefore never becomes final, whatever the
-  start carried (the assembler raises ``StreamAborted``). The empty first fragment
-  (``partial_json: ""``) is matched by type and skipped.
+  ``end=True`` at ``content_block_stop``. An empty start ``input`` (``{}``) is the API's
+  placeholder when fragments follow and is never argument text. A non-empty one counts
+  like the fragments: it is never dropped, but restated (compact JSON) as the stop's
+  ``final_arguments``, so the assembler takes it as the whole call when no fragment came,
+  accepts fragments that say the same (the same JSON value), and rejects the call when
+  they say something else. A block that never gets its ``content_block_stop`` therefore
+  never becomes final, whatever the start carried (the assembler raises
+  ``StreamAborted``). The empty first fragment (``partial_json: ""``) carries nothing.
 - ``text`` blocks become ``TextPart`` and ``thinking`` blocks ``ReasoningPart``, each
   block opening its own part (``PartDelta(start=True)``) so that the assistant turn can
   repeat the blocks in order; ``signature_delta`` is kept as the thinking part's
@@ -113,8 +114,7 @@ class _Block:
 
     kind: str
     call_id: str | None = None
-    start_input: dict[str, Any] | None = None
-    saw_fragment: bool = False
+    start_input: str | None = None  # a non-empty start ``input``, as compact JSON
     stopped: bool = False
 
 
@@ -248,7 +248,10 @@ class AnthropicAdapter:
         call_id = read.req_str(block, "id", "content_block", payload)
         name = read.req_str(block, "name", "content_block", payload)
         start_input = read.opt_dict(block, "input", "content_block", payload)
-        self._blocks[index] = _Block(_TOOL, call_id=call_id or None, start_input=start_input)
+        text = None  # the placeholder {} (or no input) states nothing
+        if start_input:
+            text = read.dump_arguments(start_input, "content_block.input", payload)
+        self._blocks[index] = _Block(_TOOL, call_id=call_id or None, start_input=text)
         return [d.CallDelta(id=call_id or None, index=index, name=name, start=True)]
 
     def _open_block(self, payload: dict[str, Any], where: str) -> tuple[int, _Block]:
@@ -264,8 +267,7 @@ class AnthropicAdapter:
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(tool_use id, block index, text)`` when ``payload`` is one non-empty
         ``input_json_delta`` of an open ``tool_use`` block (the bulk of a big call), else
-        ``None``. It changes nothing that :meth:`translate` would not change in the same
-        way (it marks the block as having fragments), so the assembler may fall back."""
+        ``None`` (pure, so the assembler may fall back)."""
         if payload.get("type") != "content_block_delta":
             return None
         delta = payload.get("delta")
@@ -292,7 +294,6 @@ class AnthropicAdapter:
         block = self._blocks.get(index)
         if block is None or block.kind != _TOOL or block.stopped:
             return None
-        block.saw_fragment = True
         return block.call_id, index, text
 
     def _block_delta(self, payload: dict[str, Any]) -> list[d.Delta]:
@@ -307,10 +308,7 @@ class AnthropicAdapter:
         if dtype == "input_json_delta":
             self._expect(block, (_TOOL, _SERVER), dtype, index, payload)
             fragment = read.req_str(delta, "partial_json", where, payload)
-            if block.kind == _SERVER:
-                return []
-            block.saw_fragment = True
-            if not fragment:  # the API's empty first fragment carries nothing
+            if block.kind == _SERVER or not fragment:  # the empty first fragment: nothing
                 return []
             return [d.CallDelta(id=block.call_id, index=index, arguments=fragment, start=False)]
         if dtype == "thinking_delta":
@@ -331,17 +329,20 @@ class AnthropicAdapter:
             raise read.fail(f"{dtype} in content block {index}, a {block.kind} block", payload)
 
     def _block_stop(self, payload: dict[str, Any]) -> list[d.Delta]:
-        """End the block; a tool block without fragments emits its start ``input``."""
+        """End the block; a tool block restates a non-empty start ``input`` as its final
+        arguments (the whole call without fragments, else checked against them)."""
         index, block = self._open_block(payload, "content_block_stop")
         block.stopped = True
         if block.kind != _TOOL:
             return []
-        arguments = ""
-        if not block.saw_fragment and block.start_input:
-            # No fragment ever came: the input given at the start is the whole call.
-            arguments = read.dump_arguments(block.start_input, "content_block.input", payload)
         return [
-            d.CallDelta(id=block.call_id, index=index, arguments=arguments, start=False, end=True)
+            d.CallDelta(
+                id=block.call_id,
+                index=index,
+                final_arguments=block.start_input,
+                start=False,
+                end=True,
+            )
         ]
 
 

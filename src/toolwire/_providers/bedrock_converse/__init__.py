@@ -15,7 +15,10 @@ Guaranteed:
   as id, ``name``, ``contentBlockIndex`` as index); each ``contentBlockDelta`` with
   ``delta.toolUse.input`` (JSON text, possibly split) continues it; ``contentBlockStop``
   ends it (``end=True``). A tool block that never gets an input delta has empty argument
-  text (the assembler and validation decide what that means for the tool).
+  text (the assembler and validation decide what that means for the tool). The API's
+  ``start.toolUse`` carries no ``input``; one that does (a proxy's) is never dropped:
+  JSON text is the first fragment, and a non-empty object is restated with the end as
+  ``final_arguments`` (as Anthropic's start ``input``; ``{}`` states nothing).
 - ``delta.text`` is text and ``delta.reasoningContent.text`` reasoning; its ``signature``
   is kept on the reasoning part and ``redactedContent`` as an item part, both to be sent
   back with the next request. Text blocks have no ``contentBlockStart`` in Bedrock, so
@@ -96,6 +99,7 @@ class BedrockConverseAdapter:
 
     def __init__(self) -> None:
         self._tools: dict[int, str | None] = {}  # open tool blocks: index -> toolUseId
+        self._inputs: dict[int, str] = {}  # open tool blocks' start input objects, as JSON
         self._part: tuple[str, int] | None = None  # kind and block index of the last part
         self._stopped: set[int] = set()
         self._finished = False
@@ -168,9 +172,17 @@ class BedrockConverseAdapter:
         name = read.opt_str(tool, "name", where, payload)
         if name is None:
             raise read.fail(f"{where}.name is missing", payload)
+        start_input = tool.get("input")
+        fragment = ""
+        if type(start_input) is str:
+            fragment = start_input
+        elif start_input is not None:
+            value = read.opt_dict(tool, "input", where, payload)
+            if value:
+                self._inputs[index] = read.dump_arguments(value, f"{where}.input", payload)
         self._tools[index] = call_id
         self._part = None
-        return [d.CallDelta(id=call_id, index=index, name=name, start=True)]
+        return [d.CallDelta(id=call_id, index=index, name=name, arguments=fragment, start=True)]
 
     def _delta(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
         index = read.req_count(body, "contentBlockIndex", "contentBlockDelta", payload)
@@ -246,7 +258,9 @@ class BedrockConverseAdapter:
         self._stopped.add(index)
         if index not in self._tools:
             return []
-        return [d.CallDelta(id=self._tools.pop(index), index=index, start=False, end=True)]
+        final = self._inputs.pop(index, None)
+        call_id = self._tools.pop(index)
+        return [d.CallDelta(id=call_id, index=index, final_arguments=final, start=False, end=True)]
 
 
 # ------------------------------------------------------------------- the provider

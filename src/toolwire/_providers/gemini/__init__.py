@@ -15,7 +15,10 @@ position) is translated. Its parts are read in order:
   ``partialArgs`` (``jsonPath`` plus one of ``stringValue``/``numberValue``/``boolValue``/
   ``nullValue``, string pieces continued by ``willContinue``) add to it, bare
   ``{willContinue: true}`` parts keep it alive, and the first ``functionCall`` without
-  ``willContinue`` (usually ``{}``, or the last ``partialArgs`` part) ends it.
+  ``willContinue`` (usually ``{}``, or the last ``partialArgs`` part) ends it. ``args``
+  on the part that opens a streamed call is never dropped: a non-empty object is
+  restated with the call's end as ``final_arguments`` (checked against the streamed
+  text by the assembler), and ``{}`` states nothing.
 
 Streamed arguments are **translated into JSON text as they arrive**, not buffered: a small
 writer keeps the stack of open containers and emits, per ``partialArgs`` entry, the
@@ -238,6 +241,11 @@ class _ArgumentWriter:
             raise read.fail(f"{raw_path}: partialArgs entry carries no value", payload)
         return "".join(out)
 
+    @property
+    def opened(self) -> bool:
+        """Whether any entry was written (the argument object is open)."""
+        return bool(self._frames)
+
     def finish(self) -> str:
         """The text that closes everything still open (``{}`` when nothing was written)."""
         if not self._frames:
@@ -340,6 +348,7 @@ class GeminiAdapter:
         self._calls = 0  # calls started so far: the next call's index
         self._writer: _ArgumentWriter | None = None  # the streamed call being written
         self._open_index = 0
+        self._open_args: str | None = None  # the streamed call's non-empty start args, as JSON
         self._meta: tuple[str | None, str | None, str | None] = (None, None, None)
         self._finished = False
         self._run: tuple[str, bool] | None = None  # kind of the text run, and if signed
@@ -460,15 +469,19 @@ class GeminiAdapter:
             if call.get("args") is not None:
                 raise read.fail("functionCall.args inside a streamed call", payload)
             text = self._write(self._writer, entries, payload)
+            final = None
             if not more:
-                text += self._writer.finish()
-                self._writer = None
+                final = self._open_args
+                if final is None or self._writer.opened:  # else the start args are the call
+                    text += self._writer.finish()
+                self._writer, self._open_args = None, None
             elif not text and not metadata:
                 return []  # a keep-alive part: the call goes on, nothing to add
             return [
                 d.CallDelta(
                     index=self._open_index,
                     arguments=text,
+                    final_arguments=final,
                     start=False,
                     end=not more,
                     metadata=metadata,
@@ -481,21 +494,25 @@ class GeminiAdapter:
         call_id = read.opt_str(call, "id", where, payload) or None
         index = self._calls
         self._calls += 1
+        args = call.get("args")
+        if args is None:
+            args = {}
+        elif not isinstance(args, dict):
+            raise read.fail(
+                f"functionCall.args must be an object, got {read.type_name(args)}", payload
+            )
+        final = None
         if more or entries:
+            if args:  # stated at the start: never dropped, checked at the call's end
+                final = read.dump_arguments(args, "functionCall.args", payload)
             writer = _ArgumentWriter()
             text = self._write(writer, entries, payload)
             if more:
-                self._writer, self._open_index = writer, index
+                self._writer, self._open_index, self._open_args = writer, index, final
+                final = None
             else:
                 text += writer.finish()
         else:
-            args = call.get("args")
-            if args is None:
-                args = {}
-            elif not isinstance(args, dict):
-                raise read.fail(
-                    f"functionCall.args must be an object, got {read.type_name(args)}", payload
-                )
             text = read.dump_arguments(args, "functionCall.args", payload)
         return [
             d.CallDelta(
@@ -503,6 +520,7 @@ class GeminiAdapter:
                 index=index,
                 name=name,
                 arguments=text,
+                final_arguments=final,
                 start=True,
                 end=not more,
                 metadata=metadata,
