@@ -789,3 +789,16 @@ def test_a_deep_part_pydantic_validates_whole_is_a_typed_error() -> None:
     asm, _ = _assemble(Checked, [_chain(999)])
     with pytest.raises(OutputValidationError, match="deeper than pydantic validates it whole"):
         asm.close()
+
+
+@_settings
+@given(cases())
+def test_validation_part_by_part_equals_pydantics_json_validation(case: Any) -> None:
+    """What deep documents get (each container validated from its validated members)
+    equals ``model_validate_json`` on the documents pydantic reads."""
+    from toolwire._output_shapes import pydantic_shape, validate_by_parts
+
+    model, _spec, text, _pieces = case
+    assert validate_by_parts(pydantic_shape(model)[0], json.loads(text)) == (
+        model.model_validate_json(text)
+    )
