@@ -665,3 +665,140 @@ def test_a_schema_target_grows_monotonically_to_the_json_value(case: Any) -> Non
     assert output == json.loads(text)
     for a, b in itertools.pairwise([*seen, output]):
         assert a is MISSING or is_prefix(a, b)
+
+
+# ------------------------------------------------------------------------------ depth
+
+# The partial-JSON parser's nesting limit; pydantic's JSON reader stops at 201 containers
+# and its Python-mode validation at 255 nested models.
+PARSER_DEPTH = 1000
+
+
+class Chain(BaseModel):
+    """A recursive model: one container per level."""
+
+    child: Chain | None = None
+
+
+class Branches(BaseModel):
+    """A recursive model through a list: two containers per level."""
+
+    kids: list[Branches] = []
+
+
+class Checked(BaseModel):
+    """A recursive model whose recursive field has its own validator (validated whole)."""
+
+    child: Checked | None = None
+
+    @field_validator("child")
+    @classmethod
+    def _keep(cls, value: Any) -> Any:
+        return value
+
+
+def _chain(depth: int) -> str:
+    """A ``Chain`` document of ``depth`` nested objects."""
+    return '{"child": ' * (depth - 1) + "{}" + "}" * (depth - 1)
+
+
+def _branches(depth: int) -> str:
+    """A ``Branches`` document of ``depth`` nested containers (objects and lists)."""
+    levels = (depth + 1) // 2
+    return '{"kids": [' * (levels - 1) + "{}" + "]}" * (levels - 1)
+
+
+def _levels(value: Any, field: str) -> int:
+    """How many models are nested in ``value`` along ``field`` (iteratively)."""
+    count = 1
+    while True:
+        value = getattr(value, field)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value is None:
+            return count
+        count += 1
+
+
+def test_a_recursive_output_validates_at_every_depth_the_parser_reads() -> None:
+    """A valid recursive document validates at any depth up to the parser's limit, also
+    where pydantic's JSON reader refuses it (equal to ``model_validate_json`` where it reads)."""
+    for depth, (model, make, levels, field) in itertools.product(
+        [1, 199, 200, 201, 202, 250, 256, 999, PARSER_DEPTH],
+        [
+            (Chain, _chain, lambda d: d, "child"),
+            (Branches, _branches, lambda d: (d + 1) // 2, "kids"),
+        ],
+    ):
+        text = make(depth)
+        asm, _ = _assemble(model, [text])
+        output = asm.close().output
+        assert isinstance(output, model) and _levels(output, field) == levels(depth)
+        if depth <= 201:
+            assert output == model.model_validate_json(text)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([202, 999, PARSER_DEPTH]), st.lists(st.integers(0, 10_000), max_size=30))
+def test_a_deep_output_validates_however_the_text_is_split(depth: int, cuts: list[int]) -> None:
+    """Deep documents give the same validated output at Hypothesis-chosen splits."""
+    text = _chain(depth)
+    asm, events = _assemble(Chain, pieces_at(text, cuts))
+    output = asm.close().output
+    assert _levels(output, "child") == depth
+    assert [e for e in events if type(e) is OutputPreview][-1].complete
+
+
+def test_a_deep_output_validates_fed_character_by_character() -> None:
+    """A document deeper than pydantic reads validates fed one character at a time."""
+    text = _branches(300)
+    asm, _ = _assemble(Branches, list(text))
+    assert _levels(asm.close().output, "kids") == 150
+
+
+def test_the_parsers_limit_is_the_only_depth_limit() -> None:
+    """Text output and a forced tool's arguments validate at the parser's limit; one
+    container more is the parser's error (an ``OutputSyntaxError`` at that container),
+    never a validation error."""
+    for model, make in ((Chain, _chain), (Branches, _branches)):
+        asm, _ = _assemble(model, [make(PARSER_DEPTH)])
+        assert isinstance(asm.close().output, model)
+        text = make(PARSER_DEPTH + 1)
+        asm, _ = _assemble(model, [text])
+        with pytest.raises(OutputSyntaxError, match="max_depth=1000") as info:
+            asm.close()
+        assert info.value.offset == text.index("{}")  # the innermost object is one too many
+    for depth in (PARSER_DEPTH, PARSER_DEPTH + 1):
+        text = _chain(depth)
+        asm = StreamAssembler(output=Chain, output_tool="answer")
+        for payload in _anthropic_tool_stream([text[:4000], text[4000:]]):
+            asm.feed(payload)
+        if depth == PARSER_DEPTH:
+            assert _levels(asm.close().output, "child") == PARSER_DEPTH
+        else:
+            with pytest.raises(OutputSyntaxError, match="max_depth=1000"):
+                asm.close()
+
+
+def test_a_deep_part_pydantic_validates_whole_is_a_typed_error() -> None:
+    """A deep part that only pydantic can validate whole (a field with its own validator)
+    validates as deep as pydantic goes and beyond gives an ``OutputValidationError`` that
+    says why, never a ``RecursionError``."""
+    asm, _ = _assemble(Checked, [_chain(250)])
+    assert _levels(asm.close().output, "child") == 250
+    asm, _ = _assemble(Checked, [_chain(999)])
+    with pytest.raises(OutputValidationError, match="deeper than pydantic validates it whole"):
+        asm.close()
+
+
+@_settings
+@given(cases())
+def test_validation_part_by_part_equals_pydantics_json_validation(case: Any) -> None:
+    """What deep documents get (each container validated from its validated members)
+    equals ``model_validate_json`` on the documents pydantic reads."""
+    from toolwire._output.shapes import pydantic_shape, validate_by_parts
+
+    model, _spec, text, _pieces = case
+    assert validate_by_parts(pydantic_shape(model)[0], json.loads(text)) == (
+        model.model_validate_json(text)
+    )

@@ -157,6 +157,36 @@ def test_deep_nesting_raises_a_typed_error() -> None:
         arguments_hash(value)
 
 
+def _wrapped(depth: int, leaf: Any) -> Any:
+    """``leaf`` inside ``depth`` containers, objects and arrays in turn (no recursion)."""
+    value = leaf
+    for level in range(depth):
+        value = {"é\n": value, "a": [1.5, "x"]} if level % 2 else [value, None, 2**53 - 1]
+    return value
+
+
+@settings(max_examples=10, deadline=None)
+@given(scalars, st.sampled_from([300, 999, 1000]))
+def test_deep_arguments_hash_to_their_rfc8785_form(leaf: Any, depth: int) -> None:
+    """Arguments as deep as the parser reads (1,000 containers) get the same RFC 8785 bytes
+    as the reference implementation (run here with a raised recursion limit); one level
+    more is the typed error."""
+    import sys
+
+    from toolwire._execution.idempotency import canonical_json
+
+    value = _wrapped(depth, leaf)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        expected = rfc8785.dumps(value)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert canonical_json(value) == expected
+    with pytest.raises(IdempotencyKeyError, match="nest too deeply"):
+        arguments_hash([_wrapped(1000, leaf)])
+
+
 def test_hash_is_sha256_of_rfc8785_form() -> None:
     """The args hash is the hex SHA-256 of the RFC 8785 bytes (a published vector)."""
     import hashlib

@@ -52,6 +52,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Final, Literal, Union
 
+from .._core.json_types import json_type
 from .._core.jsonpointer import parse_fragment, resolve
 
 __all__ = [
@@ -70,6 +71,8 @@ __all__ = [
     "json_kind",
     "pydantic_shape",
     "schema_shape",
+    "too_deep_for_pydantic",
+    "validate_by_parts",
 ]
 
 # The JSON kinds, by JSON Schema's names (toolwire._core.json_types)
@@ -146,19 +149,39 @@ def _checked(primary: Callable[[Any], Any], by_json: Callable[[str], Any]) -> An
     def validate(value: Any, raw: Any) -> Any:
         try:
             return primary(value)
-        except pydantic.ValidationError:
-            pass
+        except pydantic.ValidationError as exc:
+            refused = exc
         try:
             text = json.dumps(raw, ensure_ascii=False, allow_nan=False)
+        except RecursionError:  # deeper than pydantic reads JSON anyway
+            text = None
         except (TypeError, ValueError) as exc:  # pragma: no cover - raw is JSON
             raise Invalid(str(exc), []) from None
-        try:
-            return by_json(text)
-        except pydantic.ValidationError as exc:
-            message, errors = _pydantic_message(exc)
-            raise Invalid(message, errors) from None
+        if text is not None:
+            try:
+                return by_json(text)
+            except pydantic.ValidationError as exc:
+                if not too_deep_for_pydantic(exc):
+                    message, errors = _pydantic_message(exc)
+                    raise Invalid(message, errors) from None
+        # too deep for pydantic's JSON reader: the Python rules' verdict stands
+        message, errors = _pydantic_message(refused)
+        if any(e.get("type") == "recursion_depth_exceeded" for e in errors):
+            message = f"the value nests deeper than pydantic validates it whole: {message}"
+        raise Invalid(message, errors) from None
 
     return validate
+
+
+def too_deep_for_pydantic(exc: Any) -> bool:
+    """Whether pydantic refused a JSON text (that toolwire's parser accepted) only for its
+    nesting: jiter, its JSON reader, stops at 201 nested containers."""
+    errors = exc.errors(include_url=False)
+    return (
+        len(errors) == 1
+        and errors[0]["type"] == "json_invalid"
+        and "recursion limit exceeded" in errors[0]["msg"]
+    )
 
 
 class _Adapters:
@@ -560,6 +583,62 @@ def pydantic_shape(target: Any) -> tuple[Shape, Any]:
     """The root shape of a pydantic target and its ``TypeAdapter`` (for the final value)."""
     shapes = _PydanticShapes()
     return shapes.shape(target), shapes._adapters.get(target)
+
+
+def validate_by_parts(shape: Shape, raw: Any) -> Any:
+    """``raw`` (a JSON value) validated bottom-up as a typed preview validates a streamed
+    document: each container that has a shape from its members' validated values, every
+    other part whole. Iterative, so it works at depths where pydantic's own readers stop
+    (201 nested containers in JSON mode, 255 nested models in Python mode). Raises
+    :class:`Invalid` with ``path``."""
+    stack: list[tuple[Shape, Any, Any, Any]] = []  # (shape, raw, members, validated members)
+    path: list[Any] = []  # the keys from the root to the value in hand
+    current: Shape | None = shape
+    value = raw
+    while True:
+        opened = False
+        typed = value
+        if current is not None:
+            kind = json_type(value)
+            current = current.resolve(kind)
+            if current.container is not None and current.container == kind:
+                members = iter(value.items()) if kind == "object" else enumerate(value)
+                stack.append((current, value, members, {} if kind == "object" else []))
+                opened = True
+            else:
+                typed = _validate_at(current, value, value, path)
+        if not opened:
+            if not stack:
+                return typed
+            _add_member(stack[-1][3], path.pop(), typed)
+        while True:  # the next member of the innermost open container, closing finished ones
+            parent, container, members, data = stack[-1]
+            member = next(members, None)
+            if member is not None:
+                key, value = member
+                current = parent.child(key)
+                path.append(key)
+                break
+            stack.pop()
+            typed = _validate_at(parent, data, container, path)
+            if not stack:
+                return typed
+            _add_member(stack[-1][3], path.pop(), typed)
+
+
+def _add_member(data: Any, key: Any, typed: Any) -> None:
+    if type(data) is list:
+        data.append(typed)
+    else:
+        data[key] = typed
+
+
+def _validate_at(shape: Shape, value: Any, raw: Any, path: list[Any]) -> Any:
+    try:
+        return shape.validate(value, raw)
+    except Invalid as exc:
+        exc.path = tuple(path)  # type: ignore[attr-defined]
+        raise
 
 
 # ---------------------------------------------------------------------------- schemas

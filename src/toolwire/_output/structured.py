@@ -33,6 +33,10 @@ empty but which carries tool calls has ``output=None``: the model asked for tool
 Cost: the parser's amortised O(len) per fragment, plus each completed subtree validated
 once from its validated members; one O(n) whole-value validation at the end (pydantic's
 own JSON validation of the text, or the schema engine's check of the value).
+
+Depth: text nested deeper than pydantic reads JSON (201 containers) is validated part by
+part, as the preview is, up to the parser's 1,000; a part that pydantic validates whole (a
+field with its own validator, a union of models) up to its 255 nested models.
 """
 
 from __future__ import annotations
@@ -61,7 +65,15 @@ from .._errors import (
     TokenLimitExceeded,
     ToolDefinitionError,
 )
-from .shapes import Invalid, Shape, annotated, pydantic_shape, schema_shape
+from .shapes import (
+    Invalid,
+    Shape,
+    annotated,
+    pydantic_shape,
+    schema_shape,
+    too_deep_for_pydantic,
+    validate_by_parts,
+)
 from .typed_preview import TypedPreview
 
 if TYPE_CHECKING:
@@ -150,8 +162,10 @@ def _pydantic_spec(target: Any) -> OutputSpec:
         try:
             return adapter.validate_json(text)
         except pydantic.ValidationError as exc:
-            errors = exc.errors(include_url=False)
-            raise Invalid(str(exc), list(errors)) from None
+            if not too_deep_for_pydantic(exc):
+                raise Invalid(str(exc), list(exc.errors(include_url=False))) from None
+        # deeper than pydantic reads JSON: validated part by part, as the preview does
+        return validate_by_parts(shape, raw)
 
     return OutputSpec(target, "pydantic", shape, final)
 

@@ -71,6 +71,7 @@ from .._core.events import (
 )
 from .._core.jsonpointer import parse_fragment, resolve
 from .._core.outcome import Outcome
+from .._core.partial_json import PartialJSONParser
 from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolDefinitionError
 from .._tools.jsonschema import SchemaValidator, Violation, compile_schema, format_path
@@ -441,10 +442,21 @@ def _complete_arguments(call: PartialCall) -> Any:
     if not raw.strip():
         return {} if call.ended else None
     try:
-        value = json.loads(raw)
+        value = _loads(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _loads(raw: str) -> Any:
+    """``json.loads(raw)`` at any depth the call's parser read (the C scanner recurses, and
+    Python's recursion limit can stop it first); ``ValueError`` for anything else."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        parser = PartialJSONParser()
+        parser.feed(raw)
+        return parser.close()
 
 
 def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
@@ -454,7 +466,7 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
     arguments: Any = {} if not raw.strip() else None
     if arguments is None:
         try:
-            arguments = json.loads(raw)
+            arguments = _loads(raw)
         except ValueError:
             arguments = None
     if isinstance(arguments, dict):
