@@ -465,7 +465,7 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
 def _json_object(raw: str) -> dict[str, Any] | None:
     """``raw`` as a JSON object, or ``None``: not JSON, not an object, or an object that
     repeats a key (which the assistant turn then carries as raw text, as it arrived)."""
-    parser = PartialJSONParser(events=False, reject_duplicates=True)
+    parser = PartialJSONParser(events=False, max_size=len(raw) or 1, reject_duplicates=True)
     try:
         parser.feed(raw)
         value = parser.close()
