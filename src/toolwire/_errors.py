@@ -8,7 +8,8 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
     ToolwireError
     ├── JSONSyntaxError (ValueError)          invalid JSON at .offset
     │   ├── JSONDepthError                    nesting deeper than the parser's max_depth
-    │   └── JSONSizeError                     more input than the parser's max_size
+    │   ├── JSONSizeError                     more input than the parser's max_size
+    │   └── JSONDuplicateKeyError             a repeated object key (reject_duplicates); .path
     ├── StreamError                           the peer: the stream did not end properly; .partial
     │   ├── StreamAborted                     no terminal event (cut, EOF, cancelled)
     │   │   └── StreamTimeout (TimeoutError)  a deadline of the driver passed; .kind
@@ -71,6 +72,7 @@ __all__ = [
     "IdempotencyKeyError",
     "InvalidOutcome",
     "JSONDepthError",
+    "JSONDuplicateKeyError",
     "JSONSizeError",
     "JSONSyntaxError",
     "OutputDefinitionError",
@@ -121,6 +123,24 @@ class JSONDepthError(JSONSyntaxError):
 
 class JSONSizeError(JSONSyntaxError):
     """More characters were fed than the parser's ``max_size`` allows."""
+
+
+class JSONDuplicateKeyError(JSONSyntaxError):
+    """An object repeats a key (a parser made with ``reject_duplicates=True``).
+
+    ``path`` is the repeated key's path from the root (its last item is the key, as
+    decoded: ``"a"`` and ``"\\u0061"`` are the same key); ``offset`` is where the repeated
+    key's opening quote is.
+    """
+
+    def __init__(self, message: str, offset: int, path: tuple[str | int, ...]) -> None:
+        super().__init__(message, offset)
+        self.path = path
+
+    @property
+    def key(self) -> str:
+        """The repeated key."""
+        return str(self.path[-1])
 
 
 class StreamError(ToolwireError):

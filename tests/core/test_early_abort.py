@@ -218,3 +218,45 @@ def test_the_continuation_answers_every_call_it_repeats() -> None:
     for fmt in ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse",
                 "ollama", "cohere"):  # fmt: skip
         assert turn_messages(response, outcomes, fmt)
+
+
+@given(cuts=st.lists(st.integers(0, 10**4), max_size=10))
+def test_a_repeated_key_stops_the_call_at_that_key(cuts: list[int]) -> None:
+    """A key given twice is judged by the fragment that finishes it, whatever the split:
+    ``duplicate_key`` with the key's path and offset, and a reason that names it."""
+    raw = '{"name": "a", "count": 1, "name": "b", "tags": ["' + "x" * 300 + '"]}'
+    second = raw.rindex('"name"')
+    closing = second + len('"name"') - 1  # the character that finishes the repeated key
+    asm = StreamAssembler(format="openai-chat")
+    watch = AbortWatch(TOOLS)
+    fed = 0
+    for chunk in _chunks("typed", raw, cuts)[:-1]:
+        before = fed
+        fed += len(chunk["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"])
+        for event in asm.feed(chunk):
+            watch.see(event)
+        if watch.verdict is not None:
+            break
+    verdict = watch.verdict
+    assert verdict is not None and before <= closing < fed
+    assert (verdict.kind, verdict.path, verdict.offset) == ("duplicate_key", ("name",), second)
+    assert 'give the key "name" more than once' in verdict.reason
+
+
+def test_the_continuation_sends_a_repeated_key_back_as_it_arrived() -> None:
+    """An offending call whose complete arguments repeat a key is repeated as a rejected
+    call with its raw text, not as the object ``json.loads`` would make of it."""
+    raw = '{"name": "a", "name": "b"}'
+    partial = Partial(
+        text="", reasoning="", calls=[_partial_call(0, "typed", raw, ended=True)], usage=None,
+        raw_finish_reason=None, response_id="r1", model="m", format="openai-chat",
+        parts=[ContentPart(kind="call", call=0)],
+    )  # fmt: skip
+    abort = toolwire.EarlyAbort(
+        kind="duplicate_key", reason="Repeated.", call_id="call_0", name="typed", index=0,
+        path=("name",), offset=14, partial=partial,
+    )  # fmt: skip
+    response, outcomes = continuation(partial, abort, TOOLS)
+    assert response.tool_calls == []
+    assert [c.raw_arguments for c in response.rejected] == [raw]
+    assert [o.status for o in outcomes] == ["rejected"]

@@ -176,6 +176,34 @@ def test_arguments_that_stop_being_json_stop_the_stream_at_that_character(
     assert refused(sim) == []
 
 
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic"])
+def test_a_repeated_key_stops_the_stream_at_that_key(
+    sim: Simulator, clients: Clients, fmt: str
+) -> None:
+    """Arguments that give a key twice (the preview shows the first value, ``json.loads``
+    keeps the last) stop the stream at the repeated key; nothing runs, the model is told
+    which key, and the continuation is accepted."""
+    runs: Counter[str] = Counter()
+    tools = counted_tools(runs)
+    executor = toolwire.Executor(tools, scope=f"dup-{fmt}")
+    conversation = Conversation(fmt, clients, tools)
+    content = CONTENT.replace("\n", "\\n")
+    raw = '{"path": "drafts/old.txt", "path": "reports/final.txt", "content": "' + content + '"}'
+    sim.add_response(tool_calls=[("write_file", raw)], faults=DRIP)
+    sim.add_response(text="Fixed.")
+    turn = toolwire.run_turn(conversation.request(), tools, executor=executor)
+    assert turn.aborted is not None
+    assert (turn.aborted.kind, turn.aborted.path) == ("duplicate_key", ("path",))
+    assert turn.aborted.offset == raw.index('"path"', 2)
+    assert 'the key "path" more than once' in turn.aborted.reason
+    assert runs == Counter()
+    record = _closed_early(sim)
+    assert record.bytes_sent < record.body_bytes / 4
+    conversation.messages += turn.messages
+    assert toolwire.run_turn(conversation.request(), tools, executor=executor).done
+    assert refused(sim) == []
+
+
 def test_calls_still_arriving_are_dropped_and_the_model_is_told(
     sim: Simulator, clients: Clients
 ) -> None:

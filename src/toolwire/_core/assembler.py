@@ -25,7 +25,8 @@ as return values, no clock, no I/O):
 * Each call has a :class:`CallState` with an explicit transition table
   (``_TRANSITIONS``); a pair missing from it is a :class:`StreamFormatError`.
 * Each call owns a :class:`PartialJSONParser` fed only the new fragment; no buffer is
-  ever re-parsed. A syntax error rejects the call at once (``ToolCallRejected``); its
+  ever re-parsed. A syntax error, or a repeated object key (its preview shows the first
+  value, ``json.loads`` keeps the last), rejects the call at once (``ToolCallRejected``); its
   later fragments are kept as raw text only, and the stream goes on. Each
   ``ToolCallArguments`` repeats the call's announced id and name, and says whether the
   fragment changed the preview, read off its JSON events (O(events), already built) or,
@@ -81,6 +82,7 @@ from typing import Any, cast
 
 from .._errors import (
     ContentFiltered,
+    JSONDuplicateKeyError,
     JSONSyntaxError,
     OutputRefused,
     ProviderError,
@@ -282,6 +284,7 @@ class _Call:
 
     __slots__ = (
         "chars",
+        "duplicate",
         "ended_sent",
         "events",
         "explicit",
@@ -312,7 +315,8 @@ class _Call:
         self.synth: str | None = None
         self.shown_id = ""  # the id ToolCallStarted announced, repeated on each fragment
         self.state = CallState.PENDING
-        self.parser = PartialJSONParser(events=json_events)
+        # a repeated key is rejected: the preview shows its first value, json.loads the last
+        self.parser = PartialJSONParser(events=json_events, reject_duplicates=True)
         # the preview of every ToolCallArguments: one bound method, not one per event
         self.snapshot: Callable[[], Any] = self.parser.snapshot
         self.events = json_events
@@ -322,6 +326,7 @@ class _Call:
         self.metadata: dict[str, Any] = {}
         self.reason: str | None = None
         self.offset: int | None = None
+        self.duplicate: tuple[str | int, ...] | None = None  # a repeated key's path
         self.ended_sent = False
         self.explicit = False  # opened by the format's own start: it must get its own end
         self.got_end = False  # the provider ended this call (even if it was rejected later)
@@ -615,7 +620,7 @@ class Assembler:
         call.chars += len(text)
         call.parts.append(text)
         out: list[StreamEvent] = []
-        self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+        self._reject_json(call, exc, payload, out)
         return out
 
     def _feed_bytes(self, data: bytes) -> list[StreamEvent]:
@@ -1133,7 +1138,7 @@ class Assembler:
         try:
             events = parser.feed(text)
         except JSONSyntaxError as exc:
-            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+            self._reject_json(call, exc, payload, out)
             return
         ev = _arguments_event(call, text, events)
         if call.pending is None:
@@ -1179,17 +1184,33 @@ class Assembler:
         offset: int | None,
         payload: Any,
         out: list[StreamEvent],
+        duplicate: tuple[str | int, ...] | None = None,
     ) -> None:
         call.move(CallEvent.REJECT, payload)
         call.reason = reason
         call.offset = offset
+        call.duplicate = duplicate
         self._emit(
             call,
             _events.ToolCallRejected(
-                key=call.key, reason=reason, raw_arguments=call.raw(), offset=offset
+                key=call.key,
+                reason=reason,
+                raw_arguments=call.raw(),
+                offset=offset,
+                duplicate_key=duplicate,
             ),
             out,
         )
+
+    def _reject_json(
+        self, call: _Call, exc: JSONSyntaxError, payload: Any, out: list[StreamEvent]
+    ) -> None:
+        """Reject ``call`` for what its parser raised: not JSON, or a repeated key."""
+        if isinstance(exc, JSONDuplicateKeyError):
+            reason = f"arguments repeat a key: {exc.msg}"
+            self._reject(call, reason, exc.offset, payload, out, exc.path)
+        else:
+            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
 
     def _call_id(self, call: _Call) -> str:
         if call.id:
@@ -1343,6 +1364,7 @@ class Assembler:
             offset=call.offset,
             metadata=call.metadata,
             synthetic_id=not call.id,
+            duplicate_key=call.duplicate,
         )
 
     def partial(self) -> Partial:

@@ -294,12 +294,15 @@ class ToolCallEnded:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallRejected:
     """The call can never be valid: its arguments are not JSON (``offset`` into them says
-    where) or its name is empty. It will be in ``Response.rejected``; the stream goes on."""
+    where), repeat an object key (``duplicate_key``: that key's path, its last item the key;
+    ``offset``: where it is repeated) or its name is empty. It will be in
+    ``Response.rejected``; the stream goes on."""
 
     key: int
     reason: str
     raw_arguments: str
     offset: int | None = None
+    duplicate_key: tuple[str | int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

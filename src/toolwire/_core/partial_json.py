@@ -61,7 +61,10 @@ value.
 showing the **first** value of a repeated key for the whole stream, while ``close()`` and
 the ``ValueCompleted`` event of the enclosing object carry ``json.loads``' result (the last
 value, at the first key's position). That is the only case where the final value is not an
-extension of the previews.
+extension of the previews. A parser made with ``reject_duplicates=True`` (the assembler's
+and structured output's) raises :class:`~toolwire.JSONDuplicateKeyError` instead, when the
+repeated key has been read whole (``offset`` at its opening quote, ``path`` the key's): one
+lookup in the open object's members, which the parser keeps anyway, so no extra memory.
 
 How snapshots are built (and what a caller may do with one)
 -----------------------------------------------------------
@@ -124,8 +127,9 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Any, Final, Literal, cast
 
-from .._errors import JSONDepthError, JSONSizeError, JSONSyntaxError
+from .._errors import JSONDepthError, JSONDuplicateKeyError, JSONSizeError, JSONSyntaxError
 from .events import JSONEvent, make_appended, make_completed, make_started
+from .jsonpointer import format_pointer
 
 __all__ = ["MISSING", "PartialJSONParser", "parse_partial"]
 
@@ -384,7 +388,9 @@ class PartialJSONParser:
     callers that only read :meth:`snapshot`; everything else (errors, offsets, limits,
     ``complete``, previews, ``close()``) is identical. ``max_depth`` bounds the nesting of
     containers (:class:`~toolwire.JSONDepthError`); ``max_size`` bounds the number of
-    characters fed (:class:`~toolwire.JSONSizeError`).
+    characters fed (:class:`~toolwire.JSONSizeError`). ``reject_duplicates=True`` makes an
+    object key that its object already has an error (:class:`~toolwire.JSONDuplicateKeyError`)
+    instead of following ``json.loads`` (the last value wins).
     """
 
     __slots__ = (
@@ -393,6 +399,7 @@ class PartialJSONParser:
         "_error",
         "_keys",
         "_kpieces",
+        "_kstart",
         "_lit",
         "_lit_i",
         "_llink",
@@ -412,6 +419,7 @@ class PartialJSONParser:
         "_stack",
         "_state",
         "_stext",
+        "_unique",
     )
 
     def __init__(
@@ -420,14 +428,18 @@ class PartialJSONParser:
         events: bool = True,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_size: int = DEFAULT_MAX_SIZE,
+        reject_duplicates: bool = False,
     ) -> None:
         if not isinstance(events, bool):
             raise TypeError(f"events must be True or False, got {events!r}")
+        if not isinstance(reject_duplicates, bool):
+            raise TypeError(f"reject_duplicates must be True or False, got {reject_duplicates!r}")
         if not isinstance(max_depth, int) or max_depth < 1:
             raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
         if not isinstance(max_size, int) or max_size < 1:
             raise ValueError(f"max_size must be a positive int, got {max_size!r}")
         self._emit = events
+        self._unique = reject_duplicates
         self._max_depth = max_depth
         self._max_size = max_size
         self._state = _VALUE
@@ -443,6 +455,7 @@ class PartialJSONParser:
         self._sblocks: list[str] = []
         self._spieces: list[str] = []
         self._kpieces: list[str] = []
+        self._kstart = 0  # where the open object key's opening quote is
         self._keys: dict[str, str] = {}
         # the open number
         self._nstate = _N_START
@@ -644,7 +657,10 @@ class PartialJSONParser:
     def _refusal(self) -> JSONSyntaxError:
         err = self._error
         assert err is not None
-        return type(err)(f"{err.msg} (the parser stopped at this error)", err.offset)
+        msg = f"{err.msg} (the parser stopped at this error)"
+        if isinstance(err, JSONDuplicateKeyError):
+            return JSONDuplicateKeyError(msg, err.offset, err.path)
+        return type(err)(msg, err.offset)
 
     # --------------------------------------------------------------------------- scanning
 
@@ -666,6 +682,7 @@ class PartialJSONParser:
         stack = self._stack
         append = ev.append
         emit = self._emit
+        unique = self._unique
         state = self._state
         path: _Link = ()
         try:
@@ -709,7 +726,10 @@ class PartialJSONParser:
                                 kpieces.append(key)
                                 key = "".join(kpieces)
                                 kpieces.clear()
-                            stack[-1].key = self._keys.setdefault(key, key)
+                            top = stack[-1]
+                            if unique and key in top.container:
+                                raise self._duplicate(key, self._kstart)
+                            top.key = self._keys.setdefault(key, key)
                             state = _COLON
                             pos = end + 1
                             continue
@@ -745,6 +765,8 @@ class PartialJSONParser:
                                 pos += 1
                                 continue
                             key = m.group(1)
+                            if unique and key in top.container:
+                                raise self._duplicate(key, base + m.start(1) - 1)
                             top.key = self._keys.setdefault(key, key)
                             state = _VALUE
                             pos = m.end()
@@ -767,13 +789,17 @@ class PartialJSONParser:
                     if ch == '"':
                         m = _match_key(text, pos)
                         if m is None:
+                            self._kstart = base + pos
                             state = _KEY_STRING
                             pos += 1
                             continue
                         key = m.group(1)
+                        top = stack[-1]
+                        if unique and key in top.container:
+                            raise self._duplicate(key, base + pos)
                         # one str per distinct key, as json.loads does: arrays of records
                         # cost the memory of their distinct keys once
-                        stack[-1].key = self._keys.setdefault(key, key)
+                        top.key = self._keys.setdefault(key, key)
                         state = _VALUE
                         pos = m.end()
                         continue
@@ -995,7 +1021,10 @@ class PartialJSONParser:
             pieces = self._kpieces
             key = pieces[0] if len(pieces) == 1 else "".join(pieces)
             pieces.clear()
-            self._stack[-1].key = self._keys.setdefault(key, key)
+            top = self._stack[-1]
+            if self._unique and key in top.container:
+                raise self._duplicate(key, self._kstart)
+            top.key = self._keys.setdefault(key, key)
             self._state = _COLON
             return
         value = self._take_text()
@@ -1192,6 +1221,18 @@ class PartialJSONParser:
             elif ch == ".":
                 hint = " (a number needs a digit before the decimal point)"
         return JSONSyntaxError(f"expected {expected}, found {ch!r}{hint}", base + pos)
+
+    def _duplicate(self, key: str, offset: int) -> JSONDuplicateKeyError:
+        """The error for ``key``, read whole at ``offset``, that the innermost open object
+        already has (``reject_duplicates``): O(depth), once."""
+        stack = self._stack
+        path = (*(f.key if f.is_obj else len(f.container) for f in stack[:-1]), key)
+        return JSONDuplicateKeyError(
+            f"duplicate key {key!r} at {format_pointer(path)} "
+            "(each key may appear only once in an object)",
+            offset,
+            path,
+        )
 
     def _eof_error(self) -> JSONSyntaxError:
         """The error for input that ends before its value is complete (at ``close()``)."""

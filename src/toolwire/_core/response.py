@@ -201,13 +201,16 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RejectedCall:
-    """A call that can never be valid: arguments that are not JSON, or an empty name.
+    """A call that can never be valid: arguments that are not JSON or that repeat an
+    object key, or an empty name.
 
     Fields: ``id``, ``name``, ``raw_arguments``, ``index``, ``metadata`` and
     ``synthetic_id`` as for :class:`ToolCall`; ``reason``, why the call was rejected (a
-    sentence); ``offset``, where in ``raw_arguments`` the JSON went wrong (``None`` when
-    the reason is not a syntax error). A rejected call is still part of the assistant
-    turn: its result tells the model what was wrong.
+    sentence); ``offset``, where in ``raw_arguments`` the JSON went wrong or a key was
+    repeated (``None`` for the other reasons); ``duplicate_key``, the repeated key's path
+    in the arguments (its last item is the key; ``None`` unless a key was repeated: the
+    preview showed the first value, ``json.loads`` would keep the last). A rejected call is
+    still part of the assistant turn: its result tells the model what was wrong.
     """
 
     id: str
@@ -218,6 +221,7 @@ class RejectedCall:
     offset: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     synthetic_id: bool = False
+    duplicate_key: tuple[str | int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -55,8 +55,10 @@ from .._core.events import (
     ToolCallRejected,
     ToolCallStarted,
 )
+from .._core.jsonpointer import format_pointer
 from .._core.partial_json import MISSING, PartialJSONParser
 from .._errors import (
+    JSONDuplicateKeyError,
     JSONSyntaxError,
     OutputDefinitionError,
     OutputSyntaxError,
@@ -186,7 +188,9 @@ class OutputParser:
         self.spec = spec
         self._chunks: list[str] = []
         self._parser = (
-            PartialJSONParser() if max_size is None else PartialJSONParser(max_size=max_size)
+            PartialJSONParser(reject_duplicates=True)
+            if max_size is None
+            else PartialJSONParser(max_size=max_size, reject_duplicates=True)
         )
         self._typed = TypedPreview(spec.shape, self._final)
         self._feed = self._parser.feed
@@ -225,6 +229,8 @@ class OutputParser:
                 return False
         try:
             events = self._feed(text)
+        except JSONDuplicateKeyError as exc:
+            raise _repeated(exc.path) from None
         except JSONSyntaxError as exc:
             raise OutputSyntaxError(
                 f"the output is not JSON: {exc.msg}", offset=exc.offset
@@ -269,6 +275,16 @@ class OutputParser:
             except Invalid as exc:
                 raise _invalid(exc) from None
         raise OutputSyntaxError("there is no output: expected a JSON value", offset=0)
+
+
+def _repeated(path: tuple[str | int, ...]) -> OutputValidationError:
+    """A repeated key (at ``path``): the preview showed its first value, ``json.loads``
+    keeps the last, so the output is refused."""
+    return OutputValidationError(
+        f"the output repeats the key {path[-1]!r} at {format_pointer(path)} (each key may "
+        "appear only once in an object)",
+        path=path,
+    )
 
 
 def _invalid(exc: Invalid) -> OutputValidationError:
@@ -427,11 +443,14 @@ class OutputRoute:
             elif t is ToolCallEnded and ev.key == self._tool_call:  # type: ignore[union-attr]
                 continue
             elif t is ToolCallRejected and ev.key == self._tool_call:  # type: ignore[union-attr]
+                repeated = ev.duplicate_key  # type: ignore[union-attr]
                 self._record(
                     OutputSyntaxError(
                         f"the output is not JSON: {ev.reason}",  # type: ignore[union-attr]
                         offset=ev.offset,  # type: ignore[union-attr]
                     )
+                    if repeated is None
+                    else _repeated(repeated)
                 )
             else:
                 out.append(ev)

@@ -69,6 +69,7 @@ from typing import Any, TypeVar, overload
 import pydantic
 import pydantic_core
 
+from .._core.jsonpointer import format_pointer
 from .._core.jsontext import encoder
 from .._core.makers import maker
 from .._core.response import RejectedCall, Response, ToolCall
@@ -792,10 +793,24 @@ class Toolbox:
     def _rejected_reason(self, call: RejectedCall) -> str:
         if not call.name:
             return f"The tool call has no tool name, so it cannot run. {self._known()}"
+        repeated = call.duplicate_key
         if call.name not in self._tools:
+            problem = (
+                f"were not valid JSON: {call.reason}"
+                if repeated is None
+                else f'give the key "{repeated[-1]}" more than once'
+            )
             return (
-                f'There is no tool named "{call.name}" (and its arguments were not valid '
-                f"JSON: {call.reason}). {self._known()}"
+                f'There is no tool named "{call.name}" (and its arguments {problem}). '
+                + self._known()
+            )
+        if repeated is not None:
+            key = repeated[-1]
+            return (
+                f'The arguments of the call to tool "{call.name}" give the key "{key}" more '
+                f"than once in the same object (at {format_pointer(repeated)}), so "
+                "it is unclear which value was meant and the call cannot run. Call it again "
+                "with each key given only once."
             )
         return (
             f'The arguments of the call to tool "{call.name}" are not valid JSON '

@@ -10,7 +10,7 @@ When a call can never be valid, judged on the assembler's events as they arrive:
 
 * ``ToolCallStarted`` names a tool the toolbox does not have (``"unknown_tool"``);
 * ``ToolCallRejected``: the arguments stopped being JSON at a character
-  (``"invalid_json"``);
+  (``"invalid_json"``) or repeated an object key (``"duplicate_key"``, at that key);
 * ``ToolCallArguments`` whose JSON events complete a value (``ValueCompleted``) that
   violates the schema (``"invalid_arguments"``): the whole arguments, checked by the tool
   itself (pydantic for typed tools, the compiled schema for raw ones) exactly as the
@@ -56,7 +56,6 @@ validation of the whole. Each tool's schema is compiled once per process.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,7 +72,7 @@ from .._core.jsonpointer import parse_fragment, resolve
 from .._core.outcome import Outcome
 from .._core.partial_json import PartialJSONParser
 from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
-from .._errors import ArgumentsInvalid, ToolDefinitionError
+from .._errors import ArgumentsInvalid, JSONSyntaxError, ToolDefinitionError
 from .._tools.jsonschema import SchemaValidator, Violation, compile_schema, format_path
 from .._tools.toolbox import InvalidCall, Tool, Toolbox, _RawBinding
 
@@ -90,7 +89,7 @@ DROPPED = (
     " Calls that had not finished arriving were dropped: make them again if you still need them."
 )
 
-AbortKind = Literal["unknown_tool", "invalid_json", "invalid_arguments"]
+AbortKind = Literal["unknown_tool", "invalid_json", "duplicate_key", "invalid_arguments"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,12 +99,13 @@ class EarlyAbort:
     Fields:
 
     - ``kind``: ``"unknown_tool"``, ``"invalid_json"`` (the arguments stopped being JSON at
-      ``offset``) or ``"invalid_arguments"`` (a completed value violates the schema at
-      ``path``);
+      ``offset``), ``"duplicate_key"`` (an object key, at ``path``, repeated at ``offset``)
+      or ``"invalid_arguments"`` (a completed value violates the schema at ``path``);
     - ``reason``: what the model is told in the call's tool result;
     - ``call_id``, ``name``, ``index``: the offending call;
     - ``path``: where in the arguments the violation is (``()`` for the whole arguments,
-      ``None`` for the other kinds); ``offset``: the character where the JSON went wrong;
+      the repeated key's path for ``"duplicate_key"``, ``None`` for the other kinds);
+      ``offset``: the character where the JSON went wrong or the key was repeated;
     - ``partial``: everything that had arrived when reading stopped (usage included).
     """
 
@@ -175,13 +175,15 @@ class AbortWatch:
         name = watched.tool.name if watched is not None else ""
         call_id = watched.call_id if watched is not None else ""
         index = watched.index if watched is not None else event.key
+        repeated = event.duplicate_key
         probe = RejectedCall(
             id=call_id, name=name, raw_arguments=event.raw_arguments, reason=event.reason,
-            index=index, offset=event.offset,
+            index=index, offset=event.offset, duplicate_key=repeated,
         )  # fmt: skip
         return self._decide(
-            EarlyAbort(kind="invalid_json", reason=_reason_of(self._tools, probe),
-                       call_id=call_id, name=name, index=index, offset=event.offset)
+            EarlyAbort(kind="invalid_json" if repeated is None else "duplicate_key",
+                       reason=_reason_of(self._tools, probe), call_id=call_id, name=name,
+                       index=index, path=repeated, offset=event.offset)
         )  # fmt: skip
 
     def _judge(self, watched: _Watched, event: ValueCompleted) -> EarlyAbort | None:
@@ -441,35 +443,15 @@ def _complete_arguments(call: PartialCall) -> Any:
     raw = call.raw_arguments
     if not raw.strip():
         return {} if call.ended else None
-    try:
-        value = _loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _loads(raw: str) -> Any:
-    """``json.loads(raw)`` at any depth the call's parser read (the C scanner recurses, and
-    Python's recursion limit can stop it first); ``ValueError`` for anything else."""
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        parser = PartialJSONParser()
-        parser.feed(raw)
-        return parser.close()
+    return _json_object(raw)
 
 
 def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
     """The offending call as the assistant turn repeats it: with its arguments when they
     are a JSON object (or nothing arrived), else as a rejected call with the raw text."""
     raw = call.raw_arguments
-    arguments: Any = {} if not raw.strip() else None
-    if arguments is None:
-        try:
-            arguments = _loads(raw)
-        except ValueError:
-            arguments = None
-    if isinstance(arguments, dict):
+    arguments = {} if not raw.strip() else _json_object(raw)
+    if arguments is not None:
         return ToolCall(
             id=call.id, name=call.name, arguments=arguments, raw_arguments=raw,
             index=call.index, metadata=call.metadata, synthetic_id=call.synthetic_id,
@@ -478,3 +460,15 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
         id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,
         metadata=call.metadata, synthetic_id=call.synthetic_id,
     )  # fmt: skip
+
+
+def _json_object(raw: str) -> dict[str, Any] | None:
+    """``raw`` as a JSON object, or ``None``: not JSON, not an object, or an object that
+    repeats a key (which the assistant turn then carries as raw text, as it arrived)."""
+    parser = PartialJSONParser(events=False, max_size=len(raw) or 1, reject_duplicates=True)
+    try:
+        parser.feed(raw)
+        value = parser.close()
+    except JSONSyntaxError:
+        return None
+    return value if isinstance(value, dict) else None
