@@ -162,7 +162,7 @@ class ExecutionModel(RuleBasedStateMachine):
                 assert record.status != "in_progress" or record.owner != worker.plan.claim.owner
 
     def check_outcome(self, worker: Worker, outcome: Outcome) -> None:
-        STEPS[f"outcome:{outcome.status}"] += 1
+        STEPS[f"{'keeper ' if worker.kept else ''}outcome:{outcome.status}"] += 1
         executions = self.effects[worker.call]
         # Read from an existing record (a claim not acquired) <=> marked replayed.
         from_record = worker.history == [ClaimCall.__name__]
@@ -263,7 +263,7 @@ class ExecutionModel(RuleBasedStateMachine):
     def kept(self, worker: Worker, command: KeepTool, data: st.DataObject) -> bool:
         """The driver takes over a tool still running past its timeout, or declines: a
         kept tool goes on as a new worker (the keeper), whose tool may still act."""
-        if not data.draw(st.booleans()):
+        if not data.draw(st.sampled_from([True, True, True, False])):
             STEPS["timed-out tool kept:False"] += 1
             return False
         STEPS["timed-out tool kept:True"] += 1
