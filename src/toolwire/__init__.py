@@ -93,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "Executor": "_execution.executor",
     "MemoryStore": "stores.memory",
     "Outcome": "_core.outcome",
+    "RunawayCall": "_execution.runaways",
     "SQLiteStore": "stores.sqlite",
     "Tool": "_tools.toolbox",
     "ToolContext": "_tools.context",
@@ -149,6 +150,7 @@ __all__ = [
     "Response",
     "RetryPolicy",
     "RetryableError",
+    "RunawayCall",
     "SQLiteStore",
     "StoreError",
     "StoreSettingsError",
@@ -264,6 +266,7 @@ if TYPE_CHECKING:
     )
     from ._execution.executor import AsyncExecutor, Executor
     from ._execution.idempotency import arguments_hash
+    from ._execution.runaways import RunawayCall
     from ._output.assembler import StreamAssembler
     from ._streaming.drivers import AsyncStreamHandle, StreamHandle, astream, stream
     from ._tools.context import ToolContext

@@ -4,6 +4,7 @@ settled by hand is what the executor replays."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -211,9 +212,10 @@ def _stuck_tools() -> Toolbox:
     tools = Toolbox()
 
     @tools.tool(timeout=0.15)
-    def write_file(path: str, content: str) -> str:
-        """Writes slower than its timeout allows, so its outcome is in doubt."""
-        time.sleep(0.4)
+    async def write_file(path: str, content: str) -> str:
+        """Writes slower than its timeout allows: cancelled there, its outcome is in doubt
+        (a thread tool would stay claimed until it ends)."""
+        await asyncio.sleep(0.4)
         return "written"
 
     return tools

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,9 +367,9 @@ def make_tools(gate: threading.Event, started: threading.Event) -> toolwire.Tool
         raise ValueError("boom")
 
     @tools.tool(timeout=0.2)
-    def slow() -> None:
-        """Overrun its timeout."""
-        time.sleep(0.6)
+    async def slow() -> None:
+        """Overrun its timeout (cancelled there, so its record is unknown)."""
+        await asyncio.sleep(0.6)
 
     @tools.tool
     def wait() -> str:

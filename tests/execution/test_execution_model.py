@@ -14,7 +14,8 @@ The driver's answers are drawn too: a tool may return JSON, return a value JSON 
 carry, raise, raise a transient error of the plan's ``retry_on`` (only before any effect,
 as those say "nothing happened"), time out, or still be running; when the core abandons a
 tool (timeout, lost lease, cancellation), the tool may turn out to have ended meanwhile
-(returned, raised, cancelled by the abandonment) or never to have begun.
+(returned, raised, cancelled by the abandonment) or never to have begun; a tool still
+running past its timeout may be kept, and its keeper goes on as one more worker.
 
 Invariants: a non-idempotent tool's effect happens at most once per key; a ``completed``
 record always holds the result of an execution of that key (of the only one, for
@@ -57,6 +58,7 @@ from toolwire._execution.decisions import (
     Command,
     FinishCall,
     Heartbeat,
+    KeepTool,
     ReleaseCall,
     StartTool,
     ToolNotStarted,
@@ -66,6 +68,7 @@ from toolwire._execution.decisions import (
     ToolTimedOut,
     ToolUnstorable,
     execute_call,
+    keep_running,
 )
 from toolwire._execution.executor import _perform_store
 
@@ -109,6 +112,7 @@ class Worker:
     effect: str | None = None
     raised: bool = False
     unstorable: bool = False
+    kept: bool = False  # the keeper's continuation of a tool that outlived its timeout
     history: list[str] = field(default_factory=list)
 
 
@@ -158,7 +162,7 @@ class ExecutionModel(RuleBasedStateMachine):
                 assert record.status != "in_progress" or record.owner != worker.plan.claim.owner
 
     def check_outcome(self, worker: Worker, outcome: Outcome) -> None:
-        STEPS[f"outcome:{outcome.status}"] += 1
+        STEPS[f"{'keeper ' if worker.kept else ''}outcome:{outcome.status}"] += 1
         executions = self.effects[worker.call]
         # Read from an existing record (a claim not acquired) <=> marked replayed.
         from_record = worker.history == [ClaimCall.__name__]
@@ -182,6 +186,11 @@ class ExecutionModel(RuleBasedStateMachine):
 
     def live(self, kinds: tuple[type, ...]) -> list[int]:
         return sorted(w for w, wk in self.workers.items() if isinstance(wk.command, kinds))
+
+    def cancellable(self) -> list[int]:
+        """Workers at an interruptible step; the keeper has no caller to cancel it."""
+        interruptible = self.live((ClaimCall, StartTool, AwaitTool, Heartbeat))
+        return [w for w in interruptible if not self.workers[w].kept]
 
     # ------------------------------------------------------------- rules
 
@@ -229,6 +238,8 @@ class ExecutionModel(RuleBasedStateMachine):
         STEPS["steps"] += 1
         if isinstance(command, StartTool):
             result: Any = None
+        elif isinstance(command, KeepTool):
+            result = self.kept(worker, command, data)
         elif isinstance(command, AbandonTool):
             result = self.abandoned(worker, data)
         elif isinstance(command, AwaitTool):
@@ -248,6 +259,27 @@ class ExecutionModel(RuleBasedStateMachine):
         else:  # a store command, performed exactly as the synchronous executor does
             result = _perform_store(self.store, command)
         self.advance(wid, send=result)
+
+    def kept(self, worker: Worker, command: KeepTool, data: st.DataObject) -> bool:
+        """The driver takes over a tool still running past its timeout, or declines: a
+        kept tool goes on as a new worker (the keeper), whose tool may still act."""
+        if not data.draw(st.sampled_from([True, True, True, False])):
+            STEPS["timed-out tool kept:False"] += 1
+            return False
+        STEPS["timed-out tool kept:True"] += 1
+        keeper = Worker(
+            call=worker.call,
+            plan=worker.plan,
+            flow=keep_running(worker.plan, command.fence),
+            effect=worker.effect,
+            raised=worker.raised,
+            kept=True,
+            history=["kept"],
+        )
+        keeper.command = next(keeper.flow)
+        self.workers[self.next_worker] = keeper
+        self.next_worker += 1
+        return True
 
     def ended(self, worker: Worker, choice: str) -> Any:
         """The event of a tool that ended as ``choice`` says."""
@@ -338,7 +370,7 @@ class ExecutionModel(RuleBasedStateMachine):
 
     def cancel(self, data: st.DataObject) -> None:
         """The caller cancels a worker at an interruptible step; cleanup runs, then it ends."""
-        wid = data.draw(st.sampled_from(self.live((ClaimCall, StartTool, AwaitTool, Heartbeat))))
+        wid = data.draw(st.sampled_from(self.cancellable()))
         FAULTS["cancellation"] += 1
         self.advance(wid, throw=Cancelled())
         # Drive the cleanup to its end, as the drivers do (shielded).
@@ -364,7 +396,7 @@ class ExecutionModel(RuleBasedStateMachine):
         if action == "store_fault":
             return bool(self.live((ClaimCall, Heartbeat, FinishCall, ReleaseCall)))
         if action == "cancel":
-            return bool(self.live((ClaimCall, StartTool, AwaitTool, Heartbeat)))
+            return bool(self.cancellable())
         return True
 
     @rule(data=st.data())

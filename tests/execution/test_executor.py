@@ -233,8 +233,11 @@ def test_arguments_outside_i_json_are_rejected(tools: Toolbox, runs: Counter) ->
     assert runs["transfer"] == runs["lookup"] == 0
 
 
-def test_sync_tool_timeout_leaves_record_unknown(tools: Toolbox, runs: Counter) -> None:
-    """A thread tool past its timeout is timed_out; its record stays unknown after it ends."""
+def test_sync_tool_timeout_keeps_the_call_claimed_until_its_late_result(
+    tools: Toolbox, runs: Counter
+) -> None:
+    """A thread tool past its timeout is timed_out; its call stays in_progress while it
+    runs, and its late result is recorded and replayed once it ends."""
     store = MemoryStore()
     ex = Executor(tools, store=store, scope="s")
     r = response(("c", "stuck", {"seconds": 0.6}))
@@ -242,11 +245,15 @@ def test_sync_tool_timeout_leaves_record_unknown(tools: Toolbox, runs: Counter) 
     [o] = ex.run(r)
     assert time.monotonic() - started < 0.55  # returned at the timeout, not at the tool's end
     assert o.status == "timed_out" and o.result_json is None
-    time.sleep(0.65)  # the thread finishes in the background; its value must be dropped
+    assert [call.call_id for call in ex.runaways()] == ["c"]
+    [meanwhile] = ex.run(r)
+    assert meanwhile.status == "in_progress" and runs["stuck"] == 1
+    time.sleep(0.65)  # the thread finishes in the background; the keeper records it
     record = store.get(call_key("s", "resp_1", "stuck", "c"))
-    assert record is not None and record.status == "unknown" and record.result is None
+    assert record is not None and record.status == "completed" and record.result == '"late"'
     [again] = ex.run(r)
-    assert again.status == "unknown" and runs["stuck"] == 1
+    assert (again.status, again.value) == ("replayed", "late") and runs["stuck"] == 1
+    assert ex.runaways() == []
 
 
 def test_idempotent_tool_timeout_frees_the_call(runs: Counter) -> None:

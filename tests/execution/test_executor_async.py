@@ -134,15 +134,22 @@ def test_async_tool_is_cancelled_at_its_timeout(tools: Toolbox, runs: dict[str, 
     assert record is not None and record.status == "unknown"
 
 
-def test_thread_tool_timeout_never_completes_later(tools: Toolbox, runs: dict[str, int]) -> None:
-    """A sync tool's late return after its timeout is discarded: the record stays unknown."""
+def test_thread_tool_timeout_is_claimed_until_its_late_return(
+    tools: Toolbox, runs: dict[str, int]
+) -> None:
+    """A sync tool past its timeout is timed_out, in_progress while it still runs, and its
+    late return is recorded as completed."""
     store = MemoryStore()
     ex = AsyncExecutor(tools, store=store, scope="s")
-    [o] = asyncio.run(ex.run(response(("a", "blocking", {"seconds": 0.3}))))
+    r = response(("a", "blocking", {"seconds": 0.3}))
+    [o] = asyncio.run(ex.run(r))
     assert o.status == "timed_out"
+    [meanwhile] = asyncio.run(ex.run(r))
+    assert meanwhile.status == "in_progress" and runs["blocking"] == 1
     time.sleep(0.35)
     record = store.get(call_key("s", "resp_1", "blocking", "a"))
-    assert record is not None and record.status == "unknown" and record.result is None
+    assert record is not None and record.status == "completed" and record.result == '"late"'
+    assert ex.runaways() == []
 
 
 def test_concurrency_limit(runs: dict[str, int]) -> None:

@@ -31,7 +31,8 @@ class Outcome:
     - ``"rejected"``: unknown tool or invalid arguments; ``error`` is written for the model;
     - ``"skipped"``: not run because another call of the same response was rejected;
     - ``"timed_out"``: the tool did not finish within its timeout; its effect is in doubt,
-      so the store keeps the call as ``unknown``;
+      so the store keeps the call as ``unknown`` (a thread still running keeps it claimed
+      until it ends, and then holds its late result);
     - ``"unknown"``: the tool may have run (crash, cancellation, lost lease, a return value
       that JSON cannot carry); never re-run automatically;
     - ``"in_progress"``: another worker holds the call right now;

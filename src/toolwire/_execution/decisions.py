@@ -29,8 +29,11 @@ Every policy decision lives here, once:
   cancellation, ``SystemExit``): in doubt;
 - the deadline passed: the tool is abandoned (an async task is cancelled, a thread cannot
   be); if it ended meanwhile, its own result is settled as above, otherwise the record is
-  finished ``unknown`` and the outcome is ``timed_out``. Whenever the effect is in doubt
-  like this and the tool is declared ``idempotent=True``, the claim is released instead,
+  finished ``unknown`` and the outcome is ``timed_out``. A tool still running there (a
+  thread) is offered to the driver's keeper (``KeepTool``): once kept, the call stays
+  claimed and :func:`keep_running` carries it on, heartbeating until the tool ends and
+  then settling its late result as above. Whenever the effect is in doubt like this and
+  the tool is declared ``idempotent=True``, the claim is released instead (never kept),
   so that a later run repeats the call rather than reporting ``unknown`` forever;
 - a final write that is refused or raises leaves the outcome ``unknown``: the store does
   not hold the result, so the caller must not treat it as durable (the tool's value is
@@ -46,8 +49,10 @@ Driver contract. Drivers deliver a cancellation only at *interruptible* commands
 writes in flight complete first, so the core always knows whether it holds a claim.
 ``AbandonTool`` is answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
 ``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
-has ended by the time the driver lets go of it, else ``None``. Closing the generator
-(``GeneratorExit``: its driver died) yields nothing more, as a crashed process would not.
+has ended by the time the driver lets go of it, else ``None``. ``KeepTool`` is answered
+``True`` when the driver will drive :func:`keep_running` for the call to its end.
+Closing the generator (``GeneratorExit``: its driver died) yields nothing more, as a
+crashed process would not.
 
 Cost: O(1) per command; a call takes 2 + 2 x (tool duration / heartbeat interval) + 2
 commands.
@@ -75,6 +80,7 @@ __all__ = [
     "Command",
     "FinishCall",
     "Heartbeat",
+    "KeepTool",
     "ReleaseCall",
     "StartTool",
     "ToolNotStarted",
@@ -84,6 +90,7 @@ __all__ = [
     "ToolTimedOut",
     "ToolUnstorable",
     "execute_call",
+    "keep_running",
 ]
 
 
@@ -155,7 +162,25 @@ class AbandonTool:
     reason: AbandonReason
 
 
-Command = ClaimCall | StartTool | AwaitTool | Heartbeat | AbandonTool | FinishCall | ReleaseCall
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeepTool:
+    """Hand a tool still running past its timeout to the driver's keeper, which drives
+    :func:`keep_running` with this ``fence`` until the tool ends; the driver sends back
+    whether it took the call (``False``: the core records the doubt itself)."""
+
+    fence: int
+
+
+Command = (
+    ClaimCall
+    | StartTool
+    | AwaitTool
+    | Heartbeat
+    | AbandonTool
+    | KeepTool
+    | FinishCall
+    | ReleaseCall
+)
 
 INTERRUPTIBLE: frozenset[type[Command]] = frozenset({ClaimCall, StartTool, AwaitTool, Heartbeat})
 """The commands at which a driver may deliver the caller's cancellation (the others are
@@ -351,9 +376,50 @@ def execute_call(plan: CallPlan) -> CallFlow:
             # It ended while being abandoned: its own result is better than a doubt.
             return (yield from _settle(plan, held, ended))
         message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
+        if not plan.claim.reclaim and (yield from _kept(fence)):
+            return _outcome(plan, "timed_out", error=message)  # the keeper holds the claim
         yield from _in_doubt(held, plan.claim.reclaim, message)
         return _outcome(plan, "timed_out", error=message)
     return (yield from _settle(plan, held, event))
+
+
+def keep_running(plan: CallPlan, fence: int) -> CallFlow:
+    """The rest of a call whose tool outlived its timeout and was kept (``KeepTool``).
+
+    While the tool runs, the claim is held as before: every ``AwaitTool`` that comes back
+    pending is followed by a heartbeat, so the record stays ``in_progress`` with a live
+    lease (and unexpired). When the tool ends, its late result is settled as any other
+    (``completed``, ``failed``, released, or ``unknown``); a heartbeat answered ``False``
+    (the lease lapsed and another worker declared the call ``unknown``) ends the keeping.
+    Returns the outcome the late end would have had (for the driver's log).
+    """
+    held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
+    while True:
+        event: ToolEvent = yield _new_await_tool(interval=plan.heartbeat_interval)
+        if not isinstance(event, (ToolPending, ToolTimedOut)):
+            return (yield from _settle(plan, held, event))
+        try:
+            alive = yield Heartbeat(
+                key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
+            )
+        except Exception:
+            continue  # fenced writes keep a missed beat safe; try again next interval
+        if not alive:
+            return _outcome(
+                plan,
+                "unknown",
+                error="the lease was lost while the tool was still running past its timeout; "
+                "its effect is in doubt",
+            )
+
+
+def _kept(fence: int) -> Generator[Command, Any, bool]:
+    """Offer the still-running tool to the driver's keeper; whether it took the call."""
+    try:
+        taken = yield KeepTool(fence=fence)
+    except Exception:
+        return False
+    return taken is True
 
 
 def _settle(

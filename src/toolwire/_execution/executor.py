@@ -17,8 +17,9 @@ Threads are paid for only where a guarantee needs one (:mod:`toolwire._execution
   to its worker just before the caller starts waiting); the caller waits for all its
   tools at once, sends the heartbeats itself when an interval passes, and stops waiting
   at each deadline. **A thread cannot be killed**: a timed-out
-  sync tool keeps running in the background, its outcome is ``timed_out`` and its record
-  ``unknown``; a value it returns later is discarded, never stored as ``completed``.
+  sync tool keeps running in the background and its outcome is ``timed_out``; the
+  executor's keeper (:mod:`toolwire._runaways`) keeps its call claimed while it runs and
+  records what it finally returns (``runaways()`` lists them).
   Async tools run as tasks on one background event loop and are cancelled at the
   deadline (one that blocks that loop with a synchronous call delays the others'
   cancellation, never their timeouts: the caller stops waiting at each deadline itself).
@@ -96,6 +97,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar, cast
 
 from .._core.makers import maker
@@ -117,6 +119,7 @@ from .decisions import (
     Command,
     FinishCall,
     Heartbeat,
+    KeepTool,
     ReleaseCall,
     StartTool,
     ToolEnded,
@@ -129,6 +132,7 @@ from .decisions import (
 )
 from .idempotency import arguments_hash, call_key, idempotency_key
 from .interrupts import DeferredInterrupts
+from .runaways import Keeper, RunawayCall
 from .workers import LoopTool, ThreadTool, invoke_async, pool, task_end
 
 # The constants and default_error_text are documented, not exported: the public surface
@@ -323,6 +327,46 @@ class _ExecutorBase(Generic[S]):
         self._runs = itertools.count()
         self.store = cast(S, MemoryStore()) if store is None else _check_store(store)
         self._async_store = inspect.iscoroutinefunction(getattr(self.store, "claim", None))
+        self._keeper = Keeper(self.retention)
+
+    def runaways(self) -> list[RunawayCall]:
+        """The calls whose tools are still running in this process after their timeout
+        (a thread cannot be stopped), oldest first. Each stays claimed while it runs (its
+        lease renewed, so it is neither purged nor expired) and then records the tool's
+        own result."""
+        return self._keeper.runaways()
+
+    def _keep(
+        self,
+        job: _Job,
+        handle: ThreadTool | LoopTool | None,
+        fence: int,
+        deadline: float | None,
+        perform: Callable[[Command], Any],
+    ) -> bool:
+        """Hand a thread tool still running past its timeout to the keeper (an async
+        tool was cancelled: it is not kept)."""
+        if not isinstance(handle, ThreadTool) or deadline is None or job.plan.timeout is None:
+            return False
+        raised: list[BaseException] = []
+
+        def prepare(event: ToolEnded) -> ToolEnded:
+            if isinstance(event, ToolRaised):
+                raised.append(event.exception)
+            return self._for_core(job, event)
+
+        def report(outcome: Outcome) -> None:
+            _log_late(job, outcome, raised[0] if raised else None)
+
+        return self._keeper.keep(
+            plan=job.plan,
+            fence=fence,
+            handle=handle,
+            started=deadline - job.plan.timeout,
+            perform=perform,
+            prepare=prepare,
+            report=report,
+        )
 
     def _timeout_of(self, tool: Tool) -> float:
         return tool.timeout if tool.timeout is not None else self.timeout
@@ -545,6 +589,22 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
     logger.log(
         level, "tool %r call %s: outcome %s: %s", name, call_id, status, outcome.error,
         extra=extra,
+    )  # fmt: skip
+
+
+def _log_late(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+    """Log how a kept tool ended after its timeout (the record now says so)."""
+    extra = _fields(job, outcome.status)
+    if outcome.status == "completed":
+        logger.info(
+            "tool %r call %s ended after its timeout; its result was recorded (completed)",
+            job.plan.name, job.plan.call_id, extra=extra,
+        )  # fmt: skip
+        return
+    logger.warning(
+        "tool %r call %s ended after its timeout; recorded as %s: %s",
+        job.plan.name, job.plan.call_id, outcome.status, outcome.error,
+        exc_info=raised, extra=extra,
     )  # fmt: skip
 
 
@@ -837,6 +897,12 @@ class _SyncRun:
                     return
                 if isinstance(command, StartTool):
                     self._start(call, command)
+                    continue
+                if isinstance(command, KeepTool):
+                    perform = partial(_perform_store, self.store)
+                    value = self.executor._keep(
+                        call.job, call.handle, command.fence, call.deadline, perform
+                    )
                     continue
                 value = _perform_store(self.store, command)
             except Exception as exc:
@@ -1132,6 +1198,8 @@ class _AsyncRun:
             return None
         if isinstance(command, AbandonTool):
             return await self._abandon(command, call)
+        if isinstance(command, KeepTool):
+            return self._keep(command, call)
         if self.inline:
             return _perform_store(self.store, command)
         if self.lane is not None:
@@ -1156,6 +1224,25 @@ class _AsyncRun:
         thread = ThreadTool(job.tool, job.arguments, ctx, wake)
         thread.start()
         call.thread, call.thread_done = thread, done
+
+    def _keep(self, command: KeepTool, call: _AsyncCall) -> bool:
+        """Hand a thread tool past its timeout to the keeper, whose thread calls a sync
+        store itself and an ``AsyncStore`` on this loop (while the loop runs)."""
+        perform: Callable[[Command], Any]
+        if self.async_store:
+            store, loop, wait = self.store, self.loop, self.executor.lease
+
+            def perform(command: Command) -> Any:
+                coroutine = _perform_async_store(store, command)
+                try:
+                    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+                except BaseException:  # the loop has closed: the beat is missed
+                    coroutine.close()
+                    raise
+                return future.result(wait)
+        else:
+            perform = partial(_perform_store, self.store)
+        return self.executor._keep(call.job, call.thread, command.fence, call.deadline, perform)
 
     def _ended(self, call: _AsyncCall) -> ToolEnded | None:
         """How the tool ended, if it has (a thread's result is read as soon as published)."""

@@ -218,6 +218,12 @@ class _ToolRun:
         self._on_done = on_done
         self.result: ToolEnded | None = None
 
+    def notify(self, on_done: Callable[[], None]) -> None:
+        """From now on call ``on_done`` instead when the tool ends (a keeper taking over a
+        tool its driver let go of). An end published just before is missed by the new
+        callback, so its caller reads ``result`` after this."""
+        self._on_done = on_done
+
     def _publish(self, event: ToolEnded) -> None:
         """Set ``result``, then tell the driver (never the other way round)."""
         self.result = event
