@@ -63,11 +63,11 @@ _EXPORTS: dict[str, str] = {
     "UsageReported": "_core.events",
     "ValueCompleted": "_core.events",
     "ValueStarted": "_core.events",
-    # §1 partial JSON
+    # partial JSON
     "MISSING": "_core.partial_json",
     "PartialJSONParser": "_core.partial_json",
     "parse_partial": "_core.partial_json",
-    # §2 assembling
+    # assembling
     "Partial": "_core.response",
     "PartialCall": "_core.response",
     "RejectedCall": "_core.response",
@@ -81,12 +81,12 @@ _EXPORTS: dict[str, str] = {
     "Prices": "_core.pricing",
     "UsageLedger": "_core.ledger",
     "estimate_tokens": "_core.usage_estimate",
-    # §4 driving a live stream
+    # driving a live stream
     "AsyncStreamHandle": "_streaming.drivers",
     "StreamHandle": "_streaming.drivers",
     "astream": "_streaming.drivers",
     "stream": "_streaming.drivers",
-    # §3 tools and execution
+    # tools and execution
     "AsyncExecutor": "_execution.executor",
     "InvalidCall": "_tools.toolbox",
     "ValidCall": "_tools.toolbox",
@@ -100,7 +100,7 @@ _EXPORTS: dict[str, str] = {
     "Toolbox": "_tools.toolbox",
     "arguments_hash": "_execution.idempotency",
     "tool_results": "_core.messages",
-    # §5 a whole turn
+    # a whole turn
     "EarlyAbort": "_turn.early_abort",
     "RetryPolicy": "_turn.retrying",
     "Turn": "_turn.run",

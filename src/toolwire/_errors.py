@@ -39,21 +39,8 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
 
     RetryableError                            raised by a tool: nothing happened, may retry
 
-Not toolwire's: an HTTP error of the request itself (a 429, a 500, a refused connection)
-reaches the caller as the SDK's own exception (``openai.RateLimitError``,
-``anthropic.InternalServerError``, ``httpx.HTTPStatusError`` for an ``httpx.Response``
-source in ``run_turn``...), because it happens before any stream exists; ``run_turn``
-retries it first when its ``RetryPolicy`` says so. A ``StreamError`` is what follows once
-the body began.
-
-Three families, kept apart so that a handler never mistakes one for another: the peer's
-faults (``StreamError``: retry the request, or show the partial), outages (``StoreError``:
-fail closed, retry later) and the caller's mistakes (``UsageError``: a bug to fix, never
-worth retrying). Each class has one built-in base at most, and ``__module__`` is
-``"toolwire"``, so tracebacks and ``repr`` show ``toolwire.StreamAborted``.
-
-``RetryableError`` is deliberately not a ``ToolwireError``: tools raise it, toolwire never
-does. Every class lives here and is exported from ``toolwire``.
+An HTTP error of the request itself reaches the caller as the SDK's own exception: it
+happens before any stream exists.
 """
 
 from __future__ import annotations

@@ -1,52 +1,9 @@
 """Logs, spans and metrics: one record per streamed response and per tool execution.
 
-What is recorded.
-
-* A log record per stream on the ``toolwire.stream`` logger when the stream ends, with
-  structured fields (``extra=``): ``outcome`` (see :data:`OUTCOMES`), ``model``,
-  ``response_id``, ``wire_format``, ``provider``, ``finish_reason``, ``input_tokens`` and
-  ``output_tokens`` (read the same way for every provider: cached input and reasoning
-  included), ``usage_estimated``, ``estimated_tokens``, ``cost``, ``currency``,
-  ``duration`` (seconds) and ``error_type`` (the ``StreamError`` class). A completed
-  stream logs at DEBUG, any other outcome at INFO: the caller gets the exception anyway,
-  the log keeps the record. Tool failures keep logging on ``toolwire.executor`` (see
-  :mod:`toolwire._execution.executor`), with the same style of fields.
-* With OpenTelemetry (``pip install toolwire[otel]``) and a tracer provider set by the
-  application: a span per stream, ``chat {model}`` (kind CLIENT), and a span per tool
-  execution, ``execute_tool {name}`` (kind INTERNAL), with the GenAI semantic
-  conventions: ``gen_ai.operation.name``, ``gen_ai.provider.name``,
-  ``gen_ai.request.model`` (the model the provider reported: toolwire reads the response,
-  not the request), ``gen_ai.response.model``, ``gen_ai.response.id``,
-  ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` (cached tokens
-  included, as the convention asks), ``gen_ai.usage.output_tokens`` (reasoning included),
-  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
-  ``gen_ai.usage.reasoning.output_tokens``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
-  ``gen_ai.tool.type``, ``error.type``; and toolwire's own ``toolwire.outcome``,
-  ``toolwire.wire_format``, ``toolwire.usage.estimated``, ``toolwire.usage.
-  estimated_tokens``, ``toolwire.cost``, ``toolwire.cost.currency``, ``toolwire.tool.
-  status``, ``toolwire.tool.replayed``, ``toolwire.idempotency_key``.
-* With a meter provider set: the histograms ``gen_ai.client.token.usage`` (``{token}``,
-  one point per direction, ``gen_ai.token.type`` ``input`` / ``output``; an estimated
-  count carries ``toolwire.usage.estimated=true``) and ``gen_ai.client.operation.duration``
-  (seconds, for ``chat`` and ``execute_tool``), with the conventions' bucket boundaries.
-
-``error.type`` is low-cardinality and documented: for a stream, its outcome
-(``aborted``, ``early_abort``, ``timed_out``, ``token_limit``, ``filtered``, ``error``);
-for a tool, its status (``failed``, ``rejected``, ``timed_out``, ``unknown``,
-``conflict``). ``completed``, ``replayed``, ``skipped`` (not run, nothing failed in it) and
-``in_progress`` (another worker runs it) are not errors.
-
-Where. The drivers (``stream()``, ``astream()``, and ``run_turn`` through them) and the
-executors record; a ``StreamAssembler`` fed by hand records nothing (it is sans-IO).
-
-Cost. Nothing happens per event: the drivers call :meth:`StreamObserver.begin` when a
-stream opens and :meth:`StreamObserver.end` once when it ends, the executor once per call.
-OpenTelemetry is never imported by toolwire: it is used only when the application has
-imported it (``opentelemetry.trace`` / ``opentelemetry.metrics`` in ``sys.modules``) and
-set a provider (the API's proxy or no-op providers mean "not configured"), so without the
-SDK the cost is a dictionary lookup per stream. Instruments and tracers are created once
-per provider. A failure inside telemetry is logged and swallowed: observing never breaks
-a stream or a tool.
+A log record per stream (``toolwire.stream``); with OpenTelemetry configured by the
+application, spans and metrics with the GenAI semantic conventions (see
+``docs/observability.md``). Nothing per event; a failure inside telemetry is logged and
+swallowed, never raised.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""The command line's ``--json`` documents: a ``Response``, a ``StreamError`` and store
-records as plain JSON values.
+"""The command line's ``--json`` documents: a ``Response``, a ``StreamError`` and store records.
 
-Strategy: toolwire's result types are frozen dataclasses, so one converter walks them
-field by field (mappings to objects, lists and tuples to arrays) and every field of the
-type appears under its own name: a ``Response`` document has ``text``, ``reasoning``,
-``tool_calls``, ``rejected``, ``finish_reason``, ``raw_finish_reason``, ``usage``,
-``response_id``, ``model``, ``format``, ``created`` and ``parts``, exactly the attributes
-API.md §2 documents. A ``StreamError`` document is ``{"error": <class name>, "message":
-..., "partial": <Partial>}`` plus what the subclass carries (``provider_error`` for a
-``ProviderError``, ``limit`` and ``value`` for a ``StreamLimitExceeded``, ``kind`` for a
-``StreamTimeout``); the ``error`` member tells the two documents apart.
-
-Guarantees: :func:`dumps` always succeeds and writes pure ASCII (non-ASCII characters and
-lone surrogates as ``\\u`` escapes, so any terminal, pipe or file takes it); a value JSON
-has no form for (it cannot come out of a parsed stream, but a payload object could carry
-one) is written as its ``str``. Cost: linear in the size of the value.
+Every field of a result type appears under its own name; a ``StreamError`` document has an
+``error`` member (its class name). :func:`dumps` always succeeds and writes pure ASCII.
 """
 
 from __future__ import annotations

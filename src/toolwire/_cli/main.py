@@ -1,16 +1,8 @@
 """The ``toolwire`` command: argparse subcommands over the public API.
 
-``toolwire serve`` runs the provider simulator (API.md §6) until Ctrl-C or SIGTERM:
-it prints the base URL of every format, one per line, then serves. Without ``--scenario``
-or ``--recordings`` it answers every request with one looping greeting, so a client can be
-pointed at it at once. ``toolwire replay`` (``_cli_replay``) shows a recorded stream live
-and judges it; ``toolwire store`` (``_cli_store``) lists, shows, settles and purges the
-idempotency store; ``toolwire demo`` (``_cli_demo``) shows the library's main job, offline.
-Each subcommand is one function that declares its parser and sets ``run``.
-
-Exit status: 0 after a clean stop, 2 for unusable arguments (a bad fault spec, a scenario
-that cannot be read, a port already taken), with the reason on stderr. Nothing here is
-imported by ``import toolwire``.
+``serve`` runs the provider simulator until Ctrl-C or SIGTERM; ``replay``, ``store`` and
+``demo`` live in their own modules. Exit statuses are those of :mod:`toolwire._cli.subcommand`.
+Nothing here is imported by ``import toolwire``.
 """
 
 from __future__ import annotations

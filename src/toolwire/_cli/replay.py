@@ -1,34 +1,8 @@
 """``toolwire replay FILE``: a recorded provider stream shown as it arrives, then judged.
 
-The recording (a file, or standard input for ``-``) is read whole, framed by the
-library's own decoder (``_framing``: SSE, NDJSON, a JSON array, AWS event-stream; detected
-from the first bytes) and fed payload by payload to a ``StreamAssembler`` (the format
-detected from the first payload, or forced with ``--format``). Feeding the framed payloads
-is what ``feed_bytes`` does inside, so the outcome is the one the library gives for the
-same bytes (a test holds the two equal on every cut of every recording).
-
-Pace. Recordings carry no timestamps, so "the recorded pace" is defined as one payload
-(one provider chunk: an SSE event, an NDJSON line, an array element, an event-stream
-message) every :data:`PAYLOAD_INTERVAL` seconds, 25 a second, about the chunk rate of a
-hosted model streaming its tokens. ``--speed 2`` replays twice as fast, ``--speed 0.5``
-half as fast, ``--speed 0`` without any pause. Deadlines are absolute (payload *n* is due
-at start + n × interval), so slow rendering never makes the replay drift. Without
-``--speed``, the live view on a terminal uses the recorded pace, and everything else
-(``--json``, ``--plain``, output into a pipe or a file) runs without pauses.
-
-Recorder envelopes. llama-stack's recorder stores a stream as a JSON array of
-``{"__type__": "<SDK class>", "__data__": <the chunk>}`` objects. That is a recording
-format, not a wire format, so the library's framing passes such elements on untouched and
-this command unwraps them: an array element whose members are ``__data__`` and at most
-``__type__`` is replaced by its ``__data__``. Any other element is fed as it is.
-
-Output. On a terminal, the live view of ``_replay_view`` (rich); otherwise (or with
-``--plain``) one line per event; with ``--json``, only the outcome's JSON document
-(``_json_documents``) on stdout. Exit status (API.md §7): 0 for a stream that ended
-properly (a ``Response``, even one with rejected calls), 3 for a ``StreamError`` (its JSON
-on stdout with ``--json``), 2 for unusable input: a file that cannot be read, or one of
-which no payload was accepted (empty, not a stream, no known provider format), with the
-reason on stderr; 130 on Ctrl-C.
+The recording is framed by the library's own decoder and fed to a ``StreamAssembler``, so
+the verdict is the one the library gives for the same bytes. Exit status: 0 a stream that
+ended properly, 3 a ``StreamError``, 2 unusable input, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -272,7 +246,7 @@ def _live_console() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Replay ``args.file``; return the exit status (API.md §7)."""
+    """Replay ``args.file``; return the exit status (the table of ``_cli.subcommand``)."""
     tolerant_output(sys.stdout)
     try:
         data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()

@@ -1,32 +1,7 @@
-"""What a person sees of ``toolwire replay``: a recorded stream as it arrives, then the
-final calls, the finish, the usage and the verdict.
+"""What a person sees of ``toolwire replay``: the stream as it arrives, then the verdict.
 
-Strategy. :class:`ReplayModel` folds the assembler's events into what is shown (the text
-and reasoning so far, one :class:`ShownCall` per tool call with its raw argument text, its
-latest ``ToolCallArguments`` event for the preview, and its state: ``streaming``,
-``ended``, ``rejected`` with the reason, ``finished`` once the terminal event arrived).
-The verdict and the final rows (:func:`verdict`, :func:`final_calls`, :func:`summary_rows`)
-are computed from the assembler's outcome alone, a ``Response`` or a ``StreamError``, so
-both views say exactly the same thing. Two views render them:
-
-* :class:`LiveView` (rich, on a terminal): a ``Live`` area redrawn after each payload, at
-  most :data:`MAX_REDRAWS_PER_SECOND` times a second, showing the tail of the text, the
-  reasoning (dimmed) and a panel per call whose argument preview grows as fragments
-  arrive. Everything is cut to fit the terminal's height, newest last, so the growing
-  end stays in sight. At the end the live area is replaced by the final picture, printed
-  once into the scrollback: the whole text, each call's final arguments, the verdict.
-* :class:`PlainView` (pipes, files, ``--plain``): one line per event, flushed per
-  payload, strings JSON-escaped so that every event stays on one line; then the result
-  lines. Nothing is redrawn, nothing is coloured: a log can keep it and ``grep`` can read
-  it.
-
-``rich`` is imported only by :class:`LiveView`'s module-level helpers when a live view is
-made, never by ``import toolwire``.
-
-Cost: the model keeps argument text as a list of fragments (no quadratic joins); a live
-redraw serialises each visible call's preview and wraps only the tail of each text that
-fits the screen, so a redraw costs O(size of the visible previews), bounded by the redraw
-rate, whatever the length of the stream.
+The verdict and final rows are computed from the outcome alone, so the live (rich) and the
+plain view say the same thing; a redraw costs O(visible previews), bounded by its rate.
 """
 
 from __future__ import annotations

@@ -1,34 +1,8 @@
-"""``toolwire store``: see and settle the idempotency store (API.md §7).
+"""``toolwire store``: list, show, resolve and purge the records of an idempotency store.
 
-Actions, each on SQLite (``--db PATH``), PostgreSQL (``--dsn DSN [--table NAME]``) or
-Redis (``--url URL [--prefix PREFIX]``), through the store's :class:`AdminStore`
-operations:
-
-* ``list`` records by status and age (``--status``, ``--limit``, newest first unless
-  ``--oldest``), as a table;
-* ``show KEY`` every field of one record;
-* ``resolve KEY --completed VALUE`` or ``--failed MESSAGE`` settles an ``unknown`` call by
-  hand, after the operator checked the outside system. VALUE must be JSON (NaN and
-  infinities are refused); it is stored in the executor's own form (compact, keys sorted,
-  non-ASCII kept), so the executor replays it to every later run of the call exactly as
-  if the tool had returned it. Only an ``unknown`` record is touched: any other status is
-  refused (the store's ``resolve`` checks again, atomically, so a record that changed
-  between the look and the write is refused too);
-* ``purge`` deletes the records past their expiry and prints how many.
-
-Safety: the SQLite file must exist (a typo never creates an empty store). Opening a
-PostgreSQL or Redis store runs its start-up self-test like any other use, and a PostgreSQL
-store creates its table if it is missing. ``--json`` prints machine-readable output on
-stdout: a list of records, a record, ``{"resolved": true, "record": ...}`` or
-``{"purged": n}``; a record is an object with every field of
-:class:`~toolwire.stores.Record` (times in seconds since the epoch on the store's clock,
-``result`` the stored JSON text).
-
-Exit status (the table of ``_subcommand``): 0 done; 1 not found or refused (``show`` /
-``resolve`` of an absent key, ``resolve`` of a record that is not ``unknown``); 2 unusable
-arguments (no store or two, an option of another backend, VALUE not JSON, a missing SQLite
-file, a backend whose extra is not installed); 4 the store failed (cannot connect, an
-operation failed); 130 interrupted. Messages are one line on stderr.
+``resolve`` settles only an ``unknown`` record (the store checks again, atomically).
+Exit status: 0 done, 1 not found or refused, 2 unusable arguments, 4 the store failed,
+130 interrupted.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""How ``toolwire store`` shows records: a table of many, every field of one.
+"""How ``toolwire store`` shows records: rich tables on a terminal, plain columns elsewhere.
 
-A record holds hashes, not the call's identity: the call key is the SHA-256 of (scope,
-response id, tool name, call id), so the tool's name cannot be read back from it. What can
-be shown is shown: the key, the status, the idempotency key the tool received (and may have
-forwarded downstream, where an operator can look it up), the args hash, owner, fence, the
-lease, the times and the stored result or error.
-
-Times are the store clock's (seconds since the epoch: the server's clock for PostgreSQL
-and Redis, the file's jump-free clock for SQLite); ages and "expires in" are measured
-against this machine's clock, so they are off by the clocks' difference. Two renderings:
-rich tables on a terminal (the key whole, since ``show`` and ``resolve`` take it; owner and
-idempotency key cut to their first characters, whole in ``show``), and plain text
-everywhere else (a header line, then one record per line with columns separated by two
-spaces and every value in full, so that ``awk``, ``grep`` and ``cut`` can read it).
+A record holds hashes, not the call's identity, so the tool's name cannot be shown. Times
+are the store clock's; ages are measured against this machine's clock.
 """
 
 from __future__ import annotations

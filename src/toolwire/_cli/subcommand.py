@@ -1,28 +1,17 @@
-"""What every ``toolwire`` subcommand module shares: exit statuses, the one-line error,
-output that survives any text, and running one subcommand as a program of its own.
-
-A subcommand module (``_cli_replay``, ``_cli_store``, ``_cli_demo``) exposes
-``add_parser(commands)``, which declares its parser with :func:`add_subcommand`, and
-``run(args) -> int``, which returns the exit status. The statuses mean the same in every
-subcommand, so a script can act on them without knowing which one it ran:
+"""What every ``toolwire`` subcommand shares: exit statuses, the one-line error, safe output.
 
 ====  ==================================================================================
 0     done
-1     refused or not found: the command worked, the answer is no (``store show`` of an
-      absent key, ``store resolve`` of a record that is not ``unknown``)
+1     refused or not found: the command worked, the answer is no
 2     unusable arguments or input: nothing was done (argparse's own status too)
-3     the stream did not end properly (a ``StreamError``, API.md §7)
+3     the stream did not end properly (a ``StreamError``)
 4     the store failed (cannot connect, an operation failed): an outage, retry later
 130   interrupted (Ctrl-C)
 141   stdout was closed early (``| head``), as for a program that SIGPIPE ended
 ====  ==================================================================================
 
-Errors are one line on stderr, ``toolwire <command>: <message>``; stdout carries only the
-command's output, so ``--json`` output is never mixed with messages. Text that came from a
-model or a store (stream text, tool names, error messages) is shown through
-:func:`visible`: a recording must not be able to drive the reader's terminal with escape
-sequences, nor hide or reorder what is shown with bidirectional controls. Nothing here is
-imported by ``import toolwire``.
+Text from a model or a store is shown through :func:`visible`, so it cannot drive the
+terminal.
 """
 
 from __future__ import annotations

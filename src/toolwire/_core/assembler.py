@@ -1,74 +1,9 @@
-"""``StreamAssembler``: one streamed response, fed payload by payload, finished strictly.
+"""The core assembler: one streamed response, fed payload by payload, finished strictly.
 
-Strategy (sans-IO, in the manner of h11's connection: data in through methods, events out
-as return values, no clock, no I/O):
-
-* ``feed(payload)`` normalises the payload (dict, SDK object via ``model_dump``, JSON text,
-  ``"[DONE]"``), hands it to the format's adapter (its provider in ``_providers``), and
-  applies the resulting deltas; ``feed_bytes(data)`` runs raw bytes through the framing
-  decoder first (``_framing``) and is equivalent whatever the split.
-* The fragment fast path (``_dispatch`` and ``_fragment``, with the open-call case inlined
-  in ``_items``, the per-payload loop of ``feed_bytes``): a payload that is nothing but
-  one argument fragment of an open call, recognised by the adapter's
-  ``fragment`` (or, for an SDK event object, ``object_fragment``, by attribute access),
-  goes straight into that call's parser without deltas or ``model_dump``. The call is
-  found as the general path would route it, and a fragment for a call in any other state
-  is applied as the delta the adapter's ``translate`` gives, so the events are identical.
-* Tool-call fragments are correlated here, once for every format: by provider id (or
-  ``ref``), then by index hint, then to the latest open call. A fragment without a name
-  never opens a call while one is open (one refinement: a nameless fragment with a new
-  id at an index no call has seen opens a call whose name comes later, the shape of a
-  second parallel call whose header lacks the name); a fragment with a new id and a name
-  at a taken index opens one; id and name are set once and never concatenated. A call opened
-  without a name buffers its events and announces itself (``ToolCallStarted``) when the
-  name arrives. Calls are numbered 0, 1, 2... in order of appearance.
-* Each call has a :class:`CallState` with an explicit transition table
-  (``_TRANSITIONS``); a pair missing from it is a :class:`StreamFormatError`.
-* Each call owns a :class:`PartialJSONParser` fed only the new fragment; no buffer is
-  ever re-parsed. A syntax error, or a repeated object key (its preview shows the first
-  value, ``json.loads`` keeps the last), rejects the call at once (``ToolCallRejected``); its
-  later fragments are kept as raw text only, and the stream goes on. Each
-  ``ToolCallArguments`` repeats the call's announced id and name, and says whether the
-  fragment changed the preview, read off its JSON events (O(events), already built) or,
-  with ``json_events=False`` (preview-only parsers), off the parser's snapshot cache.
-* The output is also kept as ordered parts (text runs, reasoning runs, calls, provider
-  items, with what the provider needs echoed), from which the next request's assistant
-  turn is built (``Response.parts``); text is stored once, parts hold chunk offsets.
-* The output path (``output=``, ``output_tool=``, ``tools=``; see ``_output``) is kept
-  apart: the public ``feed``/``feed_bytes``/``feed_eof`` hand the events of the private
-  ones to an ``OutputRoute``, which adds :class:`OutputPreview` events (typed previews of
-  the text channel or of a forced tool's arguments), and ``close()`` hands it the
-  ``Response`` to fill ``Response.output`` or raise the output's error. Refusal text
-  (``RefusalPart``) is kept apart from text and ends the stream with ``OutputRefused``.
-* Usage: reports merge field by field as they arrive (``UsageReported``), with no copy
-  of the raw report in the common case. After each payload that reported output tokens
-  the assembler marks where the content stood; ``partial()`` and ``close()`` estimate
-  the tokens of whatever arrived after that mark (all the content when no output count
-  was reported: an OpenAI stream cut before its usage chunk, a server that never sends
-  usage) with :mod:`toolwire._core.usage_estimate`, add them to the reported counts and flag
-  them (``Usage.estimated``). A reported count is never lowered or replaced, and nothing
-  is estimated per event.
-* ``close()`` is all-or-nothing: a :class:`Response` only if the adapter reported the
-  terminal event with an OK kind, every call that the format ends on its own (a call
-  opened with ``start=True``: Anthropic, Responses, Bedrock, Cohere, Gemini, Ollama) got
-  its own end, and every call's arguments are complete JSON; otherwise the matching
-  :class:`StreamError` with a :class:`Partial` (usage included). A missing per-call end
-  is a :class:`StreamAborted`: the stream lost events.
-
-Guarantees: no tool call is ever returned from a stream that lacks its terminal event or a
-call's own end, stopped at a token limit, was filtered, carried an error, or left a
-call's JSON unterminated. Bad payloads raise :class:`StreamFormatError` (never
-``KeyError``, ``UnicodeEncodeError`` and the like); after any error every later call
-raises the same error. Synthesised call ids are deterministic: the same bytes give the
-same ids, and responses whose wire identity differs (response id, model, timestamp) get
-different ones. Limits (calls, argument characters per call, text characters, identifier
-characters, usage fields) bound memory; see :class:`StreamAssembler`.
-
-Complexity: O(size of the payload) per payload plus the parser's amortised O(len) per
-fragment; the final arguments come from the parser's own ``close()`` (no re-parse), so a
-whole stream is linear in its size. Usage reports cost O(number of usage fields, at most
-``max_usage_fields``, plus the number of calls) each; the estimate at ``partial()`` /
-``close()`` is O(content after the last report), bounded for huge texts.
+Sans-IO. Tool-call fragments are correlated here for every format (by id, then index
+hint, then the latest open call); ``close()`` returns a ``Response`` only for a stream
+that ended properly with every call ended and complete, else raises a ``StreamError``
+with a ``Partial``. Linear in the size of the stream.
 """
 
 from __future__ import annotations
@@ -196,7 +131,7 @@ _new = object.__new__
 
 
 # The slot descriptors' own setters: a frozen dataclass refuses setattr, and calling the
-# descriptor directly costs about 60 % of object.__setattr__ (no lookup by name).
+# descriptor directly costs less than object.__setattr__ (no lookup by name).
 _Setter = Callable[[object, Any], None]
 (
     _set_key,

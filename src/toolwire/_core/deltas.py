@@ -1,26 +1,8 @@
 """The normalised deltas that provider adapters hand to the assembler, and the adapter contract.
 
-An adapter translates one wire format's payloads (decoded JSON dicts) into these deltas and
-does nothing else: no correlation, no per-call state beyond what its format needs to
-translate (an Anthropic adapter remembers ``stop_reason`` from ``message_delta`` until
-``message_stop``). The assembler alone routes fragments to calls, owns per-call parsers
-and decides how the response finished.
-
-Adapter contract (:class:`Adapter`; every provider package of ``toolwire._providers`` has
-one)::
-
-    class Adapter(Protocol):
-        format: str                                   # "openai-chat", "anthropic", ...
-        def translate(
-            self, payload: dict[str, Any], event: str | None = None
-        ) -> list[Delta]: ...
-        # optional fast paths, see Adapter below:
-        def fragment(self, payload: dict[str, Any]) -> Fragment | None: ...
-        def object_fragment(self, obj: Any) -> Fragment | None: ...
-
-``event`` is the SSE ``event:`` name the payload arrived under, if any. ``translate``
-raises ``StreamFormatError`` (without ``partial``; the assembler adds it) for a payload
-that breaks its format, and returns ``[]`` for event types it does not know.
+An adapter only translates one wire format's payloads into deltas (``translate``, ``[]``
+for unknown events, ``StreamFormatError`` for a broken payload); the assembler alone
+correlates fragments and decides how the response finished.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """The events toolwire emits, as frozen, slotted, keyword-only dataclasses.
 
-Two families live here:
-
-* JSON events, returned by :meth:`PartialJSONParser.feed`, each with a ``path`` (a tuple of
-  ``str`` keys and ``int`` indices from the root);
-* stream events, returned by :meth:`StreamAssembler.feed`, one vocabulary for every
-  provider.
-
-Each event is a past-tense fact; its docstring says when it is emitted.
-
-Paths of JSON events are shared, not copied
--------------------------------------------
-A value at depth *d* has a path of *d* keys. Giving every event its own tuple would cost
-O(d) time and memory per event (a document 999 levels deep would spend 8 KB on the path of
-each number). The parser instead hands each event a *link*: ``()`` for the root, or
-``(parent_link, key)``, so all values below one container share its link and an event costs
-O(1) whatever its depth. ``path`` is a data descriptor that materialises the tuple on every
-read (O(d), the size of the answer; not cached, so memory stays O(1) per event). To
-everything else the field looks like a plain tuple field: the constructor takes
-``path=(...)`` (stored wrapped as ``(path,)``, a 1-tuple, which no link ever is), and
-equality, hashing, ``repr``, ``dataclasses.fields``/``asdict``/``replace``, pickling and
-``FrozenInstanceError`` on assignment behave as before.
+JSON events (from :meth:`PartialJSONParser.feed`, each with a ``path``) and stream events
+(from :meth:`StreamAssembler.feed`, one vocabulary for every provider). A JSON event costs
+O(1) at any depth; ``path`` is built when read.
 """
 
 from __future__ import annotations

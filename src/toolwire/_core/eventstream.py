@@ -1,39 +1,8 @@
-"""Incremental decoder for AWS's binary ``application/vnd.amazon.eventstream`` framing.
+"""Incremental decoder for AWS's binary ``application/vnd.amazon.eventstream`` framing (Bedrock).
 
-Bedrock's ``ConverseStream`` (and ``InvokeModelWithResponseStream``) answer with this
-framing instead of SSE. Each message is::
-
-    total length  uint32 BE  (the whole message, these 4 bytes and the final CRC included)
-    header length uint32 BE
-    prelude CRC   uint32 BE  (CRC-32 of the 8 bytes above)
-    headers       header length bytes: name length u8, name, value type u8, value
-    payload       total - header length - 16 bytes
-    message CRC   uint32 BE  (CRC-32 of everything before it)
-
-Header value types: 0/1 boolean true/false (no value), 2 int8, 3 int16, 4 int32, 5 int64,
-6 bytes and 7 string (u16 length first), 8 timestamp (int64 milliseconds), 9 UUID (16
-bytes). All integers are big-endian.
-
-Strategy: :class:`EventStreamDecoder` buffers bytes until a prelude is complete, checks
-the prelude CRC at once (so a corrupt length is caught before waiting for it), then waits
-for the whole message, checks the message CRC, and turns it into what boto3's stream
-yields: ``:message-type: event`` gives ``{event_type: json_payload}`` (the shape of the
-corpus's ``.decoded.jsonl``); ``exception`` gives ``{exception_type: json_payload}`` (the
-Bedrock adapter reports it as an error); ``error`` (protocol-level, payload-less) gives
-``{"error": {"code": ..., "message": ...}}``. Messages of another type are skipped.
-``feed`` returns ``(event name, payload)`` pairs like the other framing decoders.
-
-Guaranteed: the messages produced do not depend on how the bytes were split; a CRC
-mismatch, an impossible length, a malformed header or a non-JSON payload raises
-``StreamFormatError`` and the decoder refuses further input. A message cut by the end of
-the stream is never dispatched (``close()`` drops it, so the assembler sees no terminal
-event). Limits follow the service's: headers at most 128 KiB, a message at most 24 MiB.
-
-Complexity: every byte is copied into the buffer once and, when its message is complete,
-out of it once (the message CRC is taken over a view), then its payload is sliced and
-decoded; waiting for a large message costs O(1) per read whatever its size. Consumed bytes
-are discarded when more than half of the buffer is consumed, so the work is linear in the
-input and memory holds at most one message plus one chunk.
+Messages come out as boto3 yields them, whatever the split of the bytes; a bad CRC, length,
+header or payload raises ``StreamFormatError``, and a message cut by the end is never
+dispatched. Linear in the input; memory holds one message plus one chunk.
 """
 
 from __future__ import annotations

@@ -1,60 +1,8 @@
-"""Incremental decoders that turn raw response bytes into provider payloads.
+"""Incremental decoders from raw response bytes to provider payloads: SSE, NDJSON, a JSON
+array, AWS event-stream.
 
-Four framings are understood, each fed bytes in any split:
-
-* **SSE** (``text/event-stream``) following the WHATWG parsing rules: LF, CR and CRLF line
-  ends (a CR at the end of one chunk and an LF at the start of the next are one line end),
-  a BOM at the start, comments (``:``), ``event:``, ``id:``, ``retry:``, several ``data:``
-  lines joined with ``"\\n"``, one optional space after the colon, unknown fields ignored.
-  The ``event`` name travels with the payload so that an ``event: error`` whose data is
-  JSON reaches the adapter as an error (Groq ``tool_use_failed``).
-* **NDJSON**: one JSON value per line, blank lines skipped.
-* **A JSON array** holding one payload per element (recorded bodies); elements are cut out
-  incrementally at depth one and dispatched as soon as they are complete. Elements are
-  passed on as they are: unwrapping a recorder's envelope is the recorder's business.
-* **AWS event-stream** (binary, Bedrock), recognised by its leading zero length byte and
-  handed to ``_eventstream.EventStreamDecoder``.
-
-UTF-8 is decoded incrementally, so a character split across chunks is never mangled;
-invalid UTF-8 raises :class:`StreamFormatError`.
-
-Guarantees: the payloads produced do not depend on how the bytes were split. At
-:meth:`close`, a last event or line that lacks only its terminator is dispatched when its
-data is complete JSON (or ``[DONE]``); anything else left over (a cut line) is dropped,
-never completed: the assembler then sees no terminal event and reports an aborted stream.
-Not guaranteed: a cut that happens to fall exactly after a complete JSON value (the cut
-is then indistinguishable from a missing terminator).
-
-Strategy, and why it is linear. One read is decoded from UTF-8 once, as a whole. Text that
-does not finish a line (an event of megabytes arrives in thousands of reads) is appended
-to a list of pieces and only the new piece is searched for a terminator, so no byte is
-copied or scanned again while the line grows; the pieces are joined once, when the
-terminator arrives. A read that holds many lines is cut with one ``str.split`` (after one
-``str.replace`` pass when it contains a CR), so the per-line Python work is a prefix test
-and an append. Sizes held for the payload in progress (``pending``) are running counters,
-never sums over what is buffered. Each payload is parsed once, with the ``json`` module's
-C scanner called directly; only text it refuses (``[DONE]``, blank keep-alives, leading
-whitespace, invalid JSON) takes the slower :func:`decode_payload`, which gives the typed
-error.
-
-JSON arrays: an element that starts and ends inside one read is parsed straight from the
-read's text by the C scanner, which also tells where it ends. An element the read does
-not complete (the scanner refused it once) is followed by an incremental scanner that
-carries its state (nesting depth, inside a string, after a backslash) from read to read
-and looks only at new text: outside strings a regular expression skips to the next
-bracket or quote (or comma at the element's own level); inside a string the C string
-scanner finds the closing quote, and where it refuses an escape (one cut by the read, or
-an invalid one) ``str.find`` jumps from quote to quote, a quote closing the string unless
-an odd run of backslashes precedes it. The element's pieces are joined and parsed once
-when it ends.
-
-Complexity: every byte is decoded once and then passed over a constant number of times,
-each pass in C (line framings: the CR and LF searches, the split, the join of a line that
-spanned reads, the parse; an array element that spans reads: one refused scanner attempt,
-the incremental scan, the join, the parse), plus O(1) Python work per line, per read and
-per bracket or quote outside strings. The work is therefore linear in the input whatever
-the split; memory holds at most one unfinished line, event or element, bounded by
-``FrameDecoder.max_pending``.
+The payloads do not depend on how the bytes were split; a cut line is dropped, never
+completed. Linear in the input; memory holds one unfinished line, event or element.
 """
 
 from __future__ import annotations

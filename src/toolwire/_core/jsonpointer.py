@@ -1,42 +1,7 @@
-"""JSON Pointers (RFC 6901) and the URI fragments that carry them in ``$ref`` (RFC 3986).
+"""JSON Pointers (RFC 6901) and the ``$ref`` URI fragments that carry them (RFC 3986).
 
-The one place toolwire turns pointer text into reference tokens, tokens back into text, and
-follows tokens through a JSON document. Every module that resolves ``"$ref": "#/..."`` or
-names a schema location uses these functions, so that they all agree on the edge cases
-(``~0``/``~1``, percent-encoding, array indexes).
-
-Strategy: a pointer is parsed once into a tuple of reference tokens (``str``); resolution
-walks the tokens from the root. Two spellings are read:
-
-- a plain JSON Pointer (:func:`parse_pointer`): ``""`` is the whole document, otherwise the
-  text starts with ``/`` and each ``/``-separated token is unescaped, ``~1`` to ``/`` then
-  ``~0`` to ``~`` (in that order, so ``~01`` is the token ``~1``); a ``~`` followed by
-  anything else is an error;
-- a URI fragment as written in ``$ref`` (:func:`parse_fragment`): ``#`` then a pointer whose
-  characters may be percent-encoded (``#/$defs/a%25b`` names the key ``a%b``,
-  ``#/$defs/a%20b`` the key ``a b``). Percent-decoding happens first (UTF-8, as RFC 3986
-  says), then the pointer is parsed, so ``%7E`` is a literal ``~`` that still forms an
-  escape with what follows and ``%2F`` is a ``/`` that separates tokens.
-
-Guarantees:
-
-- :func:`format_pointer` and :func:`parse_pointer` are inverse (every token sequence
-  round-trips); :func:`format_fragment` and :func:`parse_fragment` too. Fragments are
-  percent-encoded so that the result is a valid URI fragment that any resolver reads back.
-- :func:`resolve` follows object members by exact key and array elements by a decimal index
-  without leading zeros (``0``, ``17``; not ``01``, ``-1``, ``+1`` or ``-``, which names the
-  position after the last element and so never resolves to a value). It never treats an
-  array index as an object key or the other way round.
-- Every failure raises :class:`~toolwire.ToolDefinitionError` (pointers appear in schemas,
-  so a bad one is a tool that cannot be used), with a message naming the pointer and the
-  first token that did not resolve. Callers prefix their own context.
-
-Not handled here: ``$id`` and ``$anchor`` (a fragment that does not start with ``/`` is not
-a pointer) and references to other documents; :func:`resolve_ref` refuses both. Schema
-validation resolves those through the validation engine's registry (``_jsonschema.py``).
-
-Complexity: parsing and formatting are linear in the length of the text; resolution is
-linear in the number of tokens (one dict lookup or list index per token).
+The one place pointer text is parsed, formatted and followed, so every caller agrees on the
+edge cases. Failures raise :class:`~toolwire.ToolDefinitionError`. Linear in the text.
 """
 
 from __future__ import annotations

@@ -1,21 +1,4 @@
-"""JSON text of trees of plain values, by the standard library's C encoder built once.
-
-Strategy. ``json.dumps(value, **options)`` builds a ``JSONEncoder`` per call, and
-``JSONEncoder.encode`` builds its C encoder per call (``iterencode``): for the small values
-on the path of every executed call (arguments, call keys, results) that set-up costs more
-than the encoding. :func:`encoder` builds the C encoder once, for one set of options, and
-returns a function that gives exactly ``json.dumps(value, **options)``'s text (the same C
-code, the same float ``repr``, the same escapes).
-
-What it leaves out: the circular-reference check (``check_circular``). Every caller hands
-it values it has already walked or built (scanned arguments, fresh ``json_value`` trees,
-lists of strings), where a cycle cannot be; a cycle would raise ``RecursionError`` instead
-of ``ValueError``. Not thread-sensitive: the C encoder keeps no state between calls when it
-has no markers. On an interpreter without the C encoder (``json.encoder.c_make_encoder``
-is ``None``), the functions are ``json.dumps`` with the options.
-
-Cost: one C call per value; no Python frame per container.
-"""
+"""JSON text of trees of plain values, exactly as ``json.dumps`` with the same options writes it."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
 """``UsageLedger``: usage and cost summed over the turns of a conversation, aborted ones too.
 
-Why. Downstream projects recorded zero for streams that were cut (quirk 29: PostHog,
-mastra, gemini-cli, openai-agents-js), although the provider billed them. A ledger takes
-every turn's outcome as it comes, a finished ``Response``, a ``StreamError`` (its
-``partial``), a ``Partial``, a ``Usage``, or anything with a ``usage`` attribute such as
-``run_turn``'s ``Turn``, and keeps the totals honest: reported and estimated tokens, the
-cost when a price table is given, and how much of it rests on estimates.
-
-Strategy. Each ``add`` normalises the turn's usage to the same reading for every provider
-(:attr:`Usage.all_input_tokens`, cached tokens included; :attr:`Usage.all_output_tokens`,
-reasoning included), prices it (its own ``usage.cost`` if the stream priced it, else the
-ledger's table for the turn's model) and adds it to running sums under a lock, so threads
-and tasks of one conversation may share a ledger. O(1) per turn, O(1) memory (no turn is
-kept).
+Thread-safe; O(1) per turn and O(1) memory.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Constructors of frozen, slotted dataclasses for the path of every executed call.
+"""Constructors for the frozen, slotted dataclasses built on the path of every executed call.
 
-Strategy. A frozen dataclass's generated ``__init__`` sets each field through
-``object.__setattr__`` (frozen classes refuse plain assignment), which costs about three
-times what filling the slots costs: 1.2 µs for a seven-field command, several of which
-every executed call builds. :func:`maker` generates, once per class, a function with the
-same signature as the class (the same parameter names, order and defaults) that creates
-the instance with ``object.__new__`` and fills each slot through its descriptor. The
-result is the instance the class itself would build: equal, hashed, printed, pickled and
-frozen alike (a test compares them).
-
-The generated source names only the class's own fields, as ``dataclasses`` itself does
-when it generates ``__init__``. A class the trick does not fit (not slotted, with a
-``__post_init__``, a ``default_factory`` or an ``InitVar``) gets the class itself back, so
-a field added later can never be skipped silently.
+:func:`maker` gives a constructor whose instances equal the class's own.
 """
 
 from __future__ import annotations

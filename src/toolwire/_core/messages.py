@@ -1,55 +1,8 @@
 """The messages of the next request: the assistant turn and the tool results that answer it.
 
-Strategy: three pure functions, each dispatching to the format's provider
-(``toolwire._providers``), which owns the shapes:
-
-- ``tool_results(outcomes, format)`` (public): the executor's :class:`Outcome` list as the
-  messages each provider expects, in the order given;
-- ``assistant_turn(response, outcomes, format)``: the assistant message (Responses: the
-  input items) that repeats ``response`` in the provider's request format;
-- ``turn_messages(response, outcomes, format)``: both, assistant turn first, ready to
-  append to the conversation.
-
-Consistency: before building an assistant turn, the outcomes are matched to the calls of
-the response (``tool_calls`` and ``rejected``, by id, in index order, so that a call id
-that repeats is matched once per call): every call must have exactly one outcome and every
-outcome must answer a call, else :class:`InvalidOutcome`. So every tool result answers a
-call that the assistant turn carries, rejected and skipped calls included, and no call is
-left without its result (OpenAI and Anthropic refuse both). How each provider carries a
-rejected call whose arguments are not JSON is documented in its module; the shared rules:
-where the API takes the arguments as a string (OpenAI chat and Responses, Cohere) the raw
-text is sent as it is (``"{}"`` when there is none), and where it takes an object
-(Anthropic, Gemini, Bedrock, Ollama) arguments that are not a JSON object are sent as
-``{"INVALID_JSON": raw_text}``, the wrapping Anthropic recommends so that the model sees
-its own mistake. A call whose name never arrived is carried, and answered, under
-:data:`UNNAMED_TOOL`.
-
-Tool result contents: a ``completed`` or ``replayed`` outcome sends its ``result_json``
-verbatim, so the first run and every replay send the same bytes (Gemini, whose response
-must be an object, gets the same JSON value: an object as is, anything else as
-``{"result": value}``). Every other status is sent as a clear text for the model and
-marked as an error where the format can say so (:data:`STATUS_TEXTS`):
-
-- ``failed``: ``The tool "{name}" failed: {error}``
-- ``rejected``: the validation message (``Outcome.error``, written for the model), or
-  ``The call to "{name}" was rejected: its arguments are invalid.`` without one
-- ``skipped``: ``The tool "{name}" was not run because another call in this turn was
-  invalid; nothing happened. Fix the invalid call and send every call of this turn again.``
-- ``timed_out``: ``The tool "{name}" did not finish within its timeout. The outcome is
-  unknown; it may have run; do not assume it failed.``
-- ``unknown``: ``The outcome of the tool "{name}" is unknown; it may have run; do not
-  assume it failed.``
-- ``in_progress``: ``The tool "{name}" is already running for this call (another worker
-  holds it); its result is not available yet. Do not assume it failed.``
-- ``conflict``: ``The tool "{name}" was already called with this call id but different
-  arguments, so this call was not run. Use a new call for different arguments.``
-
-A ``completed``/``replayed`` outcome without ``result_json`` gets the compact, key-sorted
-JSON of its ``value``. No outcomes give ``[]`` tool results. Bad input raises a typed
-error: :class:`UnknownFormat` for a format no provider has, :class:`InvalidOutcome` for
-something that is not a list of usable outcomes or that does not answer the response.
-
-Complexity: linear in the number of calls and outcomes and the size of their texts.
+Every tool result answers a call of the assistant turn and every call has its result
+(else :class:`InvalidOutcome`); the shapes are each provider's. Linear in the number of
+calls and outcomes and the size of their texts.
 """
 
 from __future__ import annotations

@@ -1,38 +1,8 @@
 """Price tables: what a response's usage cost, from prices the application gives.
 
-Strategy. toolwire ships no prices: they change without notice, differ by region, tier,
-batch and contract, and a stale built-in table would miscount silently. The application
-writes its own table (or loads it from its own configuration), per model and per million
-tokens, the unit every provider publishes::
-
-    prices = toolwire.Prices({
-        "gpt-4o": toolwire.ModelPrice(input=2.5, output=10, cache_read=1.25),
-        "claude-sonnet-4": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75},
-        "*/llama-3.3-70b*": toolwire.ModelPrice(input=0.6, output=0.6),
-    })
-
-A model name (as the provider reported it in the response) finds its entry in this order:
-
-1. the key equal to it;
-2. the longest key it extends by a snapshot suffix: a date or version
-   (``gpt-4o-2024-08-06``, ``claude-sonnet-4-20250514``, ``gpt-4-0613``,
-   ``claude-3-5-sonnet-latest``, ``anthropic.claude-3-5-sonnet-20240620-v1:0``), never
-   another model's name (``gpt-4o`` does not price ``gpt-4o-mini``);
-3. the first key, in the table's order, that is a glob pattern (``*``, ``?``, ``[...]``,
-   :func:`fnmatch.fnmatchcase`) matching it: put specific patterns first.
-
-A model that matches nothing is not priced (``usage.cost`` stays ``None``, and
-``UsageLedger.unpriced`` counts it): a wrong price is worse than none.
-
-What a response costs (:meth:`Prices.cost`): the uncached input tokens at ``input``,
-prompt-cache reads at ``cache_read`` and writes at ``cache_write`` (each at ``input`` when
-the entry has none), and every generated token, reasoning included, at ``output``. The
-counts are read the same way for every provider (:attr:`Usage.uncached_input_tokens`,
-:attr:`Usage.all_output_tokens`), whichever way the provider reports its cache and its
-reasoning. Not modelled: tiered prices (above 200k tokens of context), batch and priority
-tiers, audio and image tokens: give the price that applies to your traffic.
-
-Lookups are remembered per model name (at most 1,024), so pricing is O(1) per response.
+toolwire ships no prices. A model is priced by its exact key, then a snapshot suffix of a
+key, then the first matching glob; a model that matches nothing is not priced. O(1) per
+response.
 """
 
 from __future__ import annotations

@@ -1,43 +1,7 @@
 """Estimating output tokens from what a stream delivered, for streams whose usage is missing.
 
-Why. A stream that is cut (network, timeout, the caller leaving, a cancel) often never sees
-its usage report: OpenAI sends usage only in a last chunk (and only with
-``stream_options.include_usage``), so an aborted stream reports nothing, and downstream
-accounting records zero (quirk 29). The provider's meter did not stop: the tokens that
-arrived were generated and billed. toolwire estimates them from the content that arrived,
-flags the estimate, and never replaces a count the provider reported.
-
-Strategy. :func:`estimate_output` counts the tokens of the text, the visible reasoning, each
-call's name and argument text, and adds a per-call overhead for the tokens a provider spends
-on a call's framing (the function-call syntax the model writes, which no stream shows). Each
-text is counted by:
-
-* ``tiktoken``, when it is installed, knows the model (``tiktoken.encoding_name_for_model``)
-  and has the encoding *offline*: already loaded in this process, or in tiktoken's file cache
-  (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR``, or the temporary directory's
-  ``data-gym-cache``). tiktoken downloads encodings on first use; toolwire never triggers a
-  download (a closed network would make a stream's ``close()`` hang on it), and any failure
-  falls back to the heuristic. The answer is remembered per model.
-* otherwise a heuristic, :func:`heuristic_tokens`, that mimics the pre-tokenisation of the
-  BPE tokenisers the providers use: a run of up to 8 ASCII letters is one token (a longer
-  word costs one per 8 letters), digits go in groups of up to three, a run of up to three
-  punctuation characters is one token (``{"``, ``":"``, ``","``), a newline run or an
-  indentation run is one, a single space joins the next word; a CJK character (Han, kana,
-  Hangul) is one token, and other letters (accented Latin, Cyrillic, Greek, Arabic,
-  Devanagari...) cost one per three. Texts over 8,192 characters are counted on 8 evenly
-  spaced windows of 1,024 characters and scaled, so the cost is bounded whatever the size
-  (about half a millisecond, for 46 KB as for 467 KB) and the count is deterministic.
-
-The per-call overheads (:data:`CALL_OVERHEAD`) were calibrated on the 51 recorded streams of
-the corpus (``tests/core/test_usage_corpus.py`` measures the error and ``python -m benchmarks
-usage`` prints it per provider): Anthropic spends about 40 tokens on a ``tool_use`` block,
-OpenAI about 10 on a call and 10 more to wrap parallel calls.
-
-Not estimated, and documented so: input tokens (the assembler never sees the request; use
-:func:`estimate_tokens` on your own request text if you need a figure), and reasoning the
-provider did not stream (OpenAI's hidden reasoning, Gemini's thoughts beyond their summary):
-only what arrived can be counted. Pure functions of their arguments (the tiktoken lookup
-reads the file system once per model); cost O(size of the text), bounded for large texts.
+Estimates are flagged and never replace a reported count; ``tiktoken`` is used only when
+its encoding is available offline. Pure; O(size of the text), bounded for large texts.
 """
 
 from __future__ import annotations
@@ -65,7 +29,7 @@ _PIECES = re.compile(
     r"|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
     r"|[^\W\d_A-Za-z]{1,3}"
 )
-_SAMPLE_ABOVE = 8_192  # characters counted exactly (about 0.4 ms); longer texts are sampled
+_SAMPLE_ABOVE = 8_192  # characters counted exactly; longer texts are sampled
 _WINDOWS = 8
 _WINDOW = 1_024
 

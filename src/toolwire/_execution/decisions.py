@@ -1,61 +1,8 @@
 """The sans-IO decision core of idempotent execution: one generator per tool call.
 
-Strategy. :func:`execute_call` is a generator (the shape of httpx's ``Auth.auth_flow``):
-it yields *commands* (claim the call, start the tool, wait for it, heartbeat, abandon it,
-finish or release the record) and receives each command's result through ``send``, or the
-exception it raised through ``throw``; it returns the call's :class:`~toolwire.Outcome`.
-It holds no clock, no thread, no socket and no store: the two drivers in
-:mod:`toolwire._execution.executor` (threads, asyncio) perform the commands, and the
-model test drives it step by step to interleave workers and inject crashes.
-Every policy decision lives here, once:
-
-- claim first: a claim that raises means the tool never runs; the outcome is
-  ``failed`` with a ``StoreError`` message (nothing ran, nothing was recorded as done, so
-  a later run may try again);
-- a claim not acquired is reported from the existing record, marked ``replayed``:
-  ``conflict`` (other args hash), ``replayed`` (completed: the stored JSON text, byte for
-  byte), ``failed`` (a stored failure), ``unknown``, ``in_progress``;
-- while the tool runs, every ``AwaitTool`` that comes back pending is followed by a
-  heartbeat; a heartbeat answered ``False`` means the lease is lost: the tool is abandoned
-  and the outcome is ``unknown`` (another worker may have taken over). A heartbeat that
-  *raises* is tolerated: every later write is fenced, so a missed beat can cost the call
-  its record (it turns ``unknown``) but never allows a second owner to be overwritten;
-- the tool returned a JSON value: ``finish(completed, result_json)``; it returned a value
-  that JSON cannot carry: its effect happened but its result cannot be stored, so the
-  call is in doubt (``unknown``, and ``Outcome.error`` says so); it raised
-  ``RetryableError`` or one of the plan's ``retry_on`` types (the tool's statement that
-  nothing happened): ``release``; it raised another ``Exception``: ``finish(failed)``
-  with the text the driver prepared for the model; it raised a ``BaseException`` (its own
-  cancellation, ``SystemExit``): in doubt;
-- the deadline passed: the tool is abandoned (an async task is cancelled, a thread cannot
-  be); if it ended meanwhile, its own result is settled as above, otherwise the record is
-  finished ``unknown`` and the outcome is ``timed_out``. A tool still running there (a
-  thread) is offered to the driver's keeper (``KeepTool``): once kept, the call stays
-  claimed and :func:`keep_running` carries it on, heartbeating until the tool ends and
-  then settling its late result as above. Whenever the effect is in doubt like this and
-  the tool is declared ``idempotent=True``, the claim is released instead (never kept),
-  so that a later run repeats the call rather than reporting ``unknown`` forever;
-- a final write that is refused or raises leaves the outcome ``unknown``: the store does
-  not hold the result, so the caller must not treat it as durable (the tool's value is
-  still attached to the outcome);
-- the caller's cancellation (thrown in as a ``BaseException`` that is not an
-  ``Exception``) before the tool started releases the claim; while the tool runs it
-  abandons the tool, and the tool's own end, when the driver saw one, wins: a tool that
-  had returned is recorded ``completed`` (its result is never lost to a cancellation that
-  arrived late), one still running is recorded in doubt. The cancellation is re-raised.
-
-Driver contract. Drivers deliver a cancellation only at *interruptible* commands
-(:data:`INTERRUPTIBLE`: ``ClaimCall``, ``StartTool``, ``AwaitTool``, ``Heartbeat``); store
-writes in flight complete first, so the core always knows whether it holds a claim.
-``AbandonTool`` is answered with the tool's final event (``ToolReturned``, ``ToolUnstorable``,
-``ToolRaised``, or ``ToolNotStarted`` when it was stopped before it began) when the tool
-has ended by the time the driver lets go of it, else ``None``. ``KeepTool`` is answered
-``True`` when the driver will drive :func:`keep_running` for the call to its end.
-Closing the generator (``GeneratorExit``: its driver died) yields nothing more, as a
-crashed process would not.
-
-Cost: O(1) per command; a call takes 2 + 2 x (tool duration / heartbeat interval) + 2
-commands.
+:func:`execute_call` yields commands (claim, start, await, heartbeat, abandon, keep,
+finish, release), receives their results, and returns the call's :class:`~toolwire.Outcome`.
+Every policy decision lives here, once; the drivers only perform commands. O(1) per command.
 """
 
 from __future__ import annotations

@@ -1,85 +1,8 @@
 """``Executor`` and ``AsyncExecutor``: the two drivers of the sans-IO execution core.
 
-Strategy. ``run(response, turn=None)`` first decides, without touching the store, what may
-run: the toolbox validates every call; a response with any rejected call (or arguments
-that cannot be canonically hashed) runs nothing (``rejected`` for those, ``skipped`` for
-the rest) unless ``run_on_rejection=True``. Each runnable call gets its call key (scope,
-response id, the provider's timestamp, the caller's ``turn``, tool name, call id), args
-hash and idempotency key, and one generator of :func:`toolwire._execution.decisions.execute_call`;
-the driver performs that generator's commands and returns the outcomes in call order. All
-policy lives in the core; the drivers only know how to wait.
-
-Threads are paid for only where a guarantee needs one (:mod:`toolwire._execution.workers`):
-
-- ``Executor`` drives every call of a run on the calling thread: claims, heartbeats and
-  final writes are made there, one after the other, with no hand-off. A sync tool runs on
-  a reused worker thread, because its timeout is enforced while the caller waits (handed
-  to its worker just before the caller starts waiting); the caller waits for all its
-  tools at once, sends the heartbeats itself when an interval passes, and stops waiting
-  at each deadline. **A thread cannot be killed**: a timed-out
-  sync tool keeps running in the background and its outcome is ``timed_out``; the
-  executor's keeper (:mod:`toolwire._runaways`) keeps its call claimed while it runs and
-  records what it finally returns (``runaways()`` lists them).
-  Async tools run as tasks on one background event loop and are cancelled at the
-  deadline (one that blocks that loop with a synchronous call delays the others'
-  cancellation, never their timeouts: the caller stops waiting at each deadline itself).
-  Ctrl-C is held back while the caller writes to the store
-  (:mod:`toolwire._execution.interrupts`), so it never cuts a store operation in two.
-- ``AsyncExecutor`` runs calls as tasks; async tools are tasks of the caller's loop, sync
-  tools run on worker threads. An ``AsyncStore`` is awaited; ``MemoryStore`` (a lock and a
-  dict) is called inline; any other synchronous store is called on a worker thread, its
-  commands batched: those queued while one batch runs go together in the next.
-- Concurrency: ``max_concurrency`` (default ``None``: no limit) bounds the calls of one run
-  in flight at once; ``max_threads`` (default 32, like ``ThreadPoolExecutor``'s ceiling)
-  bounds the sync tools of one run running at once. Async tools need no thread, so by
-  default a response's async tools all run at once (100 tools of 50 ms take about 50 ms).
-  A call waits for its slot before it is claimed, and its deadline starts when its tool
-  starts, so waiting never spends its budget.
-- Cancellation. The caller's ``KeyboardInterrupt`` (``Executor``) or ``CancelledError``
-  (``AsyncExecutor``) is always re-raised. Before that, every call is told to stop at its
-  next interruptible step: calls not yet claimed stop, claimed calls not yet started are
-  released, and the tools of running calls get ``cancel_grace`` seconds to end (async
-  tools are cancelled; a thread is waited for): a tool that ends meanwhile has its own
-  outcome recorded (a result is never lost to a late cancellation), one still running is
-  recorded ``unknown``. Store operations already in flight are shielded and completed
-  first, so a claim is never orphaned by a cancellation that arrived mid-write; a
-  cancellation that arrives just as a step completes keeps that step's result. A second
-  Ctrl-C or cancellation during this bounded clean-up is absorbed.
-- An async tool that swallows its cancellation (at a timeout or the caller's) is
-  cancelled again when ``cancel_grace`` has passed (a second cancellation reaches a tool
-  that ignored the first at its next ``await``) and then left to end on its own: it is
-  logged, its record stays ``unknown`` and whatever it returns is discarded. asyncio
-  cannot stop a coroutine that swallows every cancellation; nothing waits for it.
-- Store failures fail closed. A claim the store cannot record means the tool does not
-  run: the outcome is ``failed`` with an error starting ``StoreError:`` (nothing ran, so
-  retrying is safe; ``run`` does not raise, so the other calls' outcomes are not lost). A
-  final write that fails makes the outcome ``unknown``: the tool ran, but the store does
-  not hold its result.
-- Failures a person can debug: every failed, timed-out or in-doubt call is logged on the
-  ``toolwire.executor`` logger, with the tool's traceback where it raised and the
-  structured fields ``tool_name``, ``call_id``, ``idempotency_key``, ``status`` and
-  ``replayed`` (a stored failure replayed, the tool did not run; ``extra=``). With
-  OpenTelemetry configured, every call (decided ones included) also gets an
-  ``execute_tool {name}`` span from its admission to its outcome, and its duration in
-  ``gen_ai.client.operation.duration`` (:mod:`toolwire._telemetry`); an async tool of
-  ``AsyncExecutor`` runs inside its span, so its own spans nest there.
-  The model reads only ``error_text(exc, call)``: by default the exception's type and
-  message, cut to ``ERROR_TEXT_LIMIT`` characters.
-
-Settings that could not hold the promise are refused (``ExecutorSettingsError``): a
-record must outlive every run of its call, so ``retention`` must exceed the longest tool
-timeout + ``cancel_grace`` + ``lease``; a tool without a timeout could outlive any
-retention, so ``timeout=None`` is refused. The defaults (60 s timeout, 30 s lease with a
-heartbeat every 10 s, 1 s grace, 24 h retention) are production values. Id-less providers:
-a response with no response id and no timestamp whose call ids were synthesised says
-nothing about which turn it is; ``run`` refuses it unless ``turn=`` identifies the request.
-
-Deadlines are absolute (``time.monotonic()``), computed when a tool starts, and given to
-the tool in ``ctx.deadline`` together with ``ctx.idempotency_key``. Not guaranteed:
-exactly-once effects in systems the tool talks to, unless the tool forwards
-``ctx.idempotency_key`` to a downstream that honours it. Cost: O(n) hashing and store
-round trips per response of n calls, plus one store write per heartbeat interval of each
-running tool; no thread is created per call (workers are reused).
+Each call runs at most once per idempotency key; a response with a rejected call runs
+nothing by default; store failures fail closed; the caller's cancellation is re-raised
+after a bounded clean-up. O(n) hashing and store round trips per response of n calls.
 """
 
 from __future__ import annotations

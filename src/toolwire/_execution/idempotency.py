@@ -1,36 +1,7 @@
 """Idempotency keys: which call this is (the call key) and what it was asked (the args hash).
 
-Strategy. Identity and payload are hashed separately, as every mature idempotency design
-does (Stripe, the IETF Idempotency-Key draft): the store keeps one record per *call key*
-and remembers the *args hash*, so the same call identity arriving with other arguments is
-recognised as a conflict instead of being replayed or re-run.
-
-- ``arguments_hash`` is the hex SHA-256 of the RFC 8785 (JSON Canonicalization Scheme)
-  form of the validated arguments: key order, whitespace, escape forms and number spelling
-  (``1.0`` and ``1``) of the model's JSON text do not matter, only the value does.
-  Values outside I-JSON (NaN, infinities, integers beyond 2**53 - 1, non-string keys,
-  lone surrogates, non-JSON types) raise :class:`IdempotencyKeyError`; they are never
-  coerced, because a coerced value could collide with a different, legitimate one.
-- ``call_key`` hashes a domain tag and the JSON array ``[scope, response_id, tool_name,
-  call_id]`` (plus an occurrence number for ids repeated inside one response, and an
-  object ``{"created": ..., "turn": ...}`` when the provider's timestamp or the caller's
-  turn identity is given). JSON encoding delimits every field, so ``("a|b", "c")`` and
-  ``("a", "b|c")`` can never meet, and a key without the optional parts is the same as
-  before they existed. The response id is part of the identity because
-  OpenAI-compatible servers reuse call ids such as ``call_0`` on every turn; the
-  timestamp and the turn because id-less providers (Ollama's native API) send no response
-  id at all, so two turns would otherwise share their synthesised call ids.
-- ``idempotency_key`` hashes a second domain tag with the call key and the args hash; it
-  is what a tool receives in ``ctx.idempotency_key`` and may forward downstream.
-
-Guaranteed: equal JSON values give equal hashes on every platform and Python version
-(RFC 8785 fixes the number format to ECMAScript's); distinct domain tags keep the three
-kinds of digest apart. Not guaranteed: that two *different* validated values which a tool
-treats as equal (``"1"`` and ``1``) hash alike: validation decides the value.
-
-Cost: linear in the size of the arguments (one canonical serialisation, one SHA-256);
-arguments without floats are serialised by the standard library's C encoder after one
-linear type check, the rest by the ``rfc8785`` reference implementation.
+Equal JSON values give equal hashes on every platform (RFC 8785); values outside I-JSON
+raise :class:`IdempotencyKeyError`, never coerced. Linear in the size of the arguments.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """Holding Ctrl-C back while the synchronous executor writes to its store.
 
-Strategy. ``Executor.run`` drives its calls on the calling thread, store writes included.
-A ``KeyboardInterrupt`` is raised by Python's SIGINT handler at whatever bytecode the main
-thread is executing; landing between a store's commit and the return of its result, it
-would leave a claim that nobody knows it holds (an orphan, read ``unknown`` later although
-the tool never ran). :class:`DeferredInterrupts` installs, for the duration of one run on
-the main thread, a SIGINT handler that *holds* the signal: the previous handler (Python's
-``default_int_handler``, or the application's own) is called later, at a point the driver
-chooses, where an exception is safe:
-
-- while the driver waits for tools (``waiting`` is true), at once: the exception leaves
-  the wait, where nothing is half done;
-- otherwise at the driver's next :meth:`deliver` (before a claim, before a tool starts);
-- or when the run ends, if it ended before any such point.
-
-A signal wakes a waiting main thread only if the kernel delivered it to that thread
-(``_thread.interrupt_main()`` and a signal taken by another thread only set Python's flag),
-so while the handler is installed the driver waits in slices of at most :attr:`slice`
-seconds and delivers a held signal between them.
-
-The handler is installed only on the main thread of the main interpreter (the only place
-Python runs signal handlers) and only when the current handler is a Python callable;
-``SIG_IGN`` and ``SIG_DFL`` are left alone (nothing Python-level happens there). The
-previous handler is restored on exit. Guarantee: while installed, SIGINT raises nowhere
-but in a wait or at :meth:`deliver`. Not guaranteed: other asynchronous exceptions
-(``PyThreadState_SetAsyncExc``). Cost: two ``signal.signal`` calls per run.
+While installed (on the main thread), SIGINT raises only in a wait or at
+:meth:`DeferredInterrupts.deliver`, so it never cuts a store operation in two.
 """
 
 from __future__ import annotations
@@ -40,7 +17,7 @@ __all__ = ["DeferredInterrupts"]
 _SIGINT = int(signal.SIGINT)
 try:
     # The C functions behind ``signal``: its wrappers convert every handler and number to
-    # enums, which costs more (about 25 µs a run) than everything else a run does.
+    # enums, which costs more than everything else a run does.
     _signals: Any = importlib.import_module("_signal")
 except ImportError:  # pragma: no cover - an interpreter without the CPython module
     _signals = signal

@@ -1,11 +1,5 @@
 """The keeper of tools that outlived their timeout: a thread cannot be stopped, so its call
-stays claimed while it runs.
-
-One daemon thread per executor (started on the first runaway, gone with the last) drives
-:func:`toolwire._execution.keep_running` for each kept call: a heartbeat every interval
-keeps the record ``in_progress`` with a live lease (so neither ``purge`` nor a Redis TTL
-removes it), and the tool's late end is settled. Runaways are logged when kept, each time
-they outlive another ``retention``, when they end, and at interpreter exit if still running.
+stays claimed (heartbeated) while it runs, and its late end is recorded.
 """
 
 from __future__ import annotations

@@ -1,31 +1,7 @@
 """The threads the executors reuse, and the handles of running tools.
 
-Strategy. A thread is paid for only where a guarantee needs one. A sync tool needs one
-because its timeout is enforced while the caller waits: the tool runs on a worker, the
-caller waits with a deadline and can walk away. A sync store called from asyncio needs one
-so that the event loop never blocks. Neither needs a *new* thread: starting one costs
-about 80 µs, more than a whole call on :class:`~toolwire.MemoryStore`.
-
-- :class:`WorkerPool` is one process-wide set of daemon threads. A job goes to an idle
-  worker, or to a new worker when none is idle, so a tool that hangs past its timeout (a
-  thread cannot be killed) never delays later jobs; a worker idle for ``idle_timeout``
-  seconds exits. The job is handed to a new thread before it is queued, so a thread that
-  cannot be started means the job never runs (the caller is told, and nothing ran). A
-  caller with more to do before it waits may keep a job for a reserved idle worker and
-  :meth:`~WorkerPool.deliver` it just before waiting: the worker is not woken while the
-  caller still holds the GIL.
-- :func:`background_loop` is one process-wide event loop in a daemon thread. The
-  synchronous ``Executor`` runs async tools there as tasks, where they can be cancelled.
-- A tool handle (:class:`ThreadTool`, :class:`LoopTool`) runs one call and publishes how
-  it ended in ``result`` *before* calling ``on_done``, so a driver that reads ``result``
-  never misses an end that happened before it looked. ``cancel()`` stops an async task; a
-  thread cannot be stopped, but a thread tool cancelled before a worker began it never
-  begins (it ends ``ToolNotStarted``), and so does a task cancelled before its first step.
-
-After ``os.fork()`` the child has none of the parent's threads: ``os.register_at_fork``
-gives it a fresh pool and no loop. Guarantees: a submitted job runs exactly once, on some
-worker, or ``submit`` raises and it never runs. Cost: O(1) per job; at peak, one thread per
-job running at once (plus abandoned tools that are still running).
+A submitted job runs exactly once, on some worker, or ``submit`` raises and it never runs;
+a hung tool never delays later jobs. O(1) per job.
 """
 
 from __future__ import annotations

@@ -1,46 +1,7 @@
 """Shapes: where in a JSON document each sub-type or sub-schema of an output applies.
 
-A typed preview (:mod:`toolwire._output.typed_preview`) validates each completed subtree once, with
-the validator of the part of the target that describes it. This module compiles a target
-(a pydantic model, any type pydantic validates, or a JSON Schema) into a tree of
-:class:`Shape` nodes that answers, for a value starting at some key under a container,
-"which shape applies here?", and, for a completed value, "validate it".
-
-Strategy
---------
-* **Pydantic types.** A model becomes a :class:`ModelShape` whose children are its fields,
-  found by their validation alias (and name, where the model accepts names); ``list[T]``
-  a :class:`ListShape`; ``dict[str, T]`` a :class:`DictShape`; a union (``Optional``
-  included) a :class:`UnionShape`; everything else a :class:`LeafShape` validated by a
-  ``TypeAdapter`` built once per annotation (field constraints included, cached). A field
-  with its own validator (``@field_validator``) has no shape of its own: its value is
-  validated, and shown, when its model completes. A model that reshapes its input
-  (``model_validator(mode="before"/"wrap")``, alias paths, root models) is a leaf.
-* **JSON Schemas.** An object schema made of ``type``/``properties``/``required``/
-  ``additionalProperties`` and keywords that judge the object itself (counts, ``enum``
-  aside) becomes an object shape; an ``items`` schema an array shape; a lone local
-  ``$ref`` is followed. A container is then checked by a *shallow* validator: the node's
-  schema with every sub-schema replaced by ``true``, run on the container whose members
-  were already validated, so completing it costs O(its members), not O(its subtree).
-  Every other node (``anyOf``, ``oneOf``, ``allOf``, ``if``, ``patternProperties``,
-  ``unevaluated*``, ``$ref`` with siblings...) is a leaf checked whole by
-  :meth:`SchemaValidator.at` in the document's context: the nearest node whose meaning does
-  not depend on the value waits for that subtree to complete.
-* **Unions** are resolved by the JSON kind of the value where exactly one branch accepts
-  that kind (``str | None`` given a string is the ``str`` branch); otherwise the union is a
-  leaf: hidden until complete, then validated by the union's own adapter (which picks the
-  branch as pydantic would).
-
-Validation from parts: a container shape validates the container built from its members'
-validated values (pydantic's Python mode; already-validated model instances are taken as
-they are, so this costs O(members)). Where pydantic's Python rules and JSON rules disagree
-(strict types given a string, a field validator that expects raw input...), a failure is
-retried once on the raw JSON value with the JSON rules, so a preview never reports an error
-that ``model_validate_json`` would not.
-
-Shapes are built lazily (a child on first use) and cached per target, so recursive models
-and schemas cost nothing until a document goes that deep. Building a child costs
-O(annotation) once; asking for it afterwards O(1).
+A target (pydantic type or JSON Schema) compiles lazily into :class:`Shape` nodes that
+validate each completed subtree from its members' validated values, in O(members).
 """
 
 from __future__ import annotations
@@ -185,7 +146,7 @@ def too_deep_for_pydantic(exc: Any) -> bool:
 
 
 class _Adapters:
-    """``TypeAdapter`` per annotation, built once (building one costs milliseconds)."""
+    """``TypeAdapter`` per annotation, built once (building one is costly)."""
 
     def __init__(self) -> None:
         self._cache: dict[Any, Any] = {}

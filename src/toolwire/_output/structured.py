@@ -1,42 +1,8 @@
 """Structured output: the model's text (or a forced tool's arguments) read as one typed value.
 
-``StreamAssembler(output=X)`` (and ``stream()``/``astream()``/``run_turn()`` with the same
-``output=``) parses the text channel with the incremental engine while it streams, where
-``X`` is a pydantic model, any type pydantic validates (``list[Item]``, a ``TypedDict``...)
-or a JSON Schema (a ``dict``). This module holds the three parts, all sans-IO:
-
-* :func:`compile_output` turns ``X`` into an :class:`OutputSpec` once (shapes for the typed
-  preview, see :mod:`toolwire._output.shapes`; the exact whole-value validator for the
-  final value). Pydantic targets are cached per type.
-* :class:`OutputParser` reads one output: text in (or, for a forced tool, the JSON events
-  its call's parser made), typed previews out (:mod:`toolwire._output.typed_preview`). It keeps
-  the chunks it was given (the same ``str`` objects the assembler keeps, no copy).
-* :class:`OutputRoute` is what the assembler hands its events to when ``output=``,
-  ``output_tool=`` or ``tools=`` is set: it adds an :class:`~toolwire.OutputPreview` after
-  each text fragment that changed the preview, turns the forced tool's call events into
-  ``OutputPreview`` events, attaches typed argument previews to the calls of typed tools,
-  and at the end puts the validated value in ``Response.output``.
-
-Guarantees: ``Response.output`` exists only for a stream that ended properly and whose
-output is complete JSON that validates: equal to ``Model.model_validate_json(text)`` for a
-pydantic target, the JSON value for a schema. Otherwise the stream ends with a
-``StreamError``: :class:`~toolwire.OutputSyntaxError` at the first character that cannot
-continue JSON (``offset`` into the output text), :class:`~toolwire.OutputValidationError`
-with the validator's message when a completed part (or the whole) violates the target,
-:class:`~toolwire.TokenLimitExceeded` for output left unterminated under any finish reason
-(:class:`~toolwire.StreamAborted` when the terminal event never came), and
-:class:`~toolwire.OutputRefused` when the model refused. With ``early_abort=True`` the first
-two are raised by ``feed`` at once (the drivers then close the source); otherwise they are
-recorded, the text keeps streaming, and ``close()`` raises them. A response whose text is
-empty but which carries tool calls has ``output=None``: the model asked for tools first.
-
-Cost: the parser's amortised O(len) per fragment, plus each completed subtree validated
-once from its validated members; one O(n) whole-value validation at the end (pydantic's
-own JSON validation of the text, or the schema engine's check of the value).
-
-Depth: text nested deeper than pydantic reads JSON (201 containers) is validated part by
-part, as the preview is, up to the parser's 1,000; a part that pydantic validates whole (a
-field with its own validator, a union of models) up to its 255 nested models.
+``Response.output`` exists only for a stream that ended properly with complete JSON that
+validates (equal to ``model_validate_json`` for a pydantic target); otherwise the stream
+ends with an ``OutputError``. Amortised O(len) per fragment plus one final validation.
 """
 
 from __future__ import annotations

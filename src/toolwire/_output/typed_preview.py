@@ -1,50 +1,7 @@
 """Typed, monotonic, incremental previews of a JSON document that is still streaming.
 
-A :class:`TypedPreview` is fed the JSON events of a :class:`~toolwire.PartialJSONParser`
-(``ValueStarted``, ``StringAppended``, ``ValueCompleted``) and keeps a preview of the
-document *typed* by a target: a pydantic model, any type pydantic validates, or a JSON
-Schema, compiled into shapes by :mod:`toolwire._output.shapes`. It is sans-IO: events in,
-previews out, nothing else.
-
-What a preview shows (the rules of ``API.md`` §1, lifted to the target)
------------------------------------------------------------------------
-* A **model** is an instance of the model class built without validation (the way
-  ``model_construct`` builds one). A field that was complete is validated and typed; a
-  field still streaming holds its own preview (a nested model's partial instance, a
-  list of the items so far, a string as far as it arrived); a field not yet shown is
-  ``None``. ``model_fields_set`` names exactly the fields shown, so a field appears (joins
-  ``model_fields_set``) once and from then on only grows. Defaults are never shown for a
-  field that has not arrived: the model may still send another value.
-* A ``list[T]`` is a ``list`` of the validated items so far, then the open item's preview;
-  ``dict[str, T]`` a ``dict`` likewise; JSON Schema containers are plain ``dict``/``list``.
-* A **string** is shown while it grows only where the type is ``str`` (or, for a schema,
-  anywhere): a ``datetime``, an enum, a ``Literal`` or any other type appears only once
-  complete, validated, as its typed value. Numbers, booleans and ``null`` appear only
-  once complete (the parser's rule), validated.
-* A **union** whose branches tell the value's JSON kind apart (``str | None``) follows the
-  one branch; otherwise the whole value appears once complete, validated by the union.
-  Parts the target does not describe member by member (a field with its own validator, an
-  unknown key, a model that reshapes its input) appear when their container completes.
-* A completed value that fails validation raises :class:`Invalid` with its ``path``; the
-  preview then stops (the caller turns that into its error).
-
-"Prefix" is §1's relation, with models compared by class, ``model_fields_set`` inclusion
-and prefix values of the shown fields: every preview is a prefix of every later one and of
-the final value. (As in §1, a duplicate key keeps showing its first value while the final
-value takes the last; and a model whose ``after`` validator rewrites fields may differ.)
-
-Incremental: each completed subtree is validated **once**, by the validator of its shape,
-from its members' already-validated values (O(members): a pydantic model given model
-instances does not re-validate them; a schema container runs a shallow schema), and the
-result is kept in its parent. The root is validated once more by ``final`` (the caller's
-exact whole-document validation, e.g. ``model_validate_json`` of the whole text) so the
-final value is exactly pydantic's. A preview is built only when asked for and cached
-until an event changes it; building one costs O(depth + members of the open containers),
-and when only the open string grew and no one holds the previous preview (the usual
-render-and-forget loop; CPython's reference counts tell), the previous preview objects
-are updated in place in O(new text + depth). A preview a caller keeps never changes.
-Memory: the validated values (shared with the final value where pydantic keeps them) plus
-O(depth).
+Sans-IO: parser events in, previews typed by the target out. Every preview is a prefix of
+every later one and of the final value; each completed subtree is validated once.
 """
 
 from __future__ import annotations

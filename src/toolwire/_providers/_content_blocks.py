@@ -1,11 +1,6 @@
-"""The next request's messages in the content-block shape that Anthropic Messages introduced
-and Bedrock Converse copied, written once.
+"""The next request's messages in the content-block shape of Anthropic and Bedrock, written once.
 
-Both formats send a turn as ``{"role", "content": [block, ...]}``: the assistant turn is
-its blocks in the response's order (a block per call, non-empty text, reasoning that
-carries a signature, provider items exactly as they came), and the tool results are one
-user message of result blocks. Only the blocks themselves differ, so each provider passes
-the functions that build its blocks. Linear in the size of the response or the results.
+Linear in the size of the response or the results.
 """
 
 from __future__ import annotations

@@ -1,37 +1,8 @@
-"""Tool definitions: the shapes and the schema rewrites that several providers share.
+"""Tool definitions: the shapes and schema rewrites that several providers share, strict mode
+included.
 
-Strategy: a tool's ``parameters`` schema is the source of truth and is never modified;
-each format gets a fresh deep copy, rewritten for what that provider accepts. Validation
-(``Toolbox.check``) always uses the original schema, so a constraint that a provider's
-dialect cannot carry is still enforced on the model's arguments. Each definition's shape
-belongs to its provider (``toolwire._providers``, one package per format, which documents
-it); this module dispatches to the provider and holds what several of them share:
-:func:`function_definition` (OpenAI's ``{"type": "function", "function": {...}}``, also
-used by Ollama and Cohere; the :func:`declaration` inside it Anthropic sends bare),
-:func:`parameters_for` (strict or plain), the strict-mode rewrite below, and the pieces
-of schema rewriting that a provider's own dialect reuses (:func:`resolve_in`,
-:func:`merge_all_of`, :func:`tuple_to_items`, :func:`schema_types`; Gemini's OpenAPI
-subset, in ``_providers/gemini/schema.py``, is built from them).
-
-Strict mode (OpenAI structured outputs; :func:`strict_schema`): every object gets
-``"additionalProperties": false`` and lists every property in ``required``; a property that
-was optional becomes nullable (``["integer", "null"]``, or ``anyOf`` with ``{"type":
-"null"}`` for references and unions; ``null`` is added to an ``enum``) and the toolbox
-reads ``null`` there as "not given". Kept keywords: ``type``, ``properties``, ``required``,
-``additionalProperties``, ``items``, ``enum``, ``const``, ``anyOf``, ``$ref``, ``$defs``,
-``definitions``, ``description``, ``pattern``, ``format`` (only the formats OpenAI lists:
-date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid), ``minimum``,
-``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf``, ``minItems``,
-``maxItems``; every other keyword is removed (``default``, ``title``, ``minLength``,
-``uniqueItems``, ``not``...). ``oneOf`` becomes ``anyOf``; ``allOf`` is merged; a ``$ref``
-with sibling keywords is inlined one level; ``prefixItems`` (tuples) becomes ``items`` with
-the member schemas as ``anyOf`` and fixed ``minItems``/``maxItems``. An object with
-arbitrary keys (``dict[str, X]``, ``additionalProperties`` a schema or ``true``, or a
-nested object without ``properties``) cannot be expressed in strict mode:
-``ToolDefinitionError``; a root without ``properties`` (a tool without parameters) becomes
-an empty closed object.
-
-Complexity: linear in the size of the schemas.
+A tool's schema is never modified: each format gets a fresh copy, and validation uses the
+original. Linear in the size of the schemas.
 """
 
 from __future__ import annotations

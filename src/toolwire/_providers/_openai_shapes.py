@@ -1,14 +1,5 @@
-"""Shapes that OpenAI introduced and other providers copied, written once.
-
-- reading: the ``usage`` object (Chat names its counts ``prompt``/``completion``,
-  Responses ``input``/``output``; both put cached and reasoning tokens in ``*_details``)
-  and the ``error`` member of error payloads;
-- writing: the tool-call entry of an assistant message, ``{"id", "type": "function",
-  "function": {"name", "arguments"}}`` with the arguments as text, and the tool result
-  message ``{"role": "tool", "tool_call_id", "content"}``, which OpenAI chat and Cohere v2
-  share.
-
-Every function is linear in the size of what it reads or writes.
+"""Shapes that OpenAI introduced and other providers copied (usage, errors, tool-call entries,
+tool result messages), written once. Linear in what is read or written.
 """
 
 from __future__ import annotations

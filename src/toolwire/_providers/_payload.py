@@ -1,21 +1,7 @@
-"""Typed reads from decoded provider payloads, shared by the providers' adapters.
+"""Typed reads from decoded provider payloads, shared by the adapters.
 
-Provider payloads are untrusted JSON: any field may be missing, ``null`` or of the wrong
-type. Every adapter reads its fields through these helpers so that a payload which breaks
-its format always becomes a ``StreamFormatError`` naming the field and carrying the payload,
-and never a ``KeyError``/``TypeError``/``AttributeError`` from inside toolwire.
-
-Conventions:
-
-- ``req_*`` helpers raise when the field is absent, ``null`` or of the wrong type;
-- ``opt_*`` helpers return ``None`` for an absent or ``null`` field and raise only for a
-  present value of the wrong type (providers send ``null`` for "not here" all the time);
-- ``where`` is a dotted description of the object being read (``"content_block"``), used
-  only to build the message.
-
-Integers never accept ``bool`` (``True`` is an ``int`` in Python, never a token count) and
-must be non-negative where they count or index something. Every helper is O(1) except
-:func:`dump_arguments`, which is linear in the size of the value it serialises.
+A payload that breaks its format always becomes a ``StreamFormatError`` naming the field,
+never a ``KeyError``/``TypeError`` from inside toolwire. O(1) per read.
 """
 
 from __future__ import annotations

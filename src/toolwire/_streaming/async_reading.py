@@ -1,24 +1,7 @@
 """How ``astream()`` reads an async source until an absolute instant, and closes it shielded.
 
-Reading: each read awaits the source's ``__anext__`` in the caller's own task under an
-``anyio.move_on_after`` scope that ends at the read's instant. There is no task of ours,
-no queue, no future and no timer to keep: when the instant passes, anyio cancels that
-await alone (the source's own cleanup runs, as for any cancelled read) and the read is
-reported ``LATE``; anyio tells its own cancellation apart from the caller's, so a
-``CancelledError`` of the caller (``task.cancel()``, an outer ``asyncio.timeout`` or
-``wait_for``) always propagates as it is. anyio is imported on the first read, never by
-``import toolwire``.
-
-Closing: :func:`run_shielded` runs the close to its end, bounded in time, even when the
-caller is cancelled again meanwhile, and re-raises that cancellation afterwards. anyio's
-``CancelScope(shield=True)`` holds off anyio's own cancellations (task groups, cancel
-scopes) but not a plain asyncio ``task.cancel()``, which reaches any await of the task;
-so the close runs as a task of its own and the caller's task waits for it, absorbing such
-cancellations until it is done.
-
-Guaranteed: a read returns by its instant (plus the loop's latency) unless the source
-ignores cancellation; the close never outlives ``grace`` seconds. Cost: one cancel scope
-per read; one task per close.
+A read returns by its instant unless the source ignores cancellation; the caller's own
+cancellation always propagates; the close never outlives its grace period.
 """
 
 from __future__ import annotations

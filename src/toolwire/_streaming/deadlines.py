@@ -1,28 +1,7 @@
 """The deadlines of one live stream, as a sans-IO clockwork: it is told ``now``, never reads it.
 
-Strategy: every limit becomes an **absolute** instant on the driver's monotonic clock when
-a wait begins, and the driver waits until that instant at most, however many times it
-wakes up meanwhile. Two phases:
-
-* **Before the content.** Until the stream's first content (text, reasoning, a tool call,
-  the finish) the ``first_event_timeout`` runs from ``start``: a reasoning model may think
-  for minutes after the provider's bookkeeping events (``response.created``,
-  ``message_start``, an empty role delta) and keep-alives, and none of those ends this
-  phase. When it passes the timeout is of kind ``"first_event"``.
-* **Once content flows.** Each wait for the next item may last ``idle_timeout`` from the
-  moment the wait begins (kind ``"idle"``). Any item counts (a read of bytes, a keep-alive,
-  a payload); the time the caller spends in its own loop body between two waits does not,
-  so a slow consumer of a healthy stream never times it out.
-
-``total_timeout`` runs from ``start`` in both phases, and binds the caller's pace too. The
-deadline of a wait is the earliest that applies; on a tie ``"total"`` wins, since it is
-the caller's overall budget. A deadline has passed when ``now >= at``. ``None`` means no
-limit for that setting.
-
-Limits are taken as given (``None`` or seconds > 0): the drivers validate what callers
-pass. Guarantees: every answer is a pure function of the limits, ``start``, whether content
-arrived, and the ``now`` given. Not guaranteed: anything about real time (the driver
-waits; this module only says until when). Complexity: O(1) per call, O(1) memory.
+Every answer is a pure function of the limits, ``start``, whether content arrived and
+``now``. O(1) per call.
 """
 
 from __future__ import annotations

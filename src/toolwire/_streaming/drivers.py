@@ -1,48 +1,9 @@
 """``stream()`` and ``astream()``: drive a live provider stream through a ``StreamAssembler``
 under deadlines, and close it on every way out.
 
-Strategy. Every decision is made once, in the command machine of
-:mod:`toolwire._streaming.flow` (enter, open, read until an instant, emit, close); the two
-handles below only perform its commands, one with plain calls and one with awaits, the
-pattern of httpx's ``Auth.auth_flow`` and its two drivers. What a source is (SDK stream,
-SDK ``.stream()`` manager, httpx response, boto3 response, iterable) is decided by
-:mod:`toolwire._streaming.sources`; how a read waits by
-:mod:`toolwire._streaming.sync_reading` (inline, a socket watchdog shared by the process,
-or a worker thread where the source hides its socket) and
-:mod:`toolwire._streaming.async_reading` (a cancel scope per read in the caller's task).
-
-Defaults, chosen to be kept in production (each ``None`` means no limit):
-
-* ``first_event_timeout=600``: the wait for the first content (text, reasoning, a tool
-  call, the finish). Reasoning models may think for minutes before their first token,
-  after the provider's bookkeeping events; 600 s is the OpenAI and Anthropic SDKs' own
-  default read timeout, so toolwire never cuts a wait those SDKs would allow, and turns
-  a dead connection into a typed ``StreamTimeout``.
-* ``idle_timeout=120``: each wait for the next item once content flows. Tokens come well
-  under a second apart and keep-alives count, so two minutes of silence is a stall; this
-  catches it five times sooner than the SDKs' read timeout. Time spent in the caller's own
-  loop body does not count. Raise it (or pass ``None``) for turns where a reasoning model
-  thinks silently between hosted-tool steps.
-* ``total_timeout=None``: no bound on the whole stream; a long ``write_file`` may stream
-  for many minutes at full speed. Pass one to cap a turn's wall time.
-
-Closing. On every way out (the end, a ``StreamError``, a timeout, an exception in the
-caller's body, ``break``, ``KeyboardInterrupt``, cancellation) the flow's ``Close``
-command closes the source exactly once (``aclose()`` or ``close()``; an object with
-neither is left alone), or exits the SDK manager the driver entered (its exit closes the
-HTTP response); an error raised while closing is kept in ``close_error``, never raised.
-The async close is shielded from the caller's cancellation, bounded in time, and the
-cancellation is re-raised after it.
-
-Guaranteed: the events are the assembler's, in order, whatever the source's chunking; a
-failed stream raises its ``StreamError`` after the last events and keeps it in ``.error``
-(``.response`` raises it again); usage that arrived is in ``.partial`` / ``.usage`` and
-in every error's ``.partial``. Closing a stream stops reading; it is not a billing stop at
-the provider. Cost: O(1) per item besides the assembler's.
-
-Observing. The handle starts a :class:`~toolwire._telemetry.StreamObserver` when the flow
-opens the source and ends it once, when the flow has its outcome: one log record, one
-span and the metrics per stream, nothing per item (the per-item path is unchanged).
+Both perform the commands of :mod:`toolwire._streaming.flow`. The source is closed exactly
+once; a failed stream raises its ``StreamError`` after the last events. O(1) per item
+besides the assembler's work.
 """
 
 from __future__ import annotations

@@ -1,42 +1,7 @@
 """The sans-IO life of one live stream: a generator of commands, run by two small drivers.
 
-Strategy. :meth:`StreamFlow.run` is a generator (the shape of httpx's ``Auth.auth_flow``
-and of :func:`toolwire._execution.decisions.execute_call`): it yields *commands* and receives each
-command's result through ``send``, or the exception it raised through ``throw``. It holds
-no clock, no thread, no socket and no event loop; :mod:`toolwire._streaming.drivers` performs the
-commands with plain calls (``stream()``) or awaits (``astream()``). Every decision lives
-here, once:
-
-* ``Enter(obj)``: enter an SDK manager (or await an un-awaited ``create()``); the driver
-  sends back what it gives, which is recognised again (:mod:`toolwire._streaming.sources`).
-* ``Open(source)``: start reading; the driver sends back its clock's reading, the
-  stream's ``start``. A source that cannot be iterated ends in ``DriverSettingsError``.
-* ``Read(until)``: take the next item, waiting no later than the absolute instant
-  ``until`` (``None``: no limit); the driver sends back :class:`Item`, :data:`END` or
-  :data:`LATE` (the instant passed), or throws in what the source raised.
-* ``Emit(events)``: hand the assembler's events to the caller; the driver sends back the
-  instant the caller asked for more (the next wait begins then).
-* ``Close(exits, source)``: stop reading and close what was opened, exactly once: the
-  source's ``close()``/``aclose()`` and the entered managers' exits. The flow yields it
-  on every way out before it returns or raises.
-
-Each item is fed as it arrives (``bytes``, ``bytearray``, ``memoryview`` through
-``feed_bytes``, anything else through ``feed``); its events are emitted before the next
-read. The deadlines are :class:`~toolwire._streaming.deadlines.StreamDeadlines`: the first item
-whose events are more than usage ends the first-event phase.
-
-Ways out. The end of the source gives the last events, then the ``Response`` or the
-``StreamError`` (raised after those events, once the source was closed). A ``StreamError``
-of the assembler, a deadline (``StreamTimeout``), or an exception of the source (an SDK's
-error event becomes ``ProviderError``, anything else ``StreamAborted``, chained) is
-recorded in :attr:`StreamFlow.error`, then the source is closed and the error raised. A
-``BaseException`` thrown in (the caller's ``KeyboardInterrupt`` or ``CancelledError``, or
-the driver's note that the caller left early) records ``StreamAborted`` unless the
-stream already had its outcome, closes, and is re-raised as it is. ``GeneratorExit`` (the
-driver was dropped) yields nothing more. Usage that arrived is in every error's
-``.partial``.
-
-Cost: O(1) commands per item besides the assembler's work.
+Every decision (enter, open, read until an instant, emit, close) is made here once; the
+source is closed on every way out. O(1) commands per item.
 """
 
 from __future__ import annotations

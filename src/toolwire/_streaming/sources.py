@@ -1,30 +1,7 @@
-"""What a live source is: how a driver enters it, reads it and closes it (pure inspection).
+"""What a live source is: how a driver enters it, reads it and closes it (attribute inspection
+only: no I/O, no SDK import).
 
-Strategy: :func:`recognise` looks at the object a caller passed (attributes only: no I/O,
-no SDK import) and answers with either an :class:`Enterable` (an SDK stream manager, any
-context manager that yields a stream, or, for ``astream()``, an awaitable such as an
-un-awaited ``create(..., stream=True)``) that the driver enters first and recognises again,
-or a :class:`Readable` that says what to iterate and what to close. In order:
-
-1. A single value is refused: a dict, string or bytes object, or an SDK model (a whole
-   ``ChatCompletion``, ``Message``, ``GenerateContentResponse``...), whose error names the
-   streaming call that works. A mapping with a ``stream`` entry is boto3's
-   ``converse_stream()`` response: its ``EventStream`` of event dicts is read and closed.
-2. An httpx (or httpx2) response, or an SDK stream over one (``.response``; the helper
-   streams of the SDKs' ``.stream()`` managers keep theirs in ``_raw_stream``), whose body
-   nobody has started to read, is read as **bytes**: the SDK's own SSE decoding, per-event
-   object building and, for the helper streams, its accumulator (quadratic in a tool call's
-   arguments) are skipped, and every raw event reaches the assembler once. Its socket lets
-   the sync driver bound a blocked read. A body already being read is left to the SDK:
-   the raw stream's events (never the helpers' derived ones) are read as payloads.
-3. Any other (async) iterable is read item by item; a sized one (a list, a tuple) is in
-   memory and never blocks.
-4. A context manager that is not iterable is entered, and what it yields is recognised in
-   turn; its exit then closes what it yielded, so that object is not closed separately.
-
-A source of the wrong kind for the driver (async for ``stream()``, sync for ``astream()``)
-is refused with a pointer to the other one. Every refusal is a ``DriverSettingsError``.
-Cost: O(1) attribute look-ups per call.
+A source of the wrong kind is refused with a ``DriverSettingsError``. O(1) per call.
 """
 
 from __future__ import annotations

@@ -1,41 +1,8 @@
 """How ``stream()`` reads a sync source until an absolute instant, with the fewest threads.
 
-A sync read cannot be abandoned from the caller's own thread: ``next()`` blocks until the
-source returns. Three readers, chosen per stream by :func:`make_reader`:
-
-* :class:`InlineReader`: ``next()`` in the caller's thread, nothing else. For sources
-  that never block (a list, a tuple: their items are in memory) and for streams without
-  any limit.
-* :class:`WatchedReader`: ``next()`` in the caller's thread, for sources whose socket we
-  can reach: an httpx response, or an SDK stream over one (openai, anthropic). A single
-  process-wide daemon thread, the :class:`Watchdog`, keeps the deadline of every blocked
-  read; when one passes it shuts the socket down, which wakes the blocked ``recv`` at once
-  (closing a socket does not wake a thread blocked on it; shutting it down does), and
-  the read is reported ``LATE``. No thread per stream, no hand-over per item; the
-  watchdog wakes at most once per deadline, not per item. A read that completes within
-  microseconds of its deadline may still count as late.
-* :class:`ThreadReader`: a daemon worker thread per stream pulls the source into a
-  bounded queue and the caller waits on it until the instant. Only for sources that may
-  block and whose socket is out of reach: a plain generator, google-genai's
-  ``generate_content_stream()`` (a generator that holds its HTTP response inside its own
-  frame), boto3's ``EventStream`` (botocore keeps the urllib3 response private). Such a
-  source's own read timeout (genai's ``http_options.timeout``, botocore's
-  ``read_timeout``) still bounds how long the worker stays blocked after the caller left.
-  Closing it may wait for the read in progress (urllib3's buffered response holds a lock
-  while it reads), so while the worker is inside a read the close runs in a short-lived
-  thread of its own, and the caller waits for it a quarter of a second at most.
-
-Closing: :meth:`close` of each reader closes the iterator it made (an SDK's ``__iter__``
-generator, ``iter_bytes()``) and then the source, and returns the first error instead of
-raising it. A generator that the worker is executing cannot be closed from another thread
-(``ValueError: generator already executing``), so its close is left to the worker, which
-performs it as soon as its ``next()`` returns.
-
-Guaranteed: a ``WatchedReader`` or ``ThreadReader`` read returns by its instant (plus
-scheduling latency); the caller is released then even if the source stays blocked. Not
-guaranteed: a thread cannot be killed, so a worker blocked in a source that ignores
-``close()`` lives until that ``next()`` returns. Cost: O(1) per item; one thread for the
-whole process (watchdog) or per stream (worker); at most ``CAPACITY`` items read ahead.
+Inline for in-memory sources, a shared socket watchdog where the socket is reachable, a
+worker thread where it is hidden. A read returns by its instant even if the source stays
+blocked. O(1) per item.
 """
 
 from __future__ import annotations

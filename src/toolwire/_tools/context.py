@@ -1,11 +1,7 @@
 """The context a tool function may ask for: ``ctx: toolwire.ToolContext``.
 
-A leaf module (it imports nothing from toolwire): the toolbox checks annotations against
-:class:`ToolContext` when it reads a signature (``_schema.py``), and the executor builds one
-per call (``_executor.py``), without either importing the other.
-
-Guarantees: a ``ToolContext`` is immutable; ``deadline`` is absolute on the
-``time.monotonic()`` clock, so it means the same thing in every thread of the process.
+A leaf module, so the toolbox and the executor use it without importing each other.
+``deadline`` is absolute on ``time.monotonic()``.
 """
 
 from __future__ import annotations

@@ -1,51 +1,8 @@
-"""Raw JSON Schemas (tool parameters given as a dict), validated by a conformance-tested engine
-and explained in toolwire's own words.
+"""Raw JSON Schemas (tool parameters given as a dict), validated by jsonschema-rs and explained
+in toolwire's own words.
 
-Strategy: :func:`compile_schema` hands the schema to jsonschema-rs (the Rust engine behind
-the PyPI package ``jsonschema-rs``), which passes the official JSON-Schema-Test-Suite; toolwire
-only prepares the schema and words the errors. Compiling, once per tool:
-
-1. the schema must be a JSON object or boolean nested at most :data:`MAX_SCHEMA_DEPTH`
-   levels (checked without recursion); OpenAPI's ``nullable: true`` beside a ``type`` is
-   rewritten into ``null`` being one of the types (the one non-standard keyword toolwire
-   honours, for schemas written for Gemini or OpenAPI);
-2. the draft comes from ``$schema``: 2020-12 when absent, else 2020-12, 2019-09, draft 7,
-   draft 6 or draft 4 (an unknown ``$schema`` is refused, never guessed);
-3. the document is registered under the private base URI :data:`BASE_URI`, and the engine
-   compiles it. References to other documents are refused: toolwire never fetches a schema
-   over the network (tests pass a ``retriever`` that serves files).
-
-Validating a value: one iterative scan rejects what JSON cannot carry (``NaN``, tuples,
-non-string keys...) and values nested deeper than :data:`MAX_DEPTH`; then the engine's
-``is_valid`` answers (the common, fast path). Only for an invalid value are the engine's
-errors collected and rendered from their kind, instance path and instance into
-:class:`Violation`\\s: the JSON path (``items[2].name``), what was expected and what arrived.
-
-Guarantees:
-
-- Validity is the engine's answer for the declared draft: every keyword of the draft,
-  ``$ref`` with ``$id``, ``$anchor``, ``$dynamicRef``/``$recursiveRef``,
-  ``unevaluated*``, percent-encoded pointers, draft-4/7 ``$ref`` siblings. ``format`` is an
-  annotation (the 2020-12 default; never asserted). ``pattern`` uses ECMA-262-style regexes
-  (the engine's ``fancy-regex``), with the engine's backtracking limit: a pattern too costly
-  for one value is a violation, not a hang.
-- Types are JSON types: ``"5"`` is not an integer, ``true`` is not a number, ``1.5`` is not
-  an integer, ``1.0`` is one (as JSON Schema says).
-- Every violation names a path and says what was expected and what was received; at most
-  ``max_errors`` are reported. Values nested deeper than about 250 levels are too deep for
-  the engine to report on: an invalid one gets one violation at the top that says so.
-- Malformed schemas, unknown ``$schema``, unresolvable or remote references, invalid
-  patterns and schemas nested too deeply raise :class:`ToolDefinitionError` when compiled.
-- No ``RecursionError`` escapes: scanning is iterative and the engine does not use
-  Python's stack.
-
-Sub-schemas: :meth:`SchemaValidator.at` validates against the sub-schema at a JSON pointer
-of the document (resolved by the engine in the document's context, so its own ``$ref``\\s
-work) — what a typed preview needs to check one completed subtree once.
-
-Complexity: compiling is linear in the size of the schema. Validating is linear in the size
-of the value times the subschemas applying to each part (``anyOf``/``oneOf`` multiply by their
-branches), plus the scan (linear); rendering errors is linear in their number.
+Validity is the engine's answer for the declared draft; no schema is ever fetched; no
+``RecursionError`` escapes. Validation is linear in the value times the applying subschemas.
 """
 
 from __future__ import annotations

@@ -1,41 +1,7 @@
 """Turn a Python function's signature into a JSON Schema and a pydantic validator.
 
-Strategy: :func:`describe_function` reads the signature once (with ``typing.get_type_hints``
-so that string annotations resolve), builds one pydantic model for the arguments with
-``create_model`` (``strict=True``, ``extra="forbid"``) and asks pydantic for its JSON Schema.
-Every parameter becomes a field under a private name (``p0``, ``p1``...) with the parameter
-name as its alias, so that parameter names that clash with pydantic's own attributes
-(``json``, ``schema``, ``model_config``) or start with an underscore still work; the schema
-and the validated data use the parameter names.
-
-What the schema says:
-
-- types: whatever pydantic supports (``str``, ``int``, ``float``, ``bool``, ``None`` and
-  ``Optional``, ``list``/``tuple``/``dict``/``set``, pydantic models, dataclasses,
-  ``TypedDict``, ``Literal``, ``Enum``, ``datetime``, ``UUID``...);
-- descriptions: the function's description is the first paragraph of its docstring;
-  a parameter's description comes from ``Annotated[T, "text"]``,
-  ``Annotated[T, Field(description=...)]`` or the docstring's Google-style ``Args:`` /
-  ``Arguments:`` / ``Parameters:`` section or NumPy-style ``Parameters`` section, in that
-  order of precedence;
-- constraints from ``Field(...)`` (in ``Annotated`` or as the default) and defaults;
-- field titles are left out (they repeat the names); models keep theirs in ``$defs``.
-
-Refused with :class:`ToolDefinitionError`: ``*args``, ``**kwargs``, positional-only
-parameters, a parameter without an annotation (a missing annotation would silently accept
-anything, so it is an error rather than ``Any``; write ``Any`` to mean it), annotations
-that do not resolve, and types pydantic cannot validate or describe as JSON Schema.
-
-A parameter annotated ``ToolContext`` is the injected context: it never appears in the
-schema and must not have a default that matters (it is always passed).
-
-Whole-model arguments (:func:`describe_model`, ``describe_function(..., args_model=True)``):
-the user's pydantic model is the arguments. Its own JSON Schema is the tool's (top-level
-title and description removed, ``additionalProperties: false`` unless the model allows
-extra) and the model itself validates, so the function receives an instance of exactly
-that class.
-
-Complexity: all work happens once, at registration; nothing here runs per call.
+All work happens once, at registration; unusable signatures raise
+:class:`ToolDefinitionError`.
 """
 
 from __future__ import annotations

@@ -1,55 +1,7 @@
 """Tools: registration, JSON Schemas, validation of the model's arguments, invocation.
 
-Strategy: a :class:`Toolbox` holds :class:`Tool` objects by name. Each tool compiles its
-validator once, at registration: a pydantic model built from the function's type hints
-(``@tools.tool``, see ``_schema.py``) or a compiled raw JSON Schema (``tools.add``, see
-``_jsonschema.py``). :meth:`Toolbox.check` turns each call of a finished response into a
-:class:`ValidCall` or an :class:`InvalidCall` whose ``reason`` is written for the model to
-read, so the application can send it back and let the model correct itself.
-
-Coercion policy: **strict JSON types**. ``"5"`` is not accepted for an ``int``, ``1.5`` and
-``1.0`` are not accepted for an ``int`` parameter of a typed tool (pydantic's ``strict=True``
-semantics on JSON input; a raw JSON Schema follows JSON Schema, where ``1.0`` is an
-integer), ``true`` is not a number, an integer *is* accepted for a ``float``. Types that JSON
-cannot carry are read from their JSON form (an ISO string for a ``datetime``, an array for a
-``tuple`` or ``set``, the value for an ``Enum``).
-
-Unknown (extra) arguments are **rejected**: the model hallucinated a parameter, and
-dropping it silently would run a call the model did not mean. (Nested pydantic models keep
-their own ``extra`` setting; pydantic's default ignores and drops extra keys there.)
-
-``null`` for an optional parameter whose type does not admit ``null`` means "not given"
-(the default applies): that is how OpenAI strict mode (``definitions(..., strict=True)``)
-expresses an omitted optional argument, and it makes both spellings hash the same. An
-optional parameter whose type admits ``null`` (``int | None = 3``) keeps the ``null``.
-
-Empty arguments: a call whose raw argument text is empty (the assembler then gives
-``arguments == {}``) is accepted as ``{}`` only for tools without required parameters; for
-a tool with required parameters it is an ``InvalidCall`` saying the arguments were empty.
-
-Validated arguments (:meth:`Tool.validate`) are JSON-compatible values in a deterministic
-form: defaults filled in (typed tools), sets as sorted arrays, enums as their values. They
-are what the executor hashes and stores. They are a ``dict`` that also carries what
-validation built (the pydantic model): :meth:`Tool.invoke` given that very object calls the
-function with it, so a checked call is validated exactly once; anything else (a copy, a
-changed dict, a hand-written one) is validated before the function runs.
-
-A pydantic model can be a tool's whole arguments (:meth:`Toolbox.add_model`,
-``@tools.tool(args_model=True)``): its fields are the parameters and the function receives
-the model instance; unknown top-level arguments are rejected unless the model sets
-``extra="allow"``. A parameter annotated with a model (``def f(user: User)``) keeps its
-name: the arguments are ``{"user": {...}}``.
-
-Depth: arguments are scanned once, iteratively, before anything else (JSON values only, an
-object at the top). Raw-schema tools read up to 1,000 nested containers (the partial-JSON
-parser's limit); typed tools up to 200 (pydantic's JSON reader refuses more). Deeper
-arguments get ``ArgumentsInvalid`` ("nested too deeply"); no ``RecursionError`` escapes.
-
-Messages for the model name the tool, the path of the field (``items[2].name``), what was
-expected and what was received; an unknown tool's message lists the known tools.
-
-Complexity: registration does all schema work once; checking a call is linear in the size
-of its arguments (times the branches of unions); invoking a checked call adds nothing.
+Strict JSON types, unknown arguments rejected, reasons written for the model. Checking a
+call is linear in the size of its arguments; a checked call is validated exactly once.
 """
 
 from __future__ import annotations

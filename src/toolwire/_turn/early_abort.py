@@ -1,57 +1,8 @@
 """Early abort: stop reading a response as soon as one of its calls can never run.
 
-A response with any invalid call runs none of its calls (the executor's default), so once
-one call is known to be invalid, every byte still to come is paid for and thrown away: a
-``write_file`` call whose ``path`` is a number goes on streaming its 400 KB ``content``.
-:class:`AbortWatch` (sans-IO: events in, a verdict out) finds that moment; ``run_turn``
-then stops reading, closes the source, and ends the turn with :func:`continuation`.
-
-When a call can never be valid, judged on the assembler's events as they arrive:
-
-* ``ToolCallStarted`` names a tool the toolbox does not have (``"unknown_tool"``);
-* ``ToolCallRejected``: the arguments stopped being JSON at a character
-  (``"invalid_json"``) or repeated an object key (``"duplicate_key"``, at that key);
-* ``ToolCallArguments`` whose JSON events complete a value (``ValueCompleted``) that
-  violates the schema (``"invalid_arguments"``): the whole arguments, checked by the tool
-  itself (pydantic for typed tools, the compiled schema for raw ones) exactly as the
-  executor will; or one value inside them, checked against the sub-schema at its path
-  (``SchemaValidator.at``), only where the path maps to one sub-schema that must hold:
-  through ``properties``, ``additionalProperties`` (when no ``patternProperties`` may
-  apply), ``items``/``prefixItems``, and local ``$ref``\\s (or a lone ``allOf``) on the
-  way. Anything conditional on the way (``anyOf``, ``oneOf``, ``if``, ``not``,
-  ``patternProperties``, ``$dynamicRef``, a remote or anchor ``$ref``) means "wait": the
-  value is judged with the rest at the end. ``null`` values are never judged early (an
-  optional parameter set to ``null`` means "not given"), and a container is judged with
-  its optional ``null``\\s stripped, as validation will.
-  Typed tools (``@tools.tool``) are judged early only on their top-level fields, against
-  the JSON Schema that pydantic generated: that schema describes the model, it is not the
-  model, so deeper it could be stricter than pydantic (custom types, discriminators);
-  pydantic stays the final judge of the whole arguments. Raw-schema tools
-  (``tools.add``) are judged at any depth up to :data:`MAX_DEPTH_JUDGED`.
-
-What the turn then says (:func:`continuation`), so that the conversation goes on: the
-assistant turn carries what arrived (text, reasoning with its signatures, items), the
-offending call with the arguments that arrived of it (as a call when they are a JSON
-object or empty, else as a rejected call whose raw text is sent back, the way the
-provider units carry invalid arguments), and every other call whose arguments had
-arrived complete (judged by the toolbox: ``rejected`` with the reason, else ``skipped``).
-Calls still unfinished are dropped from the turn (they cannot be repeated faithfully).
-The offending call's tool result is ``rejected`` with the reason written for the model,
-followed by :data:`STOPPED_EARLY`; every tool result answers a call of the assistant
-turn, so the provider accepts the next request.
-
-Not done: a response whose other calls could have run (``run_on_rejection=True``) is read
-to its end; values are not judged deeper than :data:`MAX_DEPTH_JUDGED`. Closing is the
-drivers': where they reach the socket (the ``openai``, ``anthropic`` and ``httpx``
-sources, boto3's small events) the connection closes at once; google-genai's and the
-``ollama`` client's generators hide theirs, so it closes when the read in progress returns
-(one more event; Gemini may put all remaining calls in it): pass an ``httpx`` response of
-the same request to stop at once. Closing stops reading; whether the provider stops
-generating (and billing) when the connection closes is the provider's.
-
-Cost: O(1) per event besides the judging; a value is judged once when it completes
-(linear in its size), so the arguments cost O(size x judged depth) at most, plus one
-validation of the whole. Each tool's schema is compiled once per process.
+:class:`AbortWatch` judges the assembler's events as they arrive (sans-IO);
+:func:`continuation` ends the turn with messages the provider accepts. O(1) per event
+besides judging each completed value once.
 """
 
 from __future__ import annotations

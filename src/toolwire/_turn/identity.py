@@ -1,43 +1,7 @@
 """Keys across turns: which identity ``run_turn`` gives the executor for each turn.
 
-The executor keys a call by ``(scope, response id, provider timestamp, turn, tool name,
-call id)`` plus the canonical hash of its arguments (``_idempotency``). Across turns:
-
-* **Providers with a response id** (OpenAI chat and Responses, Anthropic, Gemini, Cohere):
-  the response id names the generation. A new request gets a new generation, a new id,
-  new keys; the same generation read again (a replayed recording, a resumed background
-  response, a proxy's cache) gets the same keys, so a call that ran is replayed, never
-  run again. ``run_turn`` adds nothing: the provider's identity is the strongest there is,
-  and a turn read back through another request (a Responses stream resumed with ``GET``)
-  keeps its keys.
-* **Providers without one** (Ollama's native API; Bedrock ConverseStream, whose tool-use
-  ids are random per generation anyway): the turn's identity comes from the request that
-  produced it, :func:`request_identity`: the SHA-256 of the HTTP method, the URL path and
-  the body bytes. Two turns of a conversation never share it (each request repeats the
-  whole conversation, the previous turn's messages included, so the bodies differ), and
-  the same request made again after a crash has it again. Headers (credentials, the SDKs'
-  retry counters) and the query string (Gemini's ``key=``) are left out. The body is
-  taken from the ``httpx.Request`` the source exposes: the ``openai`` and ``anthropic``
-  SDK streams and managers keep their ``httpx.Response``, whose ``.request.content`` is
-  the JSON body they sent; an ``httpx.Response`` the same. A source that hides its
-  request (google-genai's generator, boto3's ``EventStream``, the ``ollama`` client, an
-  iterable) needs ``run_turn(..., turn=...)``: any string naming the request (a turn
-  counter of the conversation, a digest of the messages). A ``turn=`` given is always
-  used, with or without a response id. A response that carries no response id, no
-  timestamp and synthesised call ids, with no identity from either place, is refused
-  before anything runs.
-
-What a retried turn does. Replayed: the same request, answered with the same response
-identity (and, for id-less providers, the same timestamp and bytes): every call that
-completed returns its stored result and runs nothing. Not replayed: a new generation. A
-provider answering the same request again generates a new response, new call ids, new
-keys: those calls are new calls and may run again, even when the model repeats the same
-arguments. A tool whose effect must not happen twice across generations should forward
-``ctx.idempotency_key`` downstream **and** dedupe on its own business key (the arguments
-that name the effect: an order number, a transfer reference), or the application should
-persist each turn's messages before it runs the next.
-
-Cost: one SHA-256 over the request body per turn (the body is already in memory).
+The provider's response id when there is one; otherwise the SHA-256 of the request
+(method, path, body), or ``turn=``. O(size of the request body) per turn.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """``RetryPolicy``: when ``run_turn`` makes its request again, and how long it waits first.
 
-What is retried. Only failures *before the first byte of the body*, where nothing was
-generated and nothing can have run: the provider answered the request with a retryable
-HTTP status (429, 500, 502, 503, 504, 529 and 408/409 by default), or the connection could
-not be made (the SDKs' ``APIConnectionError``, httpx's ``ConnectError`` /
-``ConnectTimeout``, botocore's ``EndpointConnectionError``, Python's ``ConnectionError``).
-A stream that began and then failed (cut, stalled, error event, token limit) is a
-``StreamError``: it is never retried here, because the model already generated (and
-billed) part of an answer; the caller decides (the README's loop asks again).
-
-A retry makes the request again, so it needs a callable that makes it: ``run_turn(lambda:
-client.chat.completions.create(...), ...)``. An already-made stream cannot be re-issued.
-
-Waiting. Attempt ``n`` (from 1) that failed waits ``min(max_backoff, backoff * 2 **
-(n - 1))`` seconds, less up to ``jitter`` of it (so that many clients do not retry in
-step), and at least what the provider asked for in ``Retry-After`` (seconds or an HTTP
-date) or ``retry-after-ms``. A provider that asks for more than ``max_retry_after``
-seconds gets no retry: the error is raised at once for the caller to schedule.
-
-The SDKs retry too: the ``openai`` and ``anthropic`` clients make up to two retries of
-their own (``max_retries=2``) before raising, so with their defaults a turn makes at most
-``attempts * 3`` requests. Pass ``max_retries=0`` to the client to let this policy decide
-alone.
-
-Sans-IO: :meth:`RetryPolicy.delay` only decides (given the clock reading ``now`` for HTTP
-dates and a random source for the jitter); the turn drivers sleep. O(1) per decision.
+Only failures before the first byte of the body are retried. Sans-IO: the policy decides,
+the turn drivers sleep. O(1) per decision.
 """
 
 from __future__ import annotations

@@ -1,46 +1,9 @@
 """``run_turn`` and ``arun_turn``: one model turn, from the provider's stream to the messages
 of the next request, in one call.
 
-Strategy. The parts exist; this module only composes them, in this order, and owns the
-decisions between them:
-
-1. **Request** (:mod:`toolwire._turn.retrying`): ``source`` is what the caller holds (an SDK
-   stream or stream manager, an ``httpx.Response``, an iterable: everything ``stream()``
-   accepts) or a zero-argument callable that makes the request. A callable is called once
-   per attempt, and a failure before the first byte of the body (a retryable HTTP status,
-   a connection that could not be made) is retried under the :class:`RetryPolicy`,
-   honouring ``Retry-After``. SDK HTTP errors reach the caller as the SDK's own exceptions
-   (``openai.RateLimitError``, ``anthropic.InternalServerError``...); an ``httpx.Response``
-   with an error status raises ``httpx.HTTPStatusError`` (its body read, so
-   ``exc.response.text`` says why) instead of being read as a stream.
-2. **Stream** (``toolwire.stream`` / ``astream``): read under the drivers' deadlines
-   (600 s to the first content, 120 s idle, no total, unless given), assembled, the
-   source closed on every way out. Every event goes to ``on_event`` first.
-3. **Early abort** (:mod:`toolwire._turn.early_abort`): with ``early_abort=True`` each event is
-   judged as it arrives; once a call can never be valid, reading stops, the source is
-   closed, and the turn ends with a continuation (the offending call answered with what
-   was wrong, nothing run) instead of waiting for, and paying for, the rest.
-4. **End**: a stream that did not end properly raises its ``StreamError`` (nothing ran;
-   ``.partial`` as the drivers give it). A finished response is validated and executed by
-   the executor, once per idempotency key, under the turn's identity
-   (:mod:`toolwire._turn.identity`).
-5. **Messages** (:mod:`toolwire._core.messages`): the assistant turn and the tool results in the
-   provider's own format, built from the response and the outcomes by the provider units,
-   after checking that every result answers a call of the assistant turn and every call
-   has its result (rejected and skipped calls included), so the next request is accepted.
-
-The decisions are made once, in a command machine (``_TurnRun._flow``, the style of
-:mod:`toolwire._streaming.flow`): ``run_turn`` performs its commands with plain calls and
-``arun_turn`` with awaits, and that is all that tells them apart.
-
-JSON events are built only when something reads them: for early abort (it judges each
-completed value) or for ``on_event``; otherwise the assembler runs preview-only.
-
-Guaranteed: no tool runs unless the stream ended properly and nothing in it was invalid;
-each call runs at most once per key (the executor's promise); ``Turn.messages`` is always
-consistent; the source is closed on every way out; a caller's ``KeyboardInterrupt`` or
-``CancelledError`` is re-raised. Cost: the stream's and the executor's, plus O(1) per
-event (the judging of early abort aside, see its module).
+No tool runs unless the stream ended properly and nothing in it was invalid; each call runs
+at most once per key; ``Turn.messages`` is always consistent; the source is closed on every
+way out.
 """
 
 from __future__ import annotations

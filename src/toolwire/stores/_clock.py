@@ -1,38 +1,7 @@
 """Store time for the in-process stores: a clock that wall-clock jumps cannot move.
 
-The problem. ``MemoryStore`` and ``SQLiteStore`` have no server to ask the time; each
-process has a wall clock (``time.time``) that NTP, an operator or a bad RTC can move by
-hours, in either direction. A store that judged leases and expiry by it would turn live
-calls ``unknown`` after a forward jump, keep dead ones ``in_progress`` after a backward
-one, and -- the harmful part -- let ``purge`` delete records early once the clock runs
-ahead, so that a retry could run a finished call again.
-
-The rules (sans-IO: readings come in, a new :class:`ClockMark` goes out):
-
-1. Store time never goes back. It is kept as a *mark*: the store time at the last
-   reading, with the clock *domain* and the *elapsed* reading it was taken at.
-2. Within one domain, store time advances by elapsed time only. A domain is a span in
-   which one jump-free clock is comparable between readings: on Linux a boot of the host
-   (the kernel's ``boot_id``, and ``CLOCK_BOOTTIME``, which counts suspend and which every
-   process of the host shares); elsewhere one process (``time.monotonic``).
-3. Only when the domain changes (after a reboot; on other systems, when another process
-   writes to a SQLite file) is the wall clock consulted, and then only forward:
-   ``max(mark, wall)``.
-
-What a jump can do, then: none within a domain. Across a domain change, a wall clock
-that is behind changes nothing (rule 1); one that is ahead moves store time forward once,
-which can end leases early (claims then turn the calls ``unknown``, never run them; after
-a reboot their owners are gone anyway) and lets a later ``purge`` delete records early.
-Claims never treat a record as absent because of time (see
-:mod:`toolwire.stores._protocol`), so no clock alone can run a call twice; an early
-``purge`` after a wrong wall clock at a domain change is the one residual risk, stated in
-the SQLite store's notes. Time spent with no process reading the clock (a store file
-left alone within one boot) counts on Linux through ``CLOCK_BOOTTIME``.
-
-A clock given by a caller (tests, simulations) is a function returning seconds: it is
-taken as both wall and jump-free clock of one domain, so store time follows it exactly
-while it moves forward and stands still if it goes back. A function returning a
-:class:`ClockReading` controls the three parts separately (to test the rules above).
+Store time never goes back and, within one clock domain (a boot on Linux, a process
+elsewhere), advances by elapsed time only. Sans-IO: readings in, a new mark out.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
-"""The operations of the in-process stores: the transitions of
-:mod:`toolwire.stores._protocol` applied to a local table of records.
+"""The operations of the in-process stores: the transitions of :mod:`toolwire.stores._protocol`
+applied to a local table of records.
 
-``MemoryStore`` (a dict behind a lock) and ``SQLiteStore`` (a table inside one
-``BEGIN IMMEDIATE`` transaction) run exactly these functions; each reads the record,
-decides with a pure transition and writes the result, and the store makes the whole
-operation one atomic step (the lock, or SQLite's write lock taken before the read). A
-:class:`Table` is the little a function needs from its store: ``now`` (the store time),
-``load``, ``save``, ``delete``, ``select`` and ``delete_expired``.
-
-Why plain functions over a table rather than generator flows (as the server stores use,
-:mod:`toolwire.stores._shells`): a flow lets one sans-IO decision serve a sync and an
-async driver, and the in-process stores have only a sync one, whose every step is a call
-into the process anyway. Driving a generator and dispatching its steps by type cost more
-than a whole ``MemoryStore`` claim otherwise does; a direct call keeps the decisions in
-one place (here and the transitions) at a fraction of that.
-
-Guaranteed by construction: both stores give the same answer to every request, and both
-follow the reference transitions exactly. Each operation is O(1) table steps; ``records``
-and ``purge`` are one step each, whose cost is the table's.
+``MemoryStore`` and ``SQLiteStore`` run these same functions, so they give the same answers.
+O(1) table steps per operation.
 """
 
 from __future__ import annotations

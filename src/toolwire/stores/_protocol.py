@@ -1,40 +1,9 @@
 """The store Protocol: the few atomic, fenced operations the executor needs, and the rules
 every backend applies to them.
 
-A record is kept per *call key* (scope, provider response id, tool name, call id); it
-remembers the SHA-256 of the call's canonical arguments so that the same call identity
-seen with other arguments is a conflict, never a replay.
-
-Fencing. Every write after ``claim`` is conditional on ``owner`` **and** ``fence``: a
-worker that was paused past its lease, and whose call was since claimed again (fence + 1)
-or declared ``unknown``, gets ``False`` from every write and changes nothing.
-
-A record that may have run is never treated as absent. ``claim`` decides on what is
-stored, whatever its age: a finished record is replayed (or is a conflict), an
-``in_progress`` one past its lease becomes ``unknown`` (or, with ``reclaim=True``, is taken
-over). Records leave a store only through ``release`` (the owner's own retryable claim),
-``purge`` (records past their expiry), or, on Redis, the server's own key expiry, which
-plays the part of ``purge``.
-
-Expiry. Every write renews it, and never moves it back: a claim keeps the record until at
-least now + lease + retention, a heartbeat until now + lease + retention, ``finish``,
-``resolve`` and the ``unknown`` verdict until now + retention, where retention is the
-largest one any claim of the record asked for. So a record is kept at least ``retention``
-seconds after its last write, and an ``in_progress`` one at least ``retention`` seconds
-after its lease runs out.
-
-Time. ``lease`` and ``retention`` are durations in seconds on the store's own clock: the
-server's for PostgreSQL and Redis (every worker reads the same clock), a jump-free clock
-for the in-process stores (see :mod:`toolwire.stores._clock`). A clock enters only two
-decisions: whether a lease has run out (a clock running fast can only turn a call
-``unknown`` sooner; one running slow keeps it ``in_progress`` longer) and what ``purge``
-deletes. No clock can make a claim treat a record as absent.
-
-This module holds the contract (:class:`Store`, :class:`AsyncStore`), the record types,
-the texts that reach the model, and the transitions as pure functions of (record, request,
-now): the in-process stores apply them as they are, and the SQL and Lua of the server
-stores are written to give the same answers (the contract suite checks both against one
-reference model).
+Every write after ``claim`` is fenced by ``owner`` and ``fence``; a record that may have run
+is never treated as absent; expiry never moves back. The transitions are pure functions of
+(record, request, now).
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
-"""The checked requests every store serves, so that all backends accept and refuse exactly
-the same calls: one Protocol, one set of rules, enforced before any read or write.
+"""The checked requests every store serves, so that all backends accept and refuse exactly the
+same calls; checks raise :class:`~toolwire.StoreSettingsError` before any read or write.
 
-Each public operation of a store turns its arguments into one request object here
-(:func:`claim`, :func:`heartbeat`, ...); the backends only ever see requests, never raw
-arguments, and only read them. (Requests are slotted but not frozen dataclasses: a frozen
-one's ``__init__`` sets each field through ``object.__setattr__``, five times the cost, on
-the path of every call; nothing writes to a request once built.) The four requests of
-every executed call (claim, heartbeat, finish, release) are also the commands the
-execution core yields (:mod:`toolwire._execution.decisions`), so each of their fields is declared
-once, here. Every check raises
-:class:`~toolwire.StoreSettingsError` (a caller mistake, not an outage) naming the argument
-and what it got. Identifiers (keys, hashes, owners) are non-empty strings that encode as
-UTF-8 (no lone surrogates: a PostgreSQL column or Redis key could not hold them
-faithfully); results and errors are any text, stored byte for byte; durations are
-positive, finite and at most ``MAX_SECONDS``; fences are positive ints; a listing's limit
-is 1 to ``MAX_LIMIT``. Each check is done once per request, with a fast path for the
-common case (an ASCII identifier: ``str.isascii`` is O(1); a ``float`` duration).
-
-The start-up self-test is here too, as a flow of requests (:func:`probe`) that the
-sync and async stores drive alike.
+Also the start-up self-test, as a flow of requests (:func:`probe`).
 """
 
 from __future__ import annotations

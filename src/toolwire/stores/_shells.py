@@ -1,22 +1,6 @@
-"""The Protocol's methods, written once for every synchronous and once for every asyncio
-store; backends supply only how one checked request is performed.
+"""The Protocol's methods, written once for every synchronous and once for every asyncio store.
 
-Strategy (the httpx ``Auth.auth_flow`` pattern). Each server backend keeps its decisions
-in a sans-IO *flow*: a generator that yields the I/O steps it needs (a SQL statement, a
-Lua script call) and receives each step's reply; it never touches a socket. A shell turns
-a public call into a checked request (:mod:`toolwire.stores._requests`) and hands it to
-the backend's ``_perform``, which drives the flow with :func:`run_flow` (sync) or
-:func:`arun_flow` (asyncio) over its connections. So the at-most-once logic of a backend
-exists once, whichever shell runs it; what a sync and an async store of one backend still
-write twice is only the connection handling their drivers differ in. The in-process
-stores, which have no async form, call their operations directly on a table instead
-(:mod:`toolwire.stores._local`): the same split of decisions and I/O, without a generator
-to drive per operation.
-
-The self-test is a flow of requests (:func:`~toolwire.stores._requests.probe`)
-driven the same way. Async stores open lazily: the first operation (or ``open()`` /
-``async with``) runs the backend's set-up and the self-test, in the event loop that uses
-the store.
+A server backend supplies a sans-IO flow of I/O steps and how one step is performed.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
-"""``MemoryStore``: the in-process store.
+"""``MemoryStore``: the in-process store, a dict of immutable records behind one lock.
 
-Strategy. One dict of immutable :class:`~toolwire.stores.Record` values behind one lock;
-every operation runs its function of :mod:`toolwire.stores._local` (shared with SQLite)
-under the lock, so each is atomic with respect to every other thread. An operation is
-checked once (its request), reads the clock at most once, and calls its transition
-directly: a claim and a finish cost about 7 µs together, against under 1 µs for a bare
-dict behind a lock doing the same two writes without checks, records or a clock
-(``python -m benchmarks stores``).
-
-Time is a jump-free clock (:mod:`toolwire.stores._clock`): the wall clock read once, then
-advanced by ``CLOCK_BOOTTIME`` (Linux) or ``time.monotonic``; setting the system clock
-changes nothing for a running store, so no clock jump can expire a lease early or make
-``purge`` delete a record early.
-
-Guaranteed: exactly one of any number of concurrent claims of a key is acquired; every
-write after the claim is accepted only while ``owner`` and ``fence`` still hold an
-``in_progress`` record; results are kept as the exact ``str`` given; records stay until
-``purge`` deletes those past their expiry. Not guaranteed: anything across processes or a
-restart (use :class:`~toolwire.SQLiteStore`). Each operation is O(1); ``purge`` is O(n);
-``records`` is O(n log n).
+Exactly one of any number of concurrent claims is acquired; no clock jump can end a lease
+or expire a record early. Nothing survives the process. O(1) per operation.
 """
 
 from __future__ import annotations

@@ -1,60 +1,8 @@
 """PostgreSQL stores (psycopg 3): ``PostgresStore`` (threads) and ``AsyncPostgresStore`` (asyncio).
 
-Strategy. One row per call key in one table (``toolwire_calls`` by default, created with
-``CREATE TABLE IF NOT EXISTS``). Every decision is a single statement arbitrated by the
-server, never a read followed by a write; the statements and the flows that issue them
-are sans-IO (:func:`flow`), shared by the two stores, which differ only in the
-``psycopg_pool`` pool they drive them with.
-
-- ``claim`` of a fresh key (every executed call's first step) is one plain ``INSERT …
-  ON CONFLICT (key) DO NOTHING RETURNING`` the three times the server set: the insert
-  wins or nothing happens, and the acquired record is the request's at those times. When
-  the key exists, the full statement decides: ``INSERT … ON CONFLICT (key) DO UPDATE …
-  WHERE <lease ran out, same arguments> RETURNING …`` in a CTE, whose outer ``SELECT``
-  adds the existing row when the ``WHERE`` refused the update. The update decides, in
-  one step, between a takeover (``reclaim``: new owner, fence + 1) and the ``unknown``
-  verdict (fence + 1, no owner); a row deleted in between (release, purge) is inserted
-  by it instead. A record is never replaced because of its age. In the one race where
-  the outer ``SELECT``'s snapshot predates a row another transaction committed
-  meanwhile, the statement returns nothing and the flow reads the row with a further
-  statement (the decision, a no-op, was already taken by the server). Why two
-  statements for an existing key rather than the full one always: on a fresh key the
-  plain insert costs about 30 µs less (no CTE, three columns back instead of fourteen),
-  and fresh keys are what executions claim; an existing key is a replay or a conflict.
-- every later transition is one ``UPDATE``/``DELETE … WHERE key = %s AND owner = %s AND
-  fence = %s AND status = 'in_progress'``: a fenced-out worker changes nothing and gets
-  ``False``. Each write renews ``expires_at`` (``greatest(expires_at, now + …)``).
-- time is the server's: ``clock_timestamp()`` is read once per statement, as seconds since
-  the epoch; client clocks never enter a decision. A jump of the server's clock can only
-  end leases early (calls turn ``unknown``) or late, and move what ``purge`` deletes.
-- ``result`` and ``error`` are stored as UTF-8 ``bytea`` (with ``surrogatepass``), so every
-  Python string, including NUL characters and lone surrogates, comes back byte-identical.
-
-Round trips: one per operation in autocommit (claim + finish = 2 per executed call; a
-claim of an existing key 2, 3 in the race above). Statements are rendered to bytes once
-and rows fetched only from statements that return them. Connections come from a
-``psycopg_pool`` pool of at most ``max_connections`` (default
-:data:`DEFAULT_MAX_CONNECTIONS` = 10: the executor's 8 concurrent calls each hold a
-connection only for one statement, and two spare ones serve a second run, a purge or the
-CLI without waiting), checked out and returned once per operation. A connection that
-fails is discarded by the pool and the next operation gets a new one; the failed
-operation itself is not retried (a lost reply leaves its effect unknown, so it raises
-``StoreError`` and the executor fails closed). Every driver failure surfaces as
-``toolwire.StoreError`` with the driver's exception chained.
-
-Start-up: the table and its index are created (and a table of an earlier version gains
-its ``retention`` column) under a transaction-scoped advisory lock, so workers that start
-together on a fresh database do not trip over PostgreSQL's catalog race on concurrent
-``CREATE TABLE IF NOT EXISTS``. Self-test: a fresh probe key claimed twice must be
-acquired exactly once and a stale-fence write refused; otherwise the constructor (or, for
-the async store, the first operation) raises ``StoreError``.
-
-Guaranteed: of any number of concurrent claims of one key, across threads, processes and
-machines sharing the database, exactly one is acquired. Not guaranteed: anything after
-``purge`` removed a record, and anything a transaction-pooling proxy that reorders
-statements breaks (the self-test catches the obvious cases). Each operation is O(log n)
-through the primary key; ``purge`` is one ``DELETE`` through the ``expires_at`` index;
-``records`` a scan with a top-N sort, O(n log limit).
+Every decision is one statement arbitrated by the server, on the server's clock: of any
+number of concurrent claims of a key, across machines, exactly one is acquired. One round
+trip per operation; O(log n) through the primary key.
 """
 
 from __future__ import annotations
@@ -244,8 +192,8 @@ class Statements:
 class Query:
     """One statement for a connection to run; the reply is ``(rowcount, rows)``, the rows
     fetched only for a statement that ``returns_rows`` (known from the SQL: asking the
-    cursor for its ``description`` builds a column object per column, about 15 µs for the
-    claim's fourteen)."""
+    cursor for its ``description`` builds a column object per column, fourteen for the
+    claim)."""
 
     statement: Statement
     params: dict[str, Any] | None = None
@@ -461,8 +409,8 @@ class _Settings:
 
 
 # Every statement is a primary-key lookup: a generic plan is as good as a custom one, and
-# without this PostgreSQL re-plans the claim statement on every call (about 0.25 ms, most of
-# the claim's cost). Servers before 12 lack the setting; they just keep re-planning.
+# without this PostgreSQL re-plans the claim statement on every call (most of the claim's
+# cost). Servers before 12 lack the setting; they just keep re-planning.
 _GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 

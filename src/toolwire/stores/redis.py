@@ -1,42 +1,8 @@
 """Redis stores (redis-py): ``RedisStore`` (threads) and ``AsyncRedisStore`` (``redis.asyncio``).
 
-Strategy. One Redis hash per call key (``<prefix><key>``, fields named like the
-:class:`~toolwire.stores.Record` attributes). Every transition is one Lua script, and Redis
-runs a script atomically, so each decision is a single arbitrated step on the server. The
-scripts and the flows that call them are sans-IO (:func:`flow`), shared by both stores,
-which differ only in the redis-py client (and its connection pool) that drives them:
-
-- ``claim`` reads the hash and, in the same script, inserts (no record: fence 1), takes
-  over an expired lease (``reclaim``: new owner, fence + 1), declares it ``unknown``
-  (fence + 1, no owner), or leaves it alone, and returns the resulting hash. A record is
-  never replaced because of its age;
-- ``heartbeat``, ``finish`` and ``release`` change the hash only if it is ``in_progress``
-  and its ``owner`` and ``fence`` match: a fenced-out worker gets ``False`` and changes
-  nothing; ``resolve`` changes only an ``unknown`` hash;
-- ``get`` is one ``HGETALL`` (in a script); ``records`` and ``purge`` walk the prefix
-  with ``SCAN``, one script per batch (O(number of keys under the prefix)).
-
-Time is the server's: every script reads ``redis.call('TIME')`` once and keeps times as
-integer microseconds since the epoch (exact in Lua's doubles). Each write renews
-``expires_at`` (never moving it back) and sets the hash's ``PEXPIREAT`` to ``expires_at``
-plus ``expire_grace`` seconds, so Redis deletes forgotten records by itself: that expiry
-is this store's automatic ``purge``, and like ``purge`` it judges by the server's wall
-clock (a server clock jumping ahead deletes records early; see the non-guarantees).
-``result`` and ``error`` are stored as UTF-8 bytes with ``surrogatepass``: every Python
-string comes back byte-identical.
-
-Not guaranteed -- read this before deploying: the store is safe only on a **single Redis
-primary without asynchronous fail-over**, whose clock is not set back and forth. Redis
-replicates asynchronously, so a fail-over can lose an acknowledged claim and let a second
-worker run the same tool; there is no Redlock here and none would fix that. Use
-PostgreSQL (or SQLite on one host) where that matters.
-
-Every driver failure or unexpected reply raises ``toolwire.StoreError`` with the cause
-chained. The client does not retry on its own (redis-py would by default): a script whose
-reply was lost may have run, and running it again would misreport, so the failure is
-raised and the next operation reconnects. The start-up self-test claims a fresh
-probe key twice and requires exactly one acquisition. Each operation is one round trip
-(claim + finish = 2 per call) and O(1) on the server.
+Every transition is one Lua script, atomic on the server. Safe only on a single Redis
+primary without asynchronous fail-over (a fail-over can lose an acknowledged claim). One
+round trip per operation.
 """
 
 from __future__ import annotations

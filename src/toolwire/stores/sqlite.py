@@ -1,40 +1,8 @@
 """``SQLiteStore``: the single-machine store, safe across threads and processes.
 
-Strategy. One table, one row per call key. Every operation that writes runs its function
-of :mod:`toolwire.stores._local` (the same as :class:`~toolwire.MemoryStore`'s) inside
-one ``BEGIN IMMEDIATE`` transaction, which takes SQLite's write lock before reading, so two
-connections (threads or processes) can never both see "absent" and both insert: that is
-the whole of the at-most-once argument on one host. Fenced writes read the row, check
-owner and fence, and write it back in the same transaction.
-
-Time: the store keeps its clock in the file. A one-row table holds a mark (the store time
-at the last write, the clock domain and jump-free reading it was taken at) and every
-writing transaction advances it by the rules of :mod:`toolwire.stores._clock`: on Linux,
-store time follows ``CLOCK_BOOTTIME`` within a boot, shared by every process of the
-host, so setting the wall clock -- forward or back, while workers run or between them --
-moves nothing; the wall clock is consulted only at the first write after a reboot, and
-then only forward. Elsewhere the domain is one process, so store time follows the wall
-clock forward (never back) when writers alternate. Claims never treat a record as absent
-because of time, so a clock alone cannot run a call twice. The residual risk: a wall clock
-that is ahead at the first write after a reboot (or, off Linux, when another process
-writes) moves store time forward for good, so ``purge`` may delete records early and a
-retry of one of them would run again; leases then end early too, which only turns calls
-``unknown``. Run ``purge`` with a clock you trust.
-
-The database runs in WAL mode with ``synchronous=FULL`` by default (a claim is on disk
-before the tool runs, even across power loss) and a busy timeout. Connections live in a
-small pool: each operation checks one out, so no connection is ever used by two threads
-at once, and the pool never grows beyond the peak number of concurrent operations. At
-start-up the store creates (or upgrades) its schema and runs the self-test: it claims
-a probe key twice and requires exactly one acquisition, and requires a write with a stale
-fence to be refused; otherwise it raises :class:`~toolwire.StoreError` (fail closed).
-
-Statements per call (claim + finish): two transactions, each BEGIN, one read (the record
-with the clock's mark), two writes (the record, updated in place once it exists, and the
-clock), COMMIT; in-process calls, one fsync per commit. Not guaranteed: safety
-on network file systems (SQLite's locking is unreliable there) or across machines. Each
-operation is O(log n) in the number of records; ``purge`` is O(expired log n) through an
-index on ``expires_at``; ``records`` O(n log n).
+Each write runs in one ``BEGIN IMMEDIATE`` transaction, so two connections never both see
+"absent"; a claim is on disk before the tool runs. Not safe on network file systems.
+O(log n) per operation.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """The HTTP endpoints a provider declares, at which the simulator serves its format.
 
-Each provider lists its endpoints in its ``Provider`` entry (``endpoints``), with the
-provider's own paths, so the simulator's server routes from the registry instead of a
-table of its own: a provider registered at run time is served like a built-in one.
-
-A path is a template: literal text, and ``{name}`` for one path segment (no ``/``) or
-``{name:regex}`` for what ``regex`` matches. The segment called ``model`` names the model
-the request asks for (Gemini and Bedrock put it in the path), URL-decoded. ``query`` lists
-query parameters the request must carry (name -> one of its values), so that one path can
-be two endpoints (Gemini streams SSE with ``alt=sse`` and a JSON array without).
-
-Matching is sans-IO and O(length of the path); a template is compiled once, on its first
-match, so declaring endpoints costs nothing to code that only reads streams.
+A path template has literal text, ``{name}`` segments and ``{name:regex}``; matching is
+sans-IO and O(length of the path).
 """
 
 from __future__ import annotations

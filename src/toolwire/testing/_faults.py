@@ -1,36 +1,8 @@
-"""Faults the simulator injects, by name, deterministic under the seed and combinable.
+"""Faults the simulator injects, by name (``cut:0.5``, ``stall-first:1``, ``http:429``...),
+deterministic under the seed and combinable; ``docs/testing.md`` lists every spec string.
 
-Spec strings (API.md §6; also ``toolwire serve --fault``):
-
-==========================  =========================================================
-``cut:FRACTION``            close the connection after that fraction of the body's
-                            bytes (0 to 1); the HTTP body is left unfinished
-``cut-bytes:N``             the same after N body bytes
-``no-terminal``             the body ends cleanly but without the provider's terminal
-                            events (finish chunk, ``message_stop``, ``[DONE]``...)
-``stall-first:SECONDS``     send the headers, then nothing for that long
-``stall:SECONDS``           stall once in the middle of the body (a seeded event boundary)
-``drip:BYTES_PER_SECOND``   send the body at that rate, in tenth-of-a-second pieces
-``duplicate-chunk[:N]``     send one seeded event (or event N, from 0) twice in a row
-``error-event``             the provider's in-stream error event at a seeded point; the
-                            stream stops there
-``http:STATUS``             answer with that status and the provider's own error body
-                            before any body byte (429 with ``Retry-After``)
-``length``                  the provider's token-limit finish; argument text streamed
-                            as text is cut at a seeded point first
-``malformed-chunk[:N]``     one seeded event (or event N) whose payload is not valid JSON
-==========================  =========================================================
-
-Strategy: faults act at two levels. *Event* faults (``length``, ``no-terminal``,
-``error-event``, ``duplicate-chunk``, ``malformed-chunk``) rewrite the list of frames an
-encoder produced (:func:`apply_event_faults`); *byte* faults (``cut``, ``cut-bytes``,
-``stall-first``, ``stall``, ``drip``) become a :class:`BytePlan` that the server follows
-while writing (:func:`byte_plan`); ``http`` replaces the response. Any combination is
-allowed (a stall, then a cut). A non-streamed body has no events: there ``error-event``
-becomes an HTTP 500 with the provider's error body, ``malformed-chunk`` cuts the JSON in
-half, and ``no-terminal`` and ``duplicate-chunk`` do nothing (the request's notes say
-so). Seeded choices use the ``rng`` handed in, so one seed and one script give the same
-bytes on every run. Parsing is O(length of the spec); applying is O(number of frames).
+Event faults rewrite an encoder's frames; byte faults become a :class:`BytePlan` the server
+follows while writing. O(length of the spec) to parse, O(number of frames) to apply.
 """
 
 from __future__ import annotations

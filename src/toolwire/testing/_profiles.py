@@ -1,13 +1,7 @@
 """Quirk profiles by name: every profile that a served format's encoder declares.
 
-A quirk profile (``add_response(..., profile=NAME)``) reshapes how one format streams a
-response the way some real server does; the profiles are that format's knowledge, so
-each encoder declares the ones it applies (``Encoder.profiles``; today OpenAI chat's, in
-``_providers/openai_chat/quirks.py``) and this module only finds them by name.
-:data:`PROFILES` is a live, read-only view over the served formats' encoders, so a
-provider registered at run time brings its own profiles. The user-facing table (which
-servers show each behaviour) is in the package docstring. A lookup asks each served
-format's encoder once: O(number of formats + profiles).
+:data:`PROFILES` is a live, read-only view, so a format registered at run time brings its
+own profiles.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Quirk profiles: the stream shapes of real OpenAI-compatible servers, by behaviour name.
 
-A profile changes *how* a response is streamed, never *what* it says: every profile except
-the truncations assembles to the same calls as the clean stream, so an agent that passes
-with ``profile="no-index"`` copes with Gemini's OpenAI-compatible endpoint, and one that
-passes with ``"unterminated-arguments"`` refuses vLLM's cut calls. Profiles are named after
-the behaviour (servers change; behaviours recur) and combine (``profile=["repeated-ids",
-"stop-finish"]``). The table of which servers show each behaviour is in the simulator's
-docstring (:mod:`toolwire.testing`), with the quirk numbers of
-``reference/provider-quirks.md`` §4.
-
-Every profile here shapes OpenAI chat streams, so the table lives in this package and the
-encoder that applies them declares it (``OpenAIChatEncoder.profiles``); the simulator
-finds a profile by name among the encoders' (``toolwire.testing.PROFILES``) and refuses,
-with an HTTP 500 that says so, a profile served to another format. Lookup is O(1).
+A profile changes how a response is streamed, never what it says: every profile but the
+truncation assembles to the same calls as the clean stream. Profiles combine.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """Recorded bodies served byte-exact, their framing found from their content.
 
-A recording is served exactly as stored, whichever endpoint asks: the bytes on the wire are
-the file's bytes (only byte faults, such as ``cut`` or ``stall``, change how they are
-written). Its framing, and so its ``Content-Type``, is read from the first bytes with
-toolwire's own detector (``_framing.detect_framing``): ``[`` opens a JSON array, ``{`` an
-NDJSON body, a leading zero byte an AWS event stream, anything else SSE. The path asked
-for plays no part.
-
-One caveat, documented rather than hidden: JSON-array recordings made by llama-stack's
-recorder wrap every payload as ``{"__type__": ..., "__data__": {...}}``. Served byte-exact,
-those envelopes reach the client as they are, and no client reads them: neither the
-provider SDKs nor toolwire's ``feed_bytes`` (which takes payloads as providers send them).
-To test a client with such a recording, serve the array of its ``__data__`` values, which
-is what the provider sent. NDJSON recordings of payloads (one provider event per line,
-no SSE framing) are likewise served as NDJSON, which an SSE-reading SDK sees as an empty
-stream. Loading is O(size of the file); the bytes are read once, at ``add_recording``.
+The bytes on the wire are the file's (only byte faults change how they are written).
+O(size of the file), read once.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""Reading a request's conversation, for the providers' request checks.
-
-The simulator refuses, with the provider's 400, a request the provider itself would
-refuse; each provider package says what that is in its ``request_checks`` module, a pure
-function of the parsed request body. What several of those checks read the same way is
-here: the list of messages and the content blocks of one message, both tolerant (a
-malformed member is skipped, the check then names what is missing), and the walk over the
-messages in order (:func:`each_message`), which refuses a body whose messages are not a
-list of objects. A check written as a walk raises :class:`Refusal` with the provider's
-message at the first rule a message breaks, and :func:`refusing` turns it into a
-:data:`RequestCheck`. O(size read).
+"""Reading a request's conversation, for the providers' request checks: tolerant reads of
+messages and blocks, and a walk that stops at the first rule a message breaks. O(size read).
 """
 
 from __future__ import annotations

@@ -1,34 +1,7 @@
 """What the simulator serves: scripted responses, recordings, and the script that orders them.
 
-A :class:`ScenarioResponse` is one model turn described independently of any wire format:
-text, reasoning, tool calls (name plus arguments as a JSON object, or raw argument text so
-that invalid JSON can be served), the finish, usage, ids and model, the faults to inject and
-the quirk profiles to apply (the types live in the core, ``toolwire.testing._scenario_types``,
-because the provider packages' encoders read them); this module builds them from what users
-write (:func:`make_response`). Each endpoint's encoder turns one into that provider's bytes.
-A :class:`Recording` is a recorded body served byte-exact, whatever endpoint asks.
-
-A :class:`Script` hands entries out: first from the list registered for the request's model
-(``fnmatch`` patterns, first match wins), else from the ordered list, in the order they were
-added; with ``loop`` the lists start over instead of running dry.
-
-Scenario files (JSON, or TOML by the ``.toml`` suffix) hold the same data::
-
-    seed = 7
-    loop = false
-    [[responses]]
-    text = "On it."
-    tool_calls = [{ name = "get_weather", arguments = { city = "Lyon" } }]
-    faults = ["stall-first:1", "cut:0.5"]
-    [[responses]]
-    recording = "recordings/parallel.sse"     # relative to the scenario file
-    [[models."gpt-4o*"]]                     # served to requests for matching models
-    text = "Hello from the gpt-4o list."
-
-Every field is checked when the entry is made, so a typo fails at ``add_response`` (a
-:class:`~toolwire.UsageError` naming the field), not in the middle of a test run. All
-operations are O(size of the entry); the script's lock makes it safe to add entries from
-the test's thread while the server thread takes them.
+Every field is checked when an entry is made, so a typo fails at ``add_response``; the
+script is safe to add to from the test's thread while the server takes entries.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""What a scripted model turn is made of, in no wire format: the data the encoders read.
-
-:class:`ScenarioResponse` is one model turn (text, reasoning, tool calls, finish, usage,
-ids, model) plus what the simulator does with it when it is served (the faults to inject,
-the quirk profiles to apply). Every encoder (``_providers/<name>/encoder.py``) turns one
-into its provider's wire shapes, so these types live in the core, next to
-``_wire_writing``: a provider package depends on them, never on ``toolwire.testing``,
-which builds them (``make_response``, scenario files) and serves them. They are plain
-frozen data: checking what users write is ``toolwire.testing._scenario``'s job, parsing
-fault specs ``_faults``'s, declaring quirk profiles the encoders' that apply them. Every
-method is linear in the size of the turn.
+"""What a scripted model turn is made of, in no wire format: the plain frozen data the
+encoders read.
 """
 
 from __future__ import annotations

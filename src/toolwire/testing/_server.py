@@ -1,30 +1,8 @@
 """The HTTP side of the simulator: an ASGI app served by uvicorn in a background thread.
 
-Routes (POST, the providers' own paths) come from the provider registry: each provider
-declares its endpoints (``Provider.endpoints``; ``_formats.route`` matches them), so a
-provider registered at run time is served like the seven built-ins. ``GET /`` lists the
-base URLs. Unknown paths get a 404.
-
-For each request the app reads the body, records it (:class:`RecordedRequest`), checks it
-the way the provider would (``_checks``; a refusal is a 400 with the provider's error body
-and consumes no scripted response), takes the next entry of the script, encodes it for the
-asking endpoint (or takes a recording's bytes as they are), applies the faults, and writes
-the body following the :class:`~toolwire.testing._faults.BytePlan`.
-
-How a cut reaches the client's socket: the app sends the body bytes up to the cut and then
-returns without the final ``more_body=False`` message. uvicorn then closes the transport
-(after flushing what was written), so the client receives exactly the bytes before the cut,
-then FIN, and never the chunked body's terminating ``0\\r\\n\\r\\n`` (or, for a body with a
-``Content-Length``, fewer bytes than announced): every HTTP client reports an incomplete
-body. uvicorn logs such an ending as an error; the app marks its deliberate cuts in a
-context variable and a logging filter drops exactly those records, so real errors still
-show. Stalls and drips wait on the client's ``http.disconnect`` and on the server's stop
-signal, so a client that gives up, or a stopping simulator, ends them at once.
-
-Connections are counted by a subclass of uvicorn's h11 protocol (uvicorn's documented
-``http=`` hook takes a protocol class): it records each connection's opening and closing
-and, from the app, the body bytes handed to the transport while it was open. Per request
-the overhead is O(1) besides encoding, which is linear in the response.
+Routes come from the providers' declared endpoints; each request is recorded, checked,
+answered from the script and written following its faults' byte plan. O(1) per request
+besides encoding.
 """
 
 from __future__ import annotations
@@ -177,7 +155,7 @@ def counting_protocol(tracker: Tracker) -> type[Any]:
             sock = transport.get_extra_info("socket")
             if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
                 # uvicorn writes headers and body apart; with Nagle on, the body waits for
-                # the client's delayed ACK of the headers (40 ms on Linux) on every response
+                # the client's delayed ACK of the headers on every response
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             peer = transport.get_extra_info("peername")
             self._peer = (str(peer[0]), int(peer[1])) if peer else None

@@ -1,21 +1,7 @@
 """``Simulator``: the provider simulator as a context manager (sync and async).
 
-Lifecycle: ``start()`` binds a listening socket on ``host`` (127.0.0.1) and a free port
-*before* the server thread starts, so the address is known at once and no other process
-can take it; the thread runs uvicorn on its own event loop; ``start()`` returns when the
-server accepts connections (or raises with the reason it could not). ``stop()`` tells the
-app to end stalls and drips, asks uvicorn to shut down (it closes idle keep-alive
-connections and waits, at most ``shutdown_timeout`` seconds, for the others), and joins the
-thread; nothing is left behind: no thread, no listening socket, no event loop.
-``async with`` runs the same two steps in a worker thread so the caller's loop never
-blocks.
-
-Thread safety: ``add_response`` / ``add_recording`` may be called at any time from any
-thread; ``requests`` and ``connections`` are lists appended by the server thread (reading
-them is safe; snapshot with ``list(...)`` while requests are in flight).
-
-The server stack (uvicorn) is imported by ``start()``, not by ``import toolwire.testing``:
-scenario building and the encoders work without the ``testing`` extra.
+``start()`` returns once the server accepts connections; ``stop()`` leaves no thread,
+socket or event loop behind. Responses may be added from any thread at any time.
 """
 
 from __future__ import annotations

@@ -1,44 +1,8 @@
 """Writing wire formats: the encoder interface and the sans-IO pieces every encoder shares.
 
-An encoder is the inverse of one of toolwire's adapters: it turns a
-:class:`~toolwire.testing.ScenarioResponse` (``_scenario_types``) into one provider's wire
-shapes. Each provider package holds its own (``_providers/<name>/encoder.py``), registered
-through its ``Provider.encoder`` slot; the simulator (``toolwire.testing``) serves them.
-This module is part of the core, so that a provider package depends only on the core and
-never on ``toolwire.testing``; it imports nothing beyond the standard library and does no
-I/O. The interface:
-
-.. code-block:: python
-
-    class Encoder(Protocol):
-        format: str          # toolwire's name for the wire format ("openai-chat", ...)
-        framing: Framing     # how its streamed frames are written: "sse", "ndjson",
-                             # "json-array" or "aws-eventstream"
-        text_arguments: bool # whether it streams argument *text* (so cut JSON can be sent)
-        profiles: tuple[Profile, ...]  # the quirk profiles it can apply (usually none)
-        def ids(self, response, *, rng) -> ScenarioResponse        # fill in missing ids
-        def stream(self, response, *, rng, options) -> list[Frame]  # streamed events
-        def body(self, response, *, options) -> dict                # non-streamed body
-        def error_event(self, *, rng, options) -> Frame             # in-stream error
-        def error_body(self, status, message) -> ErrorReply         # HTTP error reply
-
-Each provider's encoder subclasses :class:`ProviderEncoder`, which implements that
-protocol from what the encoder declares: its format, framing and profiles, how it mints
-ids (:class:`IdStyle`), whether it has a refusal channel; the encoder writes only its own
-events (``_frames``), body (``_body``) and errors. Formats whose events are named after
-their ``type`` write them with :func:`typed_event` (collected in :class:`TypedEvents`).
-
-``stream`` returns :class:`Frame` objects, not bytes: faults work on events (duplicate
-one, drop the terminal ones) before :func:`serialise` writes them in the encoder's framing
-(SSE with ``event:`` names where the provider sends them, NDJSON lines, a JSON array, AWS
-event-stream binary messages with their CRCs). Every choice an encoder makes (fragment
-sizes, the interleaving of parallel calls, minted ids) comes from the ``rng`` it is
-handed, so a seed gives the same bytes on every run. Encoders are pure: no I/O, no clock.
-
-Fragment sizes are drawn per provider from what their streams show: OpenAI-style token
-deltas of 1 to 8 characters, Anthropic's buffered ``input_json_delta`` pieces of 5 to 40,
-Gemini's sentence-sized text chunks. :func:`pieces` never returns an empty piece; the
-pieces of a text always join to it. Complexity: linear in the size of the response.
+Encoders are pure (no I/O, no clock): every choice comes from the ``rng`` they are handed,
+so a seed gives the same bytes; faults act on their frames before :func:`serialise` writes
+them. Linear in the size of the response.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """The pytest plugin (entry point ``pytest11``): the ``toolwire_simulator`` fixture.
 
-Registered by toolwire's package metadata, so any suite that installs toolwire can use::
-
-    def test_agent_survives_a_cut(toolwire_simulator):
-        toolwire_simulator.add_response(tool_calls=[("ls", {})], faults=["cut:0.5"])
-        client = openai.OpenAI(base_url=toolwire_simulator.base_url("openai-chat"),
-                               api_key="test")
-        ...
-
-The fixture is function-scoped: a fresh, started :class:`~toolwire.testing.Simulator` per
-test (seed from ``--toolwire-seed``, default 0), stopped afterwards. Loading the plugin
-imports nothing beyond pytest; the server stack (``toolwire[testing]``) is imported when the
-fixture starts a simulator, and its absence is reported there, with the install command.
+A fresh, started :class:`~toolwire.testing.Simulator` per test (seed from
+``--toolwire-seed``); loading the plugin imports nothing beyond pytest.
 """
 
 from __future__ import annotations

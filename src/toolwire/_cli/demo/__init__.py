@@ -1,36 +1,8 @@
-"""``toolwire demo``: toolwire's main job, shown in under 30 seconds, offline.
+"""``toolwire demo``: toolwire's main job shown offline, in four parts run for real.
 
-What it runs, in order (every step for real, nothing described):
-
-1. **A conversation**: the real ``openai`` client, ``run_turn`` once per model turn, three
-   tools that read and write files (:mod:`toolwire._cli.demo.agent`). The first turn has three
-   parallel calls, shown as their argument previews grow; the second one large
-   ``write_file`` call whose content is shown growing; the third answers.
-2. **A cut**: the first turn again, its connection cut half-way through the last call's
-   arguments, and read by toolwire and by the code people write without it, on the same
-   bytes, the connection ending both ways it ends in practice
-   (:mod:`toolwire._cli.demo.cut_stream`). toolwire refuses it and runs nothing; the table shows
-   what each other reader ran.
-3. **A dropped connection after the tools ran, and a retry**: the conversation as a job
-   that fails when turn 2's connection drops (turn 1's tools have run), and is retried
-   from the start; turn 1 is answered with the response already delivered (same response
-   id and call ids: a gateway's cached copy), so its calls replay from the store and
-   nothing runs twice. The store's records are printed (``records()``).
-4. **A summary**: calls run, replayed and refused, usage and cost from the
-   :class:`~toolwire.UsageLedger` (an example price table), what aborted streams cost.
-
-Embedded defaults: the model is :class:`toolwire.testing.Simulator` on 127.0.0.1 (a free
-port), speaking the OpenAI chat protocol with a fixed seed, so every run streams the same
-bytes; the files and the SQLite store live in a temporary directory, deleted at the end
-(``--workdir DIR`` keeps them, for ``toolwire store list --db DIR/toolwire.db``). No
-network, no API key. Needs the ``demo`` extra (``openai``, the simulator's server, rich);
-``make demo`` installs it.
-
-Output: on a terminal, the live view of :mod:`toolwire._cli.demo.view` (rich), with the
-streams paced for the eye (``--fast``: no pacing, about 2 s); into a pipe or a file, or with
-``--plain``, plain lines and never any pacing. Exit status (``_subcommand``): 0 done; 2 a
-missing extra or an unusable ``--workdir``; 130 interrupted. Nothing here is imported by
-``import toolwire``.
+A conversation, a cut stream read by toolwire and by the code people write without it, a
+retry replayed from the store, and a summary; the model is the simulator. Needs the
+``demo`` extra; nothing here is imported by ``import toolwire``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
-"""The agent that ``toolwire demo`` runs: a workspace, three tools, the model's three turns,
-and the loop that drives them through the real ``openai`` client and ``run_turn``.
+"""The agent ``toolwire demo`` runs: a workspace, three tools, the model's three turns, and the
+loop that drives them through the real ``openai`` client and ``run_turn``.
 
-This module is written to be read: it is the demo's answer to "what does my code look
-like with toolwire?". Everything a real agent would have is here and real (the ``openai``
-client, HTTP, server-sent events, a SQLite idempotency store, tools that read and write
-files); only the model is simulated: :class:`toolwire.testing.Simulator` on 127.0.0.1
-answers the OpenAI chat endpoint with the turns of :func:`model_turns`, encoded exactly as
-OpenAI streams them, so nothing leaves the machine and no API key is needed.
-
-The conversation. The user asks for a quarterly report in euros. The model
-
-1. reads two notes and asks for an exchange rate, three calls in parallel (their argument
-   fragments interleave on the wire);
-2. writes the report with one large ``write_file`` call (about 8 KB of content, streamed
-   in fragments of 1 to 8 characters, as models stream them);
-3. answers in text, and the conversation is done.
-
-:func:`converse` is the agent loop of the README, with three additions a production agent
-wants: ``on_event`` for a live view, ``prices=`` so each turn's usage carries its cost,
-and a :class:`~toolwire.UsageLedger` that also records the turns that failed.
+Written to be read: it is the demo's answer to "what does my code look like with toolwire?".
 """
 
 from __future__ import annotations

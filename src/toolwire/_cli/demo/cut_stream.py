@@ -1,33 +1,8 @@
-"""The demo's second part: one turn cut in the middle of a call's arguments, read by toolwire
-and by the code people write without it, on the same bytes.
+"""The demo's second part: one turn cut inside a call's arguments, read by toolwire and by
+the usual alternatives (the ``openai`` SDK's helpers, a hand-written loop) on the same bytes.
 
-Strategy. The model's first turn (three parallel calls) is streamed once and its body kept
-(:func:`record_turn`), the way a recording proxy keeps it. The cut falls half-way through
-the last call's argument fragments (:func:`cut_inside_last_call`), so the first two calls
-are complete and the third is not. The same bytes are then served twice over, ending two
-ways, because connections end two ways when they break:
-
-* **reset**: the connection closes before the HTTP body is finished (the simulator's
-  ``cut-bytes`` fault): the client's HTTP layer sees an incomplete body and raises;
-* **ended cleanly**: the body ends properly at the cut (a recording of the cut bytes served
-  whole), as a proxy or gateway that closes its side cleanly when its upstream drops
-  delivers it: nothing in HTTP says that anything is missing.
-
-Each reader runs against each ending, through the real ``openai`` client, and runs the
-calls it hands out with the workspace's real tool functions, which count their runs:
-
-* ``toolwire.run_turn``;
-* the ``openai`` SDK's own helper, ``client.chat.completions.stream(...)`` read to its end
-  and ``get_final_completion()``, whose calls are run one by one (``json.loads`` of each
-  call's arguments, then the function);
-* its accumulator, ``ChatCompletionStreamState``, fed every chunk of a plain
-  ``create(stream=True)`` with the connection error caught (as code that keeps what
-  arrived does), then ``get_final_completion()`` run the same way;
-* the loop written by hand: accumulate each call's fragments by ``index``, then
-  ``json.loads`` and run each call.
-
-Nothing is described: every verdict comes from running the reader
-(``tests/competitors/test_competitors_openai.py`` pins the same behaviours of the SDK).
+The connection ends both ways it does in practice (reset, or ended cleanly); every
+verdict comes from running the reader.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The four parts of ``toolwire demo`` (see :mod:`toolwire._cli.demo` for what each shows),
-run in order on one workspace, one SQLite store and one simulator.
+"""The four parts of ``toolwire demo``, run in order on one workspace, store and simulator.
 
-Strategy. Each part drives the library as an application would (the agent loop of
-:mod:`toolwire._cli.demo.agent`, the readers of :mod:`toolwire._cli.demo.cut_stream`) and reports
-through the view (:mod:`toolwire._cli.demo.view`); what it did is tallied for the summary.
-Every number the summary shows comes from the library's own accounts: outcomes for what
-ran, ``StreamError.partial`` for what was refused, the :class:`~toolwire.UsageLedger` for
-usage and cost, the workspace's run counters for what the other readers ran, and the
-store's ``records()`` for what was kept. Each conversation has its own executor scope, as
-each conversation of an application would.
+Every number the summary shows comes from the library's own accounts (outcomes,
+``StreamError.partial``, the ``UsageLedger``, the store's records).
 """
 
 from __future__ import annotations

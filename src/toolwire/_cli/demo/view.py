@@ -1,26 +1,7 @@
-"""What a person sees of ``toolwire demo``: turns as they stream, their outcomes, tables.
+"""What a person sees of ``toolwire demo``: a live rich view on a terminal, plain lines elsewhere.
 
-Strategy. The demo's parts report through one small interface (:class:`PlainView` and
-:class:`LiveView` have the same methods): a heading per part, lines, tables of
-:data:`Cell` s, and for a streamed turn ``turn_started`` / ``event`` (the ``on_event`` of
-``run_turn``) / ``turn_done``. :class:`TurnModel` folds a turn's events into what is
-shown: the text so far and, per call, its name, its latest argument preview and how many
-argument characters arrived.
-
-* :class:`LiveView` (rich, on a terminal): while a turn streams, a live area redrawn at
-  most :data:`MAX_REDRAWS_PER_SECOND` times a second shows the text and each call: a call
-  whose arguments hold a long or multi-line string (``write_file``'s ``content``) gets a
-  panel with that string's last lines growing; the others one line each, their typed
-  preview. When the turn is done the live area is replaced by the turn's outcome lines,
-  printed once into the scrollback. Events are paced for the eye (:class:`Pace`) unless
-  ``--fast``.
-* :class:`PlainView` (pipes, files, ``--plain``): the same outcome lines, tables as aligned
-  columns, and while a long string streams a line each time its length doubles past 1,024
-  characters, so a log shows it growing. Nothing is redrawn or paced.
-
-Text from the stream goes through :func:`~toolwire._cli.subcommand.visible`. ``rich`` is
-imported by :class:`LiveView` only. A redraw costs O(size of the visible previews), and
-the redraw rate bounds it whatever the length of the stream.
+Both views show the same outcome lines; a redraw costs O(visible previews), bounded by
+:data:`MAX_REDRAWS_PER_SECOND`.
 """
 
 from __future__ import annotations

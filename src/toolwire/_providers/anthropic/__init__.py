@@ -1,68 +1,7 @@
 """Anthropic Messages: the ``"anthropic"`` provider (detection, adapter, definitions, messages).
 
-Detection: an event ``type`` of the Messages stream (``message_start``,
-``content_block_delta``...), or ``type: "error"`` with a nested ``error`` object.
-
-Adapter strategy: the Messages API streams numbered content blocks, each opened by
-``content_block_start``, grown by ``content_block_delta`` and closed by
-``content_block_stop``; the response ends with ``message_stop``. The adapter keeps one
-small record per block index (its kind, and for ``tool_use`` the id and the ``input`` given
-at the start) and the ``stop_reason`` from ``message_delta``, nothing else.
-
-Guaranteed:
-
-- ``message_start`` gives a ``MetaDelta`` (id, model) and a ``UsageDelta`` (input tokens,
-  cache reads and writes) so that an aborted stream still knows what it spent;
-  ``message_delta`` usage (running output total) gives another ``UsageDelta``.
-- ``tool_use`` blocks become calls: ``start=True`` with id, name and block index at
-  ``content_block_start``, one ``CallDelta`` per non-empty ``input_json_delta`` fragment,
-  ``end=True`` at ``content_block_stop``. An empty start ``input`` (``{}``) is the API's
-  placeholder when fragments follow and is never argument text. A non-empty one counts
-  like the fragments: it is never dropped, but restated (compact JSON) as the stop's
-  ``final_arguments``, so the assembler takes it as the whole call when no fragment came,
-  accepts fragments that say the same (the same JSON value), and rejects the call when
-  they say something else. A block that never gets its ``content_block_stop`` therefore
-  never becomes final, whatever the start carried (the assembler raises
-  ``StreamAborted``). The empty first fragment (``partial_json: ""``) carries nothing.
-- ``text`` blocks become ``TextPart`` and ``thinking`` blocks ``ReasoningPart``, each
-  block opening its own part (``PartDelta(start=True)``) so that the assistant turn can
-  repeat the blocks in order; ``signature_delta`` is kept as the thinking part's
-  ``signature`` and a ``redacted_thinking`` block as an item part: the next request must
-  send both back unchanged.
-- Server-side tool blocks (``server_tool_use``, ``web_search_tool_result``,
-  ``mcp_tool_use``, ``code_execution_tool_result``... any block type other than ``text``,
-  ``thinking``, ``redacted_thinking`` and ``tool_use``) were executed by Anthropic, not by
-  the client: they are tracked (so their deltas are legal) but produce no deltas. Emitting
-  them as calls would make an executor run a tool the provider already ran.
-- ``message_stop`` gives exactly one ``FinishDelta`` with the remembered ``stop_reason``.
-  A ``message_delta`` whose ``stop_reason`` already says the turn failed (``max_tokens``,
-  ``refusal``...) gives that ``FinishDelta`` at once instead: a failed turn needs no
-  ``message_stop`` to be believed, and a reader that loses the last event (the anthropic
-  SDK drops a final event that lacks its blank line) still learns why the stream stopped.
-- ``error`` events give an ``ErrorDelta``; ``ping`` and unknown event types give ``[]``.
-
-Structural errors (``StreamFormatError``): a payload that is not an object or has no
-type, a delta or stop for a block index that never started or already stopped, a block
-started twice, a delta whose type does not fit its block (``input_json_delta`` in a text
-block), wrong field types, a second ``message_stop``.
-
-Not done here: correlation and finishing (the assembler's), and judging whether a
-``tool_use`` stop reason with unterminated arguments is a truncation (the assembler sees
-the arguments).
-
-Fast paths: ``fragment`` / ``object_fragment`` recognise a non-empty ``input_json_delta``
-of an open ``tool_use`` block (a dict, or the ``anthropic`` SDK's event object read by
-attribute access).
-
-Next request: tool definitions ``{"name", "description", "input_schema"}`` (``"strict":
-true`` with a strict-mode schema when asked); the assistant turn repeats the blocks in
-order, thinking blocks with their signature and ``redacted_thinking`` blocks unchanged,
-each call a ``tool_use`` block whose ``input`` is the arguments object, or
-``{"INVALID_JSON": raw}`` for a rejected call (server-side tool blocks are not repeated);
-the results one user message of ``tool_result`` blocks (``is_error`` for every status but
-completed and replayed).
-
-Each payload is translated in time linear in its size.
+Each ``tool_use`` block is a call ended by its ``content_block_stop``; server-side tool
+blocks produce no calls. Linear in the size of each payload.
 """
 
 from __future__ import annotations

@@ -1,55 +1,7 @@
 """Bedrock ``ConverseStream``: the ``"bedrock-converse"`` provider.
 
-Detection: a payload with a single member named after a ConverseStream event
-(``messageStart``, ``contentBlockDelta``, ``metadata``...) or one of its exception events.
-
-Adapter strategy: the input is what boto3's ``converse_stream()["stream"]`` yields (and what
-:mod:`toolwire._core.eventstream` decodes from the raw HTTP body): one dict per event with a
-single key naming the event (``{"contentBlockDelta": {...}}``). When the caller already
-unwrapped the event and passes its name as ``event``, the payload is taken as that
-event's body.
-
-Guaranteed:
-
-- ``contentBlockStart`` with ``start.toolUse`` opens a call (``start=True``, ``toolUseId``
-  as id, ``name``, ``contentBlockIndex`` as index); each ``contentBlockDelta`` with
-  ``delta.toolUse.input`` (JSON text, possibly split) continues it; ``contentBlockStop``
-  ends it (``end=True``). A tool block that never gets an input delta has empty argument
-  text (the assembler and validation decide what that means for the tool). The API's
-  ``start.toolUse`` carries no ``input``; one that does (a proxy's) is never dropped:
-  JSON text is the first fragment, and a non-empty object is restated with the end as
-  ``final_arguments`` (as Anthropic's start ``input``; ``{}`` states nothing).
-- ``delta.text`` is text and ``delta.reasoningContent.text`` reasoning; its ``signature``
-  is kept on the reasoning part and ``redactedContent`` as an item part, both to be sent
-  back with the next request. Text blocks have no ``contentBlockStart`` in Bedrock, so
-  text deltas need no opened block, and a new ``contentBlockIndex`` is what opens a new
-  part; a ``toolUse`` delta for a block that was not opened as a tool, or that already
-  stopped, is a ``StreamFormatError``.
-- ``messageStop.stopReason`` gives the one ``FinishDelta`` (``end_turn``/``stop_sequence``
-  -> stop, ``tool_use`` -> tool_calls, ``max_tokens``/``model_context_window_exceeded`` ->
-  length, ``guardrail_intervened``/``content_filtered`` -> content_filter, else other).
-  Bedrock's ``metadata`` event (usage, metrics) comes *after* ``messageStop``; its
-  ``usage`` becomes a ``UsageDelta`` all the same.
-- The stream's exception events (``internalServerException``,
-  ``modelStreamErrorException``, ``throttlingException``, ``validationException``,
-  ``serviceUnavailableException``, and any other ``...Exception`` key) give an
-  ``ErrorDelta`` carrying ``{name: body}``; so does the ``{"error": {"code", "message"}}``
-  that :mod:`toolwire._core.eventstream` makes of the framing's protocol-level error messages.
-- ``messageStart`` and unknown events give ``[]``.
-
-Bedrock sends no response id and no timestamp: it needs none, every ``toolUse`` has its
-``toolUseId``. The fragment fast path (``fragment``) recognises a ``toolUse`` input delta
-of an open tool block.
-
-Next request: tool definitions ``{"toolSpec": {"name", "description", "inputSchema":
-{"json": schema}}}`` for ``toolConfig.tools``; the assistant turn ``{"role":
-"assistant", "content": [...]}`` with the blocks in order (``text``, ``reasoningContent``
-with its signature or redacted content, ``toolUse`` with ``input`` the arguments object or
-``{"INVALID_JSON": raw}`` for a rejected call); the results one user message of
-``toolResult`` blocks (``status`` ``"success"`` or ``"error"``).
-
-Each event is translated in time linear in its size; the state is one small record per
-tool block.
+Each ``toolUse`` block is a call ended by its ``contentBlockStop``; exception events are
+errors. Linear in the size of each event.
 """
 
 from __future__ import annotations

@@ -1,50 +1,7 @@
 """Cohere v2 chat: the ``"cohere"`` provider (detection, adapter, definitions, messages).
 
-Detection: an event ``type`` of the v2 chat stream (``message-start``,
-``tool-call-delta``, ``content-delta``...).
-
-Adapter strategy: Cohere's v2 ``/chat`` stream sends typed events (``type`` in the payload, and
-as the SSE event name): ``message-start``, ``content-start`` / ``content-delta`` /
-``content-end``, ``tool-plan-delta``, ``tool-call-start`` / ``tool-call-delta`` /
-``tool-call-end``, ``citation-start`` / ``citation-end`` and ``message-end``. Tool calls
-are numbered by the event's ``index``; the adapter remembers, per index, the call id and
-whether the call has ended, nothing else.
-
-Guaranteed:
-
-- ``message-start`` gives a ``MetaDelta`` with the response ``id``;
-- ``content-delta`` ``delta.message.content.text`` is text, ``...content.thinking``
-  (reasoning models) is reasoning;
-- ``tool-plan-delta`` (``delta.message.tool_plan``) is **reasoning**: Cohere documents the
-  tool plan as the model's chain-of-thought before its calls, not an answer for the user,
-  so it stays out of ``Response.text`` and is kept in ``Response.reasoning``, as a
-  reasoning part marked ``tool_plan`` (the next request sends it back as ``tool_plan``);
-- ``tool-call-start`` opens a call (``start=True``: id, ``function.name``, index, and the
-  first ``function.arguments`` fragment, possibly empty); ``tool-call-delta`` continues
-  the call at its ``index`` with an argument fragment; ``tool-call-end`` ends it
-  (``end=True``). ``delta.message.tool_calls`` is an object in the v2 stream; a
-  one-element array is accepted too;
-- ``message-end`` gives the one ``FinishDelta``: ``COMPLETE`` / ``STOP_SEQUENCE`` -> stop,
-  ``TOOL_CALL`` -> tool_calls, ``MAX_TOKENS`` / ``ERROR_LIMIT`` -> length, ``ERROR_TOXIC``
-  -> content_filter, ``ERROR`` / ``TIMEOUT`` -> error (a response cut by a server timeout
-  is not usable), anything else -> other; an ``error`` message there also gives an
-  ``ErrorDelta``. Usage: ``usage.tokens`` (the model's real token counts) when present,
-  else ``usage.billed_units``; ``cached_tokens`` is the cache-read count; the whole
-  ``usage`` object is kept in ``raw`` (billed units included).
-
-Structural errors (``StreamFormatError``): a tool-call delta or end for an index that
-never started or already ended, a call started twice at one index, a ``tool-call-start``
-without a function name, wrong field types, a second ``message-end``. Unknown event types
-(and citations, ``debug``) give ``[]``. The fragment fast path (``fragment``) recognises a
-``tool-call-delta`` of an open call.
-
-Next request: tool definitions in OpenAI's function shape; the assistant turn
-``{"role": "assistant", "tool_plan", "tool_calls": [{"id", "type": "function",
-"function": {"name", "arguments"}}]}`` (plus ``content`` when there was text), a rejected
-call's arguments sent as the raw text that arrived (the API takes a string); one
-``{"role": "tool", "tool_call_id", "content"}`` per result.
-
-Each event is translated in time linear in its size.
+A call runs from ``tool-call-start`` to ``tool-call-end``; the tool plan is reasoning,
+never text. Linear in the size of each event.
 """
 
 from __future__ import annotations

@@ -1,72 +1,8 @@
 """Gemini (Gemini API and Vertex AI): the ``"gemini"`` provider.
 
-Detection: a chunk with ``candidates``, ``promptFeedback`` or ``usageMetadata``.
-
-Adapter strategy: each streamed chunk is a whole ``GenerateContentResponse``; only the candidate
-whose ``index`` is ``choice`` (0 by default; a candidate without ``index`` counts by its
-position) is translated. Its parts are read in order:
-
-- ``text`` parts become ``TextPart`` (empty texts are dropped), ``thought: true`` parts
-  ``ReasoningPart``;
-- a ``functionCall`` part with ``name`` and no ``willContinue`` is a whole call: one
-  ``CallDelta`` with ``start=True`` and ``end=True`` whose arguments are ``args``
-  serialised as compact JSON (``ensure_ascii=False``); a call without ``args`` has ``{}``;
-- Vertex's streamed arguments: ``{name, willContinue: true}`` opens a call, parts with
-  ``partialArgs`` (``jsonPath`` plus one of ``stringValue``/``numberValue``/``boolValue``/
-  ``nullValue``, string pieces continued by ``willContinue``) add to it, bare
-  ``{willContinue: true}`` parts keep it alive, and the first ``functionCall`` without
-  ``willContinue`` (usually ``{}``, or the last ``partialArgs`` part) ends it. ``args``
-  on the part that opens a streamed call is never dropped: a non-empty object is
-  restated with the call's end as ``final_arguments`` (checked against the streamed
-  text by the assembler), and ``{}`` states nothing.
-
-Streamed arguments are **translated into JSON text as they arrive**, not buffered: a small
-writer keeps the stack of open containers and emits, per ``partialArgs`` entry, the
-closers, separators, keys and value text that take the document from the previous path
-to the new one. So the assembler's incremental parser (and the live preview) sees the
-arguments grow exactly as for a provider that streams JSON text, and the text of a
-streamed call equals the compact serialisation of the same object sent whole. This works
-because Vertex emits paths in document order (every recording does: a field, its
-siblings, then the next array element). A path that would reopen a container already
-closed, skip an array index, repeat a field or index an object as an array cannot be
-expressed as a continuation of the text already emitted and is a ``StreamFormatError``.
-The writer closes containers only when the provider ends the call: a stream cut while a
-call is open leaves its text unterminated, so it can never be finalised by accident. (A
-string piece marked ``willContinue`` that is followed by another path is taken as ended:
-the provider has moved on, and the call still needs its own end.)
-
-``thoughtSignature`` must be sent back in the very part it came in. On a function-call part
-it is kept as the call's ``metadata["thought_signature"]``; on a text or thought part it
-is kept on that text part (``PartDelta``): the streamed pieces of one text join one part,
-and a second signature starts a new part, so that no two signed parts are ever merged.
-Calls carry the provider's ``id`` when present and an ``index`` that is their position
-among this stream's calls (Gemini has none).
-
-``finishReason`` gives one ``FinishDelta`` (later restatements are ignored): ``STOP`` is
-``stop`` (the assembler promotes it to a tool turn when calls arrived), ``MAX_TOKENS``
-``length``, the safety family (``SAFETY``, ``RECITATION``, ``BLOCKLIST``,
-``PROHIBITED_CONTENT``, ``SPII``, image variants) ``content_filter``, the function-call
-failures (``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``)
-``error``, anything else ``other``. ``promptFeedback.blockReason`` (the prompt itself was
-blocked, no candidates) finishes as ``content_filter``. ``usageMetadata`` counts become
-``UsageDelta``; ``responseId``/``modelVersion``/``createTime`` (Vertex) a ``MetaDelta``
-whenever they change (Gemini before version 3 sends no call ids, so these are what tell
-two responses' synthesised ids apart); an ``error`` object (what Google returns inside a
-streamed array) an ``ErrorDelta``.
-
-Next request: tool definitions are ``functionDeclarations`` entries, ``{"name",
-"description", "parameters"}`` with the parameters in Gemini's schema subset (a tool
-without parameters gets no ``parameters``; names must start with a letter or ``_``); the
-assistant turn ``{"role": "model", "parts": [...]}`` repeats the parts in order with
-their ``thoughtSignature``, each call as ``{"functionCall": {"name", "args", "id"}}``
-(``args`` the arguments object, or ``{"INVALID_JSON": raw}`` for a rejected call; ``id``
-as the result will carry it, synthesised ones included); the results one user message of
-``functionResponse`` parts (``{"name", "id", "response"}``, the response an object:
-the result's JSON object, ``{"result": value}`` for any other value, ``{"error": text}``
-for every status but completed and replayed).
-
-Each chunk is translated in time linear in its size; the writer's state is the depth of
-the current path.
+Calls arrive whole, or (Vertex) as streamed ``partialArgs`` written into JSON text as they
+arrive and ended by the provider; ``thoughtSignature`` goes back in the part it came in.
+Linear in the size of each chunk.
 """
 
 from __future__ import annotations

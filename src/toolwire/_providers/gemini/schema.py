@@ -1,28 +1,7 @@
 """Gemini's schema dialect: a tool's JSON Schema rewritten into the Gemini API's subset.
 
-The tool's ``parameters`` schema is never modified: each definition gets a fresh copy
-(``_definitions`` holds the strategy, strict mode and the rewriting pieces several
-dialects share; this one is Gemini's alone, so it lives in Gemini's package).
-
-Strategy (:func:`gemini_schema`, the OpenAPI 3.0 subset of the Gemini API's ``Schema``,
-checked against the Gemini and Vertex AI ``Schema`` reference): every ``$ref`` is inlined
-(a recursive type cannot be: ``ToolDefinitionError``); types are the upper-case enum names
-(``"STRING"``); a type list or ``anyOf`` with ``null`` becomes ``"nullable": true``;
-``oneOf`` becomes ``anyOf``, ``allOf`` is merged; ``const`` becomes a one-value ``enum``;
-string ``enum``\\s get ``"format": "enum"``, a non-string ``enum`` is not expressible and is
-moved into the description; ``format`` is kept only for ``enum`` and ``date-time`` (the
-only formats the Gemini Developer API accepts); ``exclusiveMinimum``/``exclusiveMaximum``
-become ``minimum``/``maximum``; tuples become ``items`` with ``anyOf``; objects get
-``propertyOrdering``. Kept: ``type``, ``format``, ``description``, ``nullable``, ``enum``,
-``items``, ``minItems``, ``maxItems``, ``properties``, ``required``, ``minProperties``,
-``maxProperties``, ``minLength``, ``maxLength``, ``pattern``, ``minimum``, ``maximum``,
-``anyOf``, ``propertyOrdering``. Dropped: ``$schema``, ``$defs``, ``title``, ``default``,
-``additionalProperties``, ``examples`` and every other keyword. A missing ``type`` is
-inferred from ``properties`` (object) or ``items`` (array). A nested object with arbitrary
-keys (``dict[str, X]``) can only be sent as ``{"type": "OBJECT"}`` (assumed accepted; the
-subset has no way to describe its values).
-
-Complexity: linear in the size of the inlined result.
+The tool's schema is never modified (each definition gets a fresh copy); every ``$ref`` is
+inlined, so a recursive type is a ``ToolDefinitionError``. Linear in the inlined result.
 """
 
 from __future__ import annotations

@@ -1,44 +1,7 @@
-"""Ollama's native ``/api/chat``: the ``"ollama"`` provider (Ollama's OpenAI-compatible
-``/v1`` endpoint is ``"openai-chat"``).
+"""Ollama's native ``/api/chat``: the ``"ollama"`` provider.
 
-Detection: a line with ``done`` and ``message`` or ``model``.
-
-Adapter strategy: every line is one ``ChatResponse`` object (``model``, ``created_at``,
-``message``, ``done``, and on the last line ``done_reason`` plus the counters). The
-shape follows Ollama's API reference (``docs/api.md``, "Generate a chat completion",
-streaming, with tools and with ``think``) and its Go types (``api/types.go``:
-``ChatResponse``, ``Message``, ``ToolCall``, ``ToolCallFunction`` with an optional
-``index`` and ``arguments`` as an object).
-
-Guaranteed:
-
-- ``message.content`` is text, ``message.thinking`` reasoning (empty strings dropped);
-- every ``message.tool_calls[]`` entry is a whole call: ``function.arguments`` is an
-  object, serialised as compact JSON (``ensure_ascii=False``), emitted with
-  ``start=True`` and ``end=True``. A call has no id unless the server sends one (newer
-  servers do; the assembler synthesises the rest). Its ``index`` is its position among
-  this stream's calls, not ``function.index``: Ollama has sent index 0 for every parallel
-  call, and a whole call needs no routing hint anyway. A string ``arguments`` (what the
-  OpenAI-compatible endpoint would send) is taken as JSON text unchanged;
-- ``model`` gives a ``MetaDelta`` once (Ollama has no response id), with the first line's
-  ``created_at`` as the creation timestamp that tells two responses apart;
-- ``done: true`` gives the one ``FinishDelta``: ``done_reason`` ``stop`` -> stop,
-  ``length`` -> length, a missing reason (servers before ``done_reason`` existed) ->
-  stop, and anything else (``load``, ``unload``: no turn was generated) -> other. The
-  counters ``prompt_eval_count`` / ``eval_count`` give a ``UsageDelta`` (total = their
-  sum), durations are kept in ``raw``;
-- an ``{"error": "..."}`` line gives an ``ErrorDelta``.
-
-Ollama reports ``done_reason: "stop"`` after tool calls; deciding that such a stream is a
-tool turn is the assembler's rule (calls present), not this adapter's.
-
-Next request: tool definitions in OpenAI's function shape; the assistant turn
-``{"role": "assistant", "content", "thinking", "tool_calls": [{"function": {"name",
-"arguments"}}]}`` with the arguments as an object (``{"INVALID_JSON": raw}`` for a
-rejected call; an ``id`` where the server sent one); one ``{"role": "tool", "tool_name",
-"content"}`` per result (Ollama matches results to calls by name and order).
-
-Each line is translated in time linear in its size.
+Every call arrives whole, its arguments an object; results are matched by name and order.
+(Ollama's OpenAI-compatible ``/v1`` endpoint is ``"openai-chat"``.) Linear in each line.
 """
 
 from __future__ import annotations

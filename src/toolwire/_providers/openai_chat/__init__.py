@@ -1,45 +1,7 @@
 """OpenAI Chat Completions (and every OpenAI-compatible server): the ``"openai-chat"`` provider.
 
-Also known as ``"openai"`` (the name everyone tries first). Everything toolwire knows
-about the format is here: detection, the adapter, tool definitions and the next request's
-messages.
-
-Detection: a payload with ``choices`` or ``object: "chat.completion.chunk"``; as a
-fallback (after every other provider said no), a bare ``{"error": ...}`` payload, which
-OpenAI-compatible servers (Groq, vLLM...) send instead of a chunk.
-
-Adapter strategy: one pass over the chunk dict, reading only the fields that carry meaning
-and checking each one's type on the way (a wrong type where an object, list or string
-belongs raises :class:`StreamFormatError` naming the payload). The adapter does no
-correlation: each ``tool_calls[]`` entry becomes one :class:`CallDelta` with
-``start=None`` and the assembler's id -> index -> latest rules decide where it goes. The
-first chunk with an ``id`` or ``model`` gives the :class:`MetaDelta`, with ``created`` (the
-Unix time the server stamps on every chunk) as the creation timestamp, which tells apart
-two responses of servers that send no call ids.
-
-Quirks handled here: ``choices`` empty or missing (Azure content-filter chunks, usage-only
-final chunks); ``delta`` null; ``role``/``type`` null; ``content`` null next to a
-fragment; ``arguments`` null, absent or a JSON object (serialised); empty ``id`` /
-``name`` (treated as absent); ``index`` absent, sparse or reused (passed on as a hint);
-``reasoning_content`` / ``reasoning`` as reasoning; ``refusal`` (structured outputs: the
-model declined) as refusal text, never text; usage at top level or in Groq's
-``x_groq``; an ``{"error": ...}`` payload or an SSE ``event: error``; ``n > 1`` (only the
-chosen choice is read). Within one chunk the order is text, reasoning, tool calls, usage,
-finish, so a last fragment sent in the finish chunk lands before the finish.
-
-Fast paths: ``fragment`` recognises a chunk that is only one argument fragment (whatever
-null or empty fields come with it; minimal chunks of choices alone included),
-``object_fragment`` the same ``ChatCompletionChunk`` of the ``openai`` SDK by attribute
-access, so neither builds deltas nor dumps the object.
-
-Next request: tool definitions ``{"type": "function", "function": {"name",
-"description", "parameters"}}`` (``"strict": true`` with a strict-mode schema when asked);
-the assistant turn ``{"role": "assistant", "content": text or None, "tool_calls": [{"id",
-"type": "function", "function": {"name", "arguments"}}]}`` with every call, a rejected
-call's arguments sent as the raw text that arrived (the API takes a string); one ``{"role":
-"tool", "tool_call_id", "content"}`` per result.
-
-Complexity: O(size of the chunk) per chunk; state is two flags.
+Also known as ``"openai"``. Call fragments carry no correlation of their own here: the
+assembler's id, index and latest-call rules route them. O(size of the chunk) per chunk.
 """
 
 from __future__ import annotations

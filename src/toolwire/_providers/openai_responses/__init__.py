@@ -1,42 +1,7 @@
 """The OpenAI Responses API (and compatible servers): the ``"openai-responses"`` provider.
 
-Detection: an event ``type`` starting with ``response.``, or a flat ``type: "error"``
-event; as a fallback, an SSE event name starting with ``response.``.
-
-Adapter strategy: dispatch on the event ``type`` (the SSE event name when ``type`` is missing).
-Function calls are correlated by ``item_id`` (passed as ``ref``); the public id is the
-item's ``call_id``, and ``item_id`` is kept in the call's metadata because a follow-up
-request must echo it. ``output_item.added`` opens a call (``start=True``); argument
-``.delta`` events continue one (``start=False``: a delta for an item that never started
-is a format error in the assembler); ``function_call_arguments.done`` and
-``output_item.done`` restate the whole arguments (``final_arguments``), so servers that
-send the arguments only there (LM Studio) still assemble, and ``output_item.done`` ends
-the call. Custom tools (free-form ``input`` text) are carried as a JSON string: the
-adapter opens it with ``"``, escapes every fragment and closes it at ``.done``, so the
-call's arguments are the input text as a JSON string value.
-
-Output items that are not calls are kept for the next request: a ``message`` item opens a
-text part carrying its ``id``, a ``reasoning`` item a reasoning part to which the item as
-``output_item.done`` gives it (``encrypted_content``, summary) is attached, and any other
-item (built-in tool calls: ``web_search_call``...) is kept whole as an item part.
-``response.refusal.delta`` (the model declined a structured output) is refusal text, never
-text: the response ends with ``OutputRefused``.
-
-Terminal events: ``response.completed`` (kind ``stop``), ``response.incomplete``
-(``max_output_tokens`` -> ``length``, ``content_filter``), ``response.failed``
-(``error``, plus an :class:`ErrorDelta`); a top-level ``error`` event is an
-:class:`ErrorDelta`. ``sequence_number`` must increase when present (a replayed or
-reordered event is a format error). Unknown event types give ``[]``.
-
-Fast paths: ``fragment`` / ``object_fragment`` recognise an argument delta (a dict, or the
-``openai`` SDK's event object read by attribute access).
-
-Next request: tool definitions ``{"type": "function", "name", "description",
-"parameters", "strict"}``; the assistant turn is the output items in order (see
-:func:`assistant_turn`); one ``{"type": "function_call_output", "call_id", "output"}`` per
-result.
-
-Complexity: O(size of the event) per event; state is the last sequence number.
+Calls are correlated by ``item_id`` and ended by ``output_item.done``; ``sequence_number``
+must increase. O(size of the event) per event.
 """
 
 from __future__ import annotations

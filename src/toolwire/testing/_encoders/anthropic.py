@@ -1,18 +1,6 @@
-"""Scenario -> Anthropic Messages stream events (``/v1/messages``).
+"""Scenario -> Anthropic Messages stream events (``/v1/messages``): the inverse of the adapter.
 
-The inverse of this package's adapter. SSE events named after their ``type``:
-``message_start`` (the message with empty content and the input usage, as the API reports
-it up front), a ``ping``, then the content blocks one at a time (Anthropic never interleaves
-blocks): a ``thinking`` block (``thinking_delta`` pieces, then a ``signature_delta``), a
-``text`` block (``text_delta`` pieces), and one ``tool_use`` block per call, opened with
-``input: {}``, whose first ``input_json_delta`` is the API's empty ``partial_json: ""``
-followed by buffered pieces of 5 to 40 characters; each block ends with
-``content_block_stop``. Terminal events: ``message_delta`` (``stop_reason`` ``tool_use``,
-``end_turn`` or ``max_tokens``, and the output token count) and ``message_stop``.
-
-The non-streamed body is the ``message`` object; its ``tool_use.input`` must be a JSON
-object, so raw argument text that is not one cannot be served there. Linear in the size of
-the response.
+Blocks one at a time, each ``tool_use`` opened with ``input: {}``. Linear in the response.
 """
 
 from __future__ import annotations

@@ -1,22 +1,5 @@
-"""Scenario -> Bedrock ``ConverseStream`` events in AWS event-stream framing.
-
-The inverse of this package's adapter and of ``_eventstream.py``. Each event is one binary
-message (prelude with its CRC-32, the string headers ``:event-type``, ``:content-type:
-application/json`` and ``:message-type: event``, the JSON payload, the message CRC-32),
-in the order the service sends them: ``messageStart``; reasoning as
-``contentBlockDelta.delta.reasoningContent`` (text, then a signature); text deltas of 1 to
-12 characters for block 0 (Bedrock opens no block for text) and its
-``contentBlockStop``; per call a ``contentBlockStart`` with ``start.toolUse`` (id, name),
-``toolUse.input`` deltas of 5 to 40 characters (Claude on Bedrock buffers input the way the
-Anthropic API does) and ``contentBlockStop``; then the terminal ``messageStop``
-(``stopReason`` ``tool_use``, ``end_turn`` or ``max_tokens``) and ``metadata`` (usage and
-``metrics.latencyMs``). Payloads carry the service's ``p`` padding field of seeded length,
-which readers ignore.
-
-The in-stream error is an ``exception`` message (``:exception-type:
-modelStreamErrorException``); HTTP errors carry ``x-amzn-ErrorType`` and ``{"message"}``,
-which botocore reads into its ``ClientError`` codes. Non-streamed (``/converse``): the
-``output.message`` body, whose ``toolUse.input`` must be a JSON object. Linear in size.
+"""Scenario -> Bedrock ``ConverseStream`` events in AWS event-stream framing: the inverse of
+the adapter and of the event-stream decoder. Linear in the response.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Scenario -> Cohere v2 chat stream events (``/v2/chat``).
+"""Scenario -> Cohere v2 chat stream events (``/v2/chat``): the inverse of the adapter.
 
-The inverse of this package's adapter. SSE events named after their ``type``:
-``message-start`` (the response id and an empty assistant message); reasoning as a
-``tool-plan-delta`` stream when the turn calls tools (Cohere's plan) and as ``thinking``
-content otherwise; text as ``content-start`` / ``content-delta`` (1 to 8 characters) /
-``content-end`` at content index 0; per call ``tool-call-start`` (id, name, empty
-arguments), ``tool-call-delta`` argument pieces of 1 to 8 characters and
-``tool-call-end``, one call after another. The terminal event is ``message-end`` with
-``finish_reason`` (``TOOL_CALL``, ``COMPLETE`` or ``MAX_TOKENS``) and the usage, both
-billed units and real token counts.
-
-The in-stream error is a ``message-end`` whose ``finish_reason`` is ``ERROR`` with an
-``error`` message (what the v2 stream sends when generation fails). HTTP errors are
-``{"id", "message"}``. Linear in the response size.
+Linear in the response.
 """
 
 from __future__ import annotations

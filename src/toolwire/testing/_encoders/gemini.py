@@ -1,18 +1,5 @@
-"""Scenario -> Gemini ``GenerateContentResponse`` chunks (``:streamGenerateContent``).
-
-The inverse of this package's adapter. Every chunk is a whole ``GenerateContentResponse``
-with one candidate (``index: 0``, ``content.role: "model"``), ``modelVersion``,
-``responseId`` and a ``usageMetadata`` carrying the prompt count (as the API repeats it):
-reasoning as ``{"text", "thought": true}`` parts, text in sentence-sized parts of 5 to 40
-characters, and function calls as whole ``functionCall`` parts (``id``, ``name``, ``args``
-as an object: the Gemini API does not stream arguments), several calls sharing a chunk at
-seeded points as Gemini 2.5 does. The terminal chunk carries ``finishReason`` (``STOP``,
-even after calls, as the API sends it; ``MAX_TOKENS`` at a token limit) and the full
-usage. With ``alt=sse`` the chunks are SSE ``data:`` events; without it the server writes
-them as one JSON array, as the API does.
-
-Arguments travel as objects, so raw argument text that is not a JSON object cannot be
-served in this format (``Unencodable``). Linear in the response size.
+"""Scenario -> Gemini ``GenerateContentResponse`` chunks (``:streamGenerateContent``): the
+inverse of the adapter, calls whole as the Gemini API sends them. Linear in the response.
 """
 
 from __future__ import annotations

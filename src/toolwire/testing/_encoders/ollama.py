@@ -1,17 +1,6 @@
-"""Scenario -> Ollama native ``/api/chat`` NDJSON lines.
+"""Scenario -> Ollama native ``/api/chat`` NDJSON lines: the inverse of the adapter.
 
-The inverse of this package's adapter, following Ollama's API reference and Go types:
-every line is a ``ChatResponse`` (``model``, ``created_at``, ``message``, ``done``).
-Reasoning comes as ``message.thinking`` pieces, text as ``message.content`` pieces of 1 to
-8 characters, and each tool call whole in a line of its own (``function.index``, ``name``,
-``arguments`` as an object; no call id, as Ollama's native API sends none: quirk 7). The
-terminal line has ``done: true``, ``done_reason`` (``stop`` even after tool calls, quirk
-5; ``length`` at a token limit) and the counters ``prompt_eval_count`` / ``eval_count``
-with their durations. Timestamps are seeded, so lines are reproducible.
-
-Arguments travel as objects: raw argument text that is not a JSON object is
-``Unencodable``. A request with ``"stream": false`` gets the single final object.
-Linear in the response size.
+Each call whole, without an id, as Ollama sends it. Linear in the response.
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
-"""Scenario -> OpenAI Chat Completions chunks (``/v1/chat/completions``), quirks included.
+"""Scenario -> OpenAI Chat Completions chunks (``/v1/chat/completions``), quirk profiles included.
 
-The inverse of this package's adapter. A streamed response is SSE ``data:`` events
-without event names, ended by ``data: [DONE]``:
-
-* a first chunk with ``delta.role = "assistant"`` (and ``content: ""``, or ``null`` when the
-  turn opens with a call), reasoning as ``reasoning_content`` deltas (DeepSeek and vLLM's
-  field), text as ``content`` deltas of 1 to 8 characters (token-sized);
-* each call opens with a header entry (``index``, ``id``, ``type``, ``function.name``,
-  ``arguments: ""``) and continues with ``arguments`` fragments of 1 to 8 characters;
-  parallel calls are interleaved at seeded points (a call starts only after the previous
-  one started), unless a profile makes them sequential;
-* a finish chunk (``delta: {}``, ``finish_reason``), then, only when the request set
-  ``stream_options.include_usage`` (or the ``usage-only-last-chunk`` profile applies), a
-  chunk with ``choices: []`` and the usage (every other chunk then carries
-  ``usage: null``, as OpenAI documents), then ``[DONE]``. Those three are the terminal
-  frames.
-
-Quirk profiles (``quirks.py``, declared as ``profiles``) reshape the call entries, the
-finish and the envelope. The non-streamed body is a ``chat.completion`` object with usage
-always present. Everything seeded is drawn from the ``rng`` in a fixed order; linear in the
-response size.
+The inverse of the adapter; every seeded choice is drawn from the ``rng`` in a fixed order.
+Linear in the response.
 """
 
 from __future__ import annotations

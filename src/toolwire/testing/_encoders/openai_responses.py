@@ -1,21 +1,7 @@
-"""Scenario -> OpenAI Responses API events (``/v1/responses``).
+"""Scenario -> OpenAI Responses API events (``/v1/responses``): the inverse of the adapter.
 
-The inverse of this package's adapter. Every event is an SSE event whose name
-equals its ``type`` and whose ``sequence_number`` counts from 0 (no ``[DONE]``):
-``response.created``, ``response.in_progress``; a reasoning item (``output_item.added``,
-``reasoning_summary_part.added``, ``reasoning_summary_text.delta``/``.done``,
-``reasoning_summary_part.done``, ``output_item.done``) when there is reasoning; a message
-item (``output_item.added``, ``content_part.added``, ``output_text.delta``/``.done``,
-``content_part.done``, ``output_item.done``) when there is text; then one
-``function_call`` item per call, one after another (the API never interleaves output
-items): ``output_item.added`` (``arguments: ""``), ``function_call_arguments.delta`` of
-1 to 8 characters, ``function_call_arguments.done``, ``output_item.done``. The terminal
-event is ``response.completed`` (usage inside), or ``response.incomplete`` with
-``incomplete_details.reason = "max_output_tokens"`` at a token limit.
-
-Sequence numbers are assigned before faults apply, so a duplicated event
-(``duplicate-chunk``) repeats its number, as a replaying proxy would. Non-streamed: the
-``response`` object. Linear in the response size.
+Output items one after another; sequence numbers are assigned before faults apply.
+Linear in the response.
 """
 
 from __future__ import annotations
