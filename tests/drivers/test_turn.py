@@ -191,7 +191,7 @@ def test_a_whole_response_is_refused_naming_the_streaming_call(
     works."""
     sim.add_response(text="Sunny.")
     whole = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
-    with pytest.raises(toolwire.DriverSettingsError, match=r"stream=True"):
+    with pytest.raises(toolwire.SettingsError, match=r"stream=True"):
         toolwire.run_turn(whole, tools, executor=executor)
 
 
@@ -203,7 +203,7 @@ def test_a_source_of_the_other_kind_names_the_other_turn_function(
     async def make() -> Any:
         async with openai.AsyncOpenAI(base_url=sim.base_url("openai-chat"), api_key="t") as c:
             stream = c.chat.completions.create(model="m", messages=MESSAGES, stream=True)  # type: ignore[arg-type]
-            with pytest.raises(toolwire.DriverSettingsError, match=r"toolwire\.arun_turn\(\)"):
+            with pytest.raises(toolwire.SettingsError, match=r"toolwire\.arun_turn\(\)"):
                 toolwire.run_turn(stream, tools, executor=executor)
             stream.close()  # the coroutine was never awaited: no request was made
 

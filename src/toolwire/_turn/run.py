@@ -61,7 +61,7 @@ from .._core.outcome import Outcome
 from .._core.pricing import Prices
 from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
+from .._errors import DriverUsageError, SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
 from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
@@ -333,7 +333,7 @@ class _TurnRun:
                 made = self.make()
                 try:
                     handle = self._handle_type(made, **self._stream_options)
-                except DriverSettingsError as exc:
+                except SettingsError as exc:
                     raise _turn_words(exc) from None
                 yield _Enter(handle)  # makes the request of an SDK manager: may fail, retryable
                 failed = _http_error(handle.http_response)
@@ -420,7 +420,7 @@ class _TurnRun:
         http = handle.http_response
         identity = turn_identity(response, self.turn, getattr(http, "request", None))
         if identity is None and needs_identity(response):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 "this response has no response id, no timestamp and synthesised call ids, "
                 "and its source does not expose the request that produced it, so nothing "
                 "tells this turn from another (nothing was run). Pass run_turn(..., turn=...) "
@@ -475,13 +475,13 @@ class _TurnRun:
         )
 
 
-def _turn_words(exc: DriverSettingsError) -> DriverSettingsError:
+def _turn_words(exc: SettingsError) -> SettingsError:
     """The driver's refusal of a source of the wrong kind, naming the turn functions."""
     text = str(exc)
     renamed = text.replace("toolwire.astream()", "toolwire.arun_turn()").replace(
         "toolwire.stream()", "toolwire.run_turn()"
     )
-    return exc if renamed == text else DriverSettingsError(renamed)
+    return exc if renamed == text else SettingsError(renamed)
 
 
 def _http_error(http: Any) -> Any:
@@ -579,7 +579,7 @@ def run_turn(
       response id, by the request's (a digest of its body, where the source exposes it),
       or by ``turn`` when given (see :mod:`toolwire._turn.identity`).
 
-    ``prices`` (a :class:`~toolwire.Prices` table) prices ``turn.usage`` as ``stream()``
+    ``prices`` (a :class:`~toolwire.accounting.Prices` table) prices ``turn.usage`` as ``stream()``
     does; an early abort is logged and traced as ``early_abort``.
 
     ``output`` (a pydantic model, a type or a JSON Schema) parses the text channel as
