@@ -233,7 +233,7 @@ class _TurnRun:
         self,
         handle_type: type[StreamHandle] | type[AsyncStreamHandle],
         source: Any,
-        tools: Toolbox,
+        tools: Toolbox | None,
         executor: Any,
         executor_type: type[Any],
         options: TurnOptions,
@@ -246,7 +246,7 @@ class _TurnRun:
         on_event = options.get("on_event")
         turn = options.get("turn")
         retry = options.get("retry")
-        if not isinstance(tools, Toolbox):
+        if tools is not None and not isinstance(tools, Toolbox):
             raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
         if not isinstance(executor, executor_type):
             hint = (
@@ -256,10 +256,13 @@ class _TurnRun:
                 else f"executor must be a toolwire.{executor_type.__name__}"
             )
             raise UsageError(f"{hint}, not {type(executor).__name__}")
-        if executor.toolbox is not tools:
-            raise UsageError(
-                "the executor runs the tools of another Toolbox: build it with the same "
-                "toolbox, Executor(tools, ...)"
+        if tools is None:
+            tools = executor.toolbox  # the executor runs, and so validates with, its own
+        elif executor.toolbox is not tools:
+            raise SettingsError(
+                f"the executor runs the tools of another Toolbox: pass only the executor, "
+                f"{mine}(source, executor=executor), or build it on these tools, "
+                f"{executor_type.__name__}(tools, ...)"
             )
         if on_event is not None and not callable(on_event):
             raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
@@ -278,7 +281,7 @@ class _TurnRun:
                 )
         self.retry = retry if retry is not None else RetryPolicy()
         self.source = source
-        self.tools = tools
+        self.tools: Toolbox = tools
         self.executor = executor
         self.on_event = on_event
         self.turn = turn
@@ -543,7 +546,11 @@ def _traceback(exc: BaseException | None) -> TracebackType | None:
 
 @spelled_out(TurnOptions, _TURN_DEFAULTS)
 def run_turn(
-    source: Any, tools: Toolbox, *, executor: Executor, **options: Unpack[TurnOptions]
+    source: Any,
+    tools: Toolbox | None = None,
+    *,
+    executor: Executor,
+    **options: Unpack[TurnOptions],
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -554,9 +561,11 @@ def run_turn(
     ``generate_content_stream(...)``, boto3's ``converse_stream(...)``, an
     ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
     (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
-    request again. ``tools`` is the toolbox and ``executor`` an :class:`Executor` built
-    on it. The other keyword arguments, all optional, are those of :class:`TurnOptions`;
-    an unknown one raises ``TypeError``.
+    request again. ``executor`` is an :class:`Executor`; its toolbox validates and runs
+    the calls. ``tools`` may be left out (``run_turn(source, executor=executor)``); given,
+    it must be the executor's own toolbox, else :class:`SettingsError`. The other keyword
+    arguments, all optional, are those of :class:`TurnOptions`; an unknown one raises
+    ``TypeError``.
 
     - The stream is read under the drivers' deadlines (``first_event_timeout``,
       ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
@@ -600,7 +609,11 @@ def run_turn(
 
 @spelled_out(TurnOptions, _TURN_DEFAULTS)
 async def arun_turn(
-    source: Any, tools: Toolbox, *, executor: AsyncExecutor, **options: Unpack[TurnOptions]
+    source: Any,
+    tools: Toolbox | None = None,
+    *,
+    executor: AsyncExecutor,
+    **options: Unpack[TurnOptions],
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 
