@@ -8,6 +8,7 @@ code that needs them.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
@@ -20,9 +21,7 @@ _EXPORTS: dict[str, str] = {
     # errors
     "ArgumentsInvalid": "_errors",
     "ContentFiltered": "_errors",
-    "DriverSettingsError": "_errors",
     "DriverUsageError": "_errors",
-    "ExecutorSettingsError": "_errors",
     "IdempotencyKeyError": "_errors",
     "InvalidOutcome": "_errors",
     "JSONDepthError": "_errors",
@@ -34,11 +33,10 @@ _EXPORTS: dict[str, str] = {
     "OutputRefused": "_errors",
     "OutputSyntaxError": "_errors",
     "OutputValidationError": "_errors",
-    "PriceTableError": "_errors",
     "ProviderError": "_errors",
     "RetryableError": "_errors",
+    "SettingsError": "_errors",
     "StoreError": "_errors",
-    "StoreSettingsError": "_errors",
     "StreamAborted": "_errors",
     "StreamError": "_errors",
     "StreamFormatError": "_errors",
@@ -75,12 +73,6 @@ _EXPORTS: dict[str, str] = {
     "StreamAssembler": "_output.assembler",
     "ToolCall": "_core.response",
     "Usage": "_core.response",
-    # usage, cost and accounting
-    "Cost": "_core.response",
-    "ModelPrice": "_core.pricing",
-    "Prices": "_core.pricing",
-    "UsageLedger": "_core.ledger",
-    "estimate_tokens": "_core.usage_estimate",
     # driving a live stream
     "AsyncStreamHandle": "_streaming.drivers",
     "StreamHandle": "_streaming.drivers",
@@ -115,12 +107,9 @@ __all__ = [
     "AsyncExecutor",
     "AsyncStreamHandle",
     "ContentFiltered",
-    "Cost",
-    "DriverSettingsError",
     "DriverUsageError",
     "EarlyAbort",
     "Executor",
-    "ExecutorSettingsError",
     "Finished",
     "IdempotencyKeyError",
     "InvalidCall",
@@ -131,7 +120,6 @@ __all__ = [
     "JSONSyntaxError",
     "MISSING",
     "MemoryStore",
-    "ModelPrice",
     "Outcome",
     "OutputDefinitionError",
     "OutputError",
@@ -142,8 +130,6 @@ __all__ = [
     "Partial",
     "PartialCall",
     "PartialJSONParser",
-    "PriceTableError",
-    "Prices",
     "ProviderError",
     "ReasoningDelta",
     "RejectedCall",
@@ -152,8 +138,8 @@ __all__ = [
     "RetryableError",
     "RunawayCall",
     "SQLiteStore",
+    "SettingsError",
     "StoreError",
-    "StoreSettingsError",
     "StreamAborted",
     "StreamAssembler",
     "StreamError",
@@ -179,7 +165,6 @@ __all__ = [
     "UnknownFormat",
     "Usage",
     "UsageError",
-    "UsageLedger",
     "UsageReported",
     "ValidCall",
     "ValueCompleted",
@@ -187,7 +172,6 @@ __all__ = [
     "arguments_hash",
     "arun_turn",
     "astream",
-    "estimate_tokens",
     "parse_partial",
     "run_turn",
     "stream",
@@ -195,20 +179,57 @@ __all__ = [
 ]
 
 
+# Old names, still resolved with a DeprecationWarning (not in __all__): name -> new name.
+_DEPRECATED: dict[str, str] = {
+    "DriverSettingsError": "SettingsError",
+    "ExecutorSettingsError": "SettingsError",
+    "PriceTableError": "SettingsError",
+    "StoreSettingsError": "SettingsError",
+}
+
+# Names that moved to a public submodule: name -> that submodule.
+_MOVED: dict[str, str] = {
+    "Cost": "accounting",
+    "ModelPrice": "accounting",
+    "Prices": "accounting",
+    "UsageLedger": "accounting",
+    "estimate_tokens": "accounting",
+}
+
+# Public submodules that ``toolwire.<name>`` loads on first use.
+_SUBMODULES = frozenset({"accounting"})
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"toolwire.{module}"), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+    if module is not None:
+        value = getattr(importlib.import_module(f"toolwire.{module}"), name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"toolwire.{name}")  # binds toolwire.<name> too
+    new = _DEPRECATED.get(name)
+    if new is not None:
+        warnings.warn(
+            f"toolwire.{name} is deprecated: it is toolwire.{new} (the same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(new)
+    moved = _MOVED.get(name)
+    if moved is not None:
+        raise AttributeError(
+            f"module 'toolwire' has no attribute {name!r}: it is toolwire.{moved}.{name}"
+        )
+    raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, *_SUBMODULES})
 
 
 if TYPE_CHECKING:
+    from . import accounting as accounting
     from ._core.events import (
         Finished,
         OutputPreview,
@@ -223,19 +244,14 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._core.ledger import UsageLedger
     from ._core.messages import tool_results
     from ._core.outcome import Outcome
     from ._core.partial_json import MISSING, PartialJSONParser, parse_partial
-    from ._core.pricing import ModelPrice, Prices
-    from ._core.response import Cost, Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
-    from ._core.usage_estimate import estimate_tokens
+    from ._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
     from ._errors import (
         ArgumentsInvalid,
         ContentFiltered,
-        DriverSettingsError,
         DriverUsageError,
-        ExecutorSettingsError,
         IdempotencyKeyError,
         InvalidOutcome,
         JSONDepthError,
@@ -247,11 +263,10 @@ if TYPE_CHECKING:
         OutputRefused,
         OutputSyntaxError,
         OutputValidationError,
-        PriceTableError,
         ProviderError,
         RetryableError,
+        SettingsError,
         StoreError,
-        StoreSettingsError,
         StreamAborted,
         StreamError,
         StreamFormatError,

@@ -31,16 +31,16 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── UnknownFormat (ValueError)        a format name toolwire does not know
         ├── OutputDefinitionError (TypeError) an output= target that cannot be used
         ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
-        ├── ExecutorSettingsError (ValueError) unusable Executor settings
-        ├── DriverSettingsError (ValueError)  stream()/astream(): bad timeout or source
-        ├── StoreSettingsError (ValueError)   a store given arguments it cannot use
-        ├── PriceTableError (ValueError)      a price table toolwire cannot use
+        ├── SettingsError (ValueError)        settings of an Executor, stream(), a store, Prices
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
     RetryableError                            raised by a tool: nothing happened, may retry
 
 An HTTP error of the request itself reaches the caller as the SDK's own exception: it
 happens before any stream exists.
+
+``ExecutorSettingsError``, ``DriverSettingsError``, ``StoreSettingsError`` and
+``PriceTableError`` are deprecated aliases of ``SettingsError`` (the same class).
 """
 
 from __future__ import annotations
@@ -53,9 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArgumentsInvalid",
     "ContentFiltered",
-    "DriverSettingsError",
     "DriverUsageError",
-    "ExecutorSettingsError",
     "IdempotencyKeyError",
     "InvalidOutcome",
     "JSONDepthError",
@@ -67,11 +65,10 @@ __all__ = [
     "OutputRefused",
     "OutputSyntaxError",
     "OutputValidationError",
-    "PriceTableError",
     "ProviderError",
     "RetryableError",
+    "SettingsError",
     "StoreError",
-    "StoreSettingsError",
     "StreamAborted",
     "StreamError",
     "StreamFormatError",
@@ -300,7 +297,7 @@ class StoreError(ToolwireError):
 
     An outage, not a mistake in the calling code: the executor fails closed (the tool does
     not run) and a later attempt may succeed. Bad arguments to a store raise
-    :class:`StoreSettingsError` instead.
+    :class:`SettingsError` instead.
     """
 
 
@@ -330,27 +327,20 @@ class InvalidOutcome(UsageError, ValueError):
     """Something given to ``tool_results`` is not a usable ``Outcome``."""
 
 
-class ExecutorSettingsError(UsageError, ValueError):
-    """An ``Executor`` or ``AsyncExecutor`` was given settings it cannot work with
-    (no scope, no timeout, a non-positive lease, a heartbeat not shorter than the lease,
-    a retention that a tool's timeout could outlive, an object that is not a store...),
-    or ``run()`` a response it cannot key: no response id, no timestamp, synthesised
-    call ids and no ``turn=``."""
+class SettingsError(UsageError, ValueError):
+    """A toolwire class or function was given a setting it cannot work with: an
+    ``Executor`` or ``AsyncExecutor`` option (scope, timeout, lease, heartbeat, retention,
+    store), a timeout or source of ``stream()`` / ``astream()``, a ``run_turn()`` toolbox
+    that is not the executor's, a store argument (key, lease, DSN), a price table entry, or
+    a response ``Executor.run`` cannot key (no response id, no timestamp, synthesised call
+    ids and no ``turn=``)."""
 
 
-class DriverSettingsError(UsageError, ValueError):
-    """``stream()`` / ``astream()`` were given a timeout or a source they cannot use."""
-
-
-class StoreSettingsError(UsageError, ValueError):
-    """A store was given an argument it cannot use: a key that is not a non-empty string,
-    a lease that is not a positive number of seconds, a DSN that is not a string..."""
-
-
-class PriceTableError(UsageError, ValueError):
-    """A ``Prices`` table (or ``prices=``) toolwire cannot use: a price that is not a finite
-    number >= 0, an entry without ``input`` and ``output``, a model name that is not a
-    non-empty string, a dict where a ``toolwire.Prices`` is expected..."""
+# The names SettingsError replaced, kept as the same class (``toolwire`` warns on them).
+ExecutorSettingsError = SettingsError
+DriverSettingsError = SettingsError
+StoreSettingsError = SettingsError
+PriceTableError = SettingsError
 
 
 class DriverUsageError(UsageError, RuntimeError):

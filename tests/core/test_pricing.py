@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolwire
-from toolwire import ModelPrice, Prices, PriceTableError, StreamAssembler, Usage, UsageLedger
+from toolwire import SettingsError, StreamAssembler, Usage
+from toolwire.accounting import ModelPrice, Prices, UsageLedger
 
 PRICES = Prices(
     {
@@ -91,25 +92,25 @@ def test_bedrock_ids_match_by_their_version_suffix() -> None:
         ({"m": {"input": "1", "output": 1}}, "must be a number"),
     ],
 )
-def test_bad_tables_raise_price_table_errors(table: dict[str, Any], fragment: str | None) -> None:
-    """A table toolwire cannot use raises PriceTableError (a UsageError), saying why."""
+def test_bad_tables_raise_settings_errors(table: dict[str, Any], fragment: str | None) -> None:
+    """A table toolwire cannot use raises SettingsError (a UsageError), saying why."""
     if fragment is None:
         Prices(table)
         return
-    with pytest.raises(PriceTableError, match=fragment) as info:
+    with pytest.raises(SettingsError, match=fragment) as info:
         Prices(table)
     assert isinstance(info.value, toolwire.UsageError) and isinstance(info.value, ValueError)
 
 
 def test_prices_arguments_are_checked() -> None:
     """A dict where a Prices is expected, a non-mapping table or a bad currency raise."""
-    with pytest.raises(PriceTableError, match="wrap a dict"):
+    with pytest.raises(SettingsError, match="wrap a dict"):
         StreamAssembler(prices={"gpt-4o": ModelPrice(input=1, output=1)})  # type: ignore[arg-type]
-    with pytest.raises(PriceTableError):
+    with pytest.raises(SettingsError):
         Prices([("m", ModelPrice(input=1, output=1))])  # type: ignore[arg-type]
-    with pytest.raises(PriceTableError):
+    with pytest.raises(SettingsError):
         Prices({}, currency="")
-    with pytest.raises(PriceTableError):
+    with pytest.raises(SettingsError):
         PRICES.cost({"input_tokens": 1})  # type: ignore[arg-type]
     assert repr(PRICES) == "Prices(6 models, USD)"
 
@@ -293,7 +294,7 @@ def test_the_ledger_keeps_a_stream_s_own_price_and_one_currency() -> None:
     euro = Prices({"gpt-4o": ModelPrice(input=2, output=8)}, currency="EUR")
     ledger.add(euro.priced(Usage(input_tokens=10**6, output_tokens=0), "gpt-4o"))
     assert ledger.cost == 2.0 and ledger.total.cost.currency == "EUR"  # type: ignore[union-attr]
-    with pytest.raises(PriceTableError, match="one currency"):
+    with pytest.raises(SettingsError, match="one currency"):
         ledger.add(PRICES.priced(Usage(input_tokens=1, output_tokens=1), "gpt-4o"))
 
 

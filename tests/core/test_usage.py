@@ -104,11 +104,12 @@ def test_huge_texts_are_sampled_deterministically_and_close_to_exact() -> None:
 
 
 def test_estimate_tokens_is_public_and_refuses_what_is_not_text() -> None:
-    """``toolwire.estimate_tokens`` counts a string and raises UsageError for anything else."""
-    assert toolwire.estimate_tokens("hello world", model="gpt-4o") == 2
-    assert toolwire.estimate_tokens("") == 0
+    """``toolwire.accounting.estimate_tokens`` counts a string, raises UsageError for
+    anything else."""
+    assert toolwire.accounting.estimate_tokens("hello world", model="gpt-4o") == 2
+    assert toolwire.accounting.estimate_tokens("") == 0
     with pytest.raises(toolwire.UsageError):
-        toolwire.estimate_tokens(b"bytes")  # type: ignore[arg-type]
+        toolwire.accounting.estimate_tokens(b"bytes")  # type: ignore[arg-type]
 
 
 def test_an_output_estimate_charges_each_call_its_framing() -> None:
@@ -182,7 +183,7 @@ def test_tiktoken_is_used_when_its_encoding_is_loaded(monkeypatch: pytest.Monkey
     count, method = counter_for("gpt-4o-2024-08-06")
     assert method == "tiktoken:o200k_base"
     assert count("héllo") == len("héllo".encode())
-    assert toolwire.estimate_tokens("héllo", model="gpt-4o") == 6
+    assert toolwire.accounting.estimate_tokens("héllo", model="gpt-4o") == 6
 
 
 def test_tiktoken_without_its_encoding_offline_falls_back_without_network(

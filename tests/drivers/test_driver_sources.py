@@ -498,7 +498,7 @@ def test_fault_sweep_through_sdk_sources_leaks_no_connection(server: FaultServer
 @pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
 def test_whole_responses_and_wrong_kinds_are_refused_naming_the_call_that_works() -> None:
     """A whole (non-streamed) SDK response, boto3's ``converse()`` result, a coroutine or
-    an async manager given to ``stream()`` raise ``DriverSettingsError`` naming what works."""
+    an async manager given to ``stream()`` raise ``SettingsError`` naming what works."""
     from anthropic.types import Message
     from openai.types.chat import ChatCompletion
 
@@ -509,30 +509,30 @@ def test_whole_responses_and_wrong_kinds_are_refused_naming_the_call_that_works(
         ({"output": {"message": {}}, "stopReason": "end_turn"}, "converse_stream"),
     ]
     for source, hint in cases:
-        with pytest.raises(toolwire.DriverSettingsError, match=hint.replace(".", r"\.")):
+        with pytest.raises(toolwire.SettingsError, match=hint.replace(".", r"\.")):
             toolwire.stream(source)
     client = anthropic.AsyncAnthropic(api_key="test", base_url="http://127.0.0.1:9")
     manager = client.messages.stream(model="m", max_tokens=10, messages=USER)
-    with pytest.raises(toolwire.DriverSettingsError, match="astream"):
+    with pytest.raises(toolwire.SettingsError, match="astream"):
         toolwire.stream(manager)
 
     async def create() -> None:
         return None
 
     coroutine = create()
-    with pytest.raises(toolwire.DriverSettingsError, match="astream"):
+    with pytest.raises(toolwire.SettingsError, match="astream"):
         toolwire.stream(coroutine)
     coroutine.close()
     sync_manager = anthropic.Anthropic(api_key="test").messages.stream(
         model="m", max_tokens=10, messages=USER
     )
-    with pytest.raises(toolwire.DriverSettingsError, match=r"toolwire\.stream\(\)"):
+    with pytest.raises(toolwire.SettingsError, match=r"toolwire\.stream\(\)"):
         toolwire.astream(sync_manager)
 
 
 def test_a_manager_that_yields_no_stream_is_refused_and_exited_once() -> None:
     """A context manager whose entered value cannot be streamed raises
-    ``DriverSettingsError`` from ``__enter__``, and is exited exactly once."""
+    ``SettingsError`` from ``__enter__``, and is exited exactly once."""
 
     class Yields42:
         exits = 0
@@ -545,7 +545,7 @@ def test_a_manager_that_yields_no_stream_is_refused_and_exited_once() -> None:
 
     manager = Yields42()
     handle = toolwire.stream(manager)
-    with pytest.raises(toolwire.DriverSettingsError, match="int"), handle:
+    with pytest.raises(toolwire.SettingsError, match="int"), handle:
         pass
     assert Yields42.exits == 1 and isinstance(handle.error, toolwire.StreamAborted)
 

@@ -36,7 +36,7 @@ from drivers_support import (
     splits,
 )
 from toolwire._streaming.deadlines import StreamDeadlines
-from toolwire._streaming.drivers import DriverSettingsError, DriverUsageError, StreamHandle, stream
+from toolwire._streaming.drivers import DriverUsageError, SettingsError, StreamHandle, stream
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"
@@ -191,14 +191,14 @@ def test_defaults_are_generous_and_documented() -> None:
 def test_bad_timeouts_raise_a_settings_error(bad: Any) -> None:
     """A timeout that is not a finite number of seconds > 0 (or None) is refused up front."""
     for name in ("first_event_timeout", "idle_timeout", "total_timeout"):
-        with pytest.raises(DriverSettingsError, match=name):
+        with pytest.raises(SettingsError, match=name):
             stream([], **{name: bad})
 
 
 @pytest.mark.parametrize("bad", [{"a": 1}, "data: {}", b"data: {}\n\n", 42, None, object()])
 def test_sources_that_are_not_streams_are_refused(bad: Any) -> None:
     """A single payload, a number or an arbitrary object is not a stream: typed error."""
-    with pytest.raises(DriverSettingsError):
+    with pytest.raises(SettingsError):
         stream(bad)
 
 
@@ -209,7 +209,7 @@ def test_async_sources_are_refused_by_the_sync_driver() -> None:
         yield {}
 
     gen = agen()
-    with pytest.raises(DriverSettingsError, match="astream"):
+    with pytest.raises(SettingsError, match="astream"):
         stream(gen)
     response = httpx.Response(200, stream=httpx.ByteStream(b""))
     assert isinstance(consume(response).error, toolwire.StreamAborted)  # readable both ways
@@ -219,7 +219,7 @@ def test_unknown_format_is_typed() -> None:
     """An unknown format name raises ``UnknownFormat`` when the stream is made."""
     with pytest.raises(toolwire.UnknownFormat):
         stream([], format="no-such-format")
-    with pytest.raises(DriverSettingsError):
+    with pytest.raises(SettingsError):
         stream([], format=3)  # type: ignore[arg-type]
 
 

@@ -34,8 +34,8 @@ from drivers_support import (
 )
 from toolwire._streaming.drivers import (
     AsyncStreamHandle,
-    DriverSettingsError,
     DriverUsageError,
+    SettingsError,
     astream,
 )
 
@@ -84,11 +84,11 @@ async def consume(source: Any, **options: Any) -> Run:
 def test_sync_sources_and_single_values_are_refused() -> None:
     """A sync iterable, a sync httpx response or a single payload is refused, typed."""
     for bad in ([{}], iter([b""]), {"a": 1}, b"data: {}", 7):
-        with pytest.raises(DriverSettingsError):
+        with pytest.raises(SettingsError):
             astream(bad)
-    with pytest.raises(DriverSettingsError, match="stream"):
+    with pytest.raises(SettingsError, match="stream"):
         astream(httpx.Response(200, stream=_SyncOnly()))
-    with pytest.raises(DriverSettingsError, match="idle_timeout"):
+    with pytest.raises(SettingsError, match="idle_timeout"):
         astream(items_of([]), idle_timeout=-1)
 
 

@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import toolwire
 from executor_support import response
 from toolwire import _telemetry
+from toolwire.accounting import ModelPrice, Prices
 from toolwire.testing import Simulator
 
 MODEL = "gpt-4o-2024-08-06"
@@ -292,7 +293,7 @@ def test_a_priced_stream_puts_its_cost_on_the_span(
 ) -> None:
     """``stream(..., prices=...)`` prices the response, and the span carries the cost."""
     sim.add_response("Hi.", model=MODEL, usage=(1_000_000, 0))
-    prices = toolwire.Prices({"gpt-4o": toolwire.ModelPrice(input=2.5, output=10)})
+    prices = Prices({"gpt-4o": ModelPrice(input=2.5, output=10)})
     with toolwire.stream(create(client), prices=prices) as s:
         for _ in s:
             pass
@@ -568,7 +569,7 @@ def test_run_turn_s_early_abort_is_traced_as_such_and_its_usage_priced(
         return path
 
     sim.add_response(tool_calls=[("rm_rf", {"path": "/" * 400})], model=MODEL)
-    prices = toolwire.Prices({"gpt-4o": toolwire.ModelPrice(input=2.5, output=10)})
+    prices = Prices({"gpt-4o": ModelPrice(input=2.5, output=10)})
     executor = toolwire.Executor(tools, store=toolwire.MemoryStore(), scope="telemetry")
     turn = toolwire.run_turn(create(client), tools, executor=executor, prices=prices)
     assert turn.aborted is not None and turn.aborted.kind == "unknown_tool"

@@ -184,6 +184,47 @@ def test_httpx_responses_and_iterables_are_accepted(
     assert turn.outcomes[0].value == "Sunny in Nice"
 
 
+def _nice(call: str, arguments: str = '{"city": "Nice"}') -> list[dict[str, Any]]:
+    """An OpenAI chat stream, as payloads, of one get_weather call with ``arguments``."""
+    function = {"name": "get_weather", "arguments": arguments}
+    return [
+        {"id": call, "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": call, "function": function}]}}]},
+        {"id": call, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+
+
+def test_the_executor_alone_gives_run_turn_its_tools(
+    tools: toolwire.Toolbox, executor: toolwire.Executor, runs: Counter[str]
+) -> None:
+    """``run_turn(source, executor=...)`` validates, runs and early-aborts with the
+    executor's toolbox; the same toolbox given positionally still works."""
+    turn = toolwire.run_turn(_nice("c1"), executor=executor, format="openai")
+    assert [o.value for o in turn.outcomes] == ["Sunny in Nice"] and sum(runs.values()) == 1
+    turn = toolwire.run_turn(_nice("c2"), tools, executor=executor, format="openai")
+    assert [o.value for o in turn.outcomes] == ["Sunny in Nice"] and sum(runs.values()) == 2
+    bad = toolwire.run_turn(_nice("c3", '{"city": 5, '), executor=executor, format="openai")
+    assert bad.aborted is not None and bad.aborted.kind == "invalid_arguments"
+    assert sum(runs.values()) == 2
+
+
+def test_the_async_executor_alone_gives_arun_turn_its_tools(
+    tools: toolwire.Toolbox, runs: Counter[str]
+) -> None:
+    """``await arun_turn(source, executor=...)`` runs the call with the executor's tools."""
+
+    async def payloads() -> Any:
+        for payload in _nice("c1"):
+            yield payload
+
+    async def run() -> toolwire.Turn:
+        executor = toolwire.AsyncExecutor(tools, scope="async-alone")
+        return await toolwire.arun_turn(payloads(), executor=executor, format="openai")
+
+    turn = asyncio.run(run())
+    assert [o.value for o in turn.outcomes] == ["Sunny in Nice"] and sum(runs.values()) == 1
+
+
 def test_a_whole_response_is_refused_naming_the_streaming_call(
     sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
@@ -191,7 +232,7 @@ def test_a_whole_response_is_refused_naming_the_streaming_call(
     works."""
     sim.add_response(text="Sunny.")
     whole = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
-    with pytest.raises(toolwire.DriverSettingsError, match=r"stream=True"):
+    with pytest.raises(toolwire.SettingsError, match=r"stream=True"):
         toolwire.run_turn(whole, tools, executor=executor)
 
 
@@ -203,7 +244,7 @@ def test_a_source_of_the_other_kind_names_the_other_turn_function(
     async def make() -> Any:
         async with openai.AsyncOpenAI(base_url=sim.base_url("openai-chat"), api_key="t") as c:
             stream = c.chat.completions.create(model="m", messages=MESSAGES, stream=True)  # type: ignore[arg-type]
-            with pytest.raises(toolwire.DriverSettingsError, match=r"toolwire\.arun_turn\(\)"):
+            with pytest.raises(toolwire.SettingsError, match=r"toolwire\.arun_turn\(\)"):
                 toolwire.run_turn(stream, tools, executor=executor)
             stream.close()  # the coroutine was never awaited: no request was made
 
@@ -235,8 +276,11 @@ def test_caller_mistakes_are_usage_errors(
         toolwire.run_turn(source, tools, executor=toolwire.AsyncExecutor(tools, scope="s"))  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="run_turn"):
         asyncio.run(toolwire.arun_turn(source, tools, executor=executor))  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="another Toolbox"):
+    with pytest.raises(toolwire.SettingsError, match=r"another Toolbox.*executor=executor"):
         toolwire.run_turn(source, counted_tools(Counter()), executor=executor)
+    async_executor = toolwire.AsyncExecutor(tools, scope="s")
+    with pytest.raises(toolwire.SettingsError, match=r"another Toolbox.*arun_turn\(source"):
+        asyncio.run(toolwire.arun_turn(source, toolwire.Toolbox(), executor=async_executor))
     for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}, {"retry": 3}):
         with pytest.raises(UsageError):
             toolwire.run_turn(source, tools, executor=executor, **bad)  # type: ignore[arg-type]

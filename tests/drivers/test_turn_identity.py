@@ -113,7 +113,7 @@ def test_a_source_that_hides_its_request_needs_turn(sim: Simulator, tmp_path: Pa
     def request() -> Any:
         return client.chat(model="llama3.2", messages=messages, stream=True)
 
-    with pytest.raises(toolwire.ExecutorSettingsError, match=r"run_turn\(\.\.\., turn=\.\.\.\)"):
+    with pytest.raises(toolwire.SettingsError, match=r"run_turn\(\.\.\., turn=\.\.\.\)"):
         toolwire.run_turn(request, tools, executor=executor)
     assert runs == Counter()
     turn = toolwire.run_turn(request, tools, executor=executor, turn="conversation-7/turn-1")

@@ -24,7 +24,7 @@ from toolwire import (
     ToolContext,
     ToolwireError,
 )
-from toolwire._execution.executor import DEFAULT_TIMEOUT, ExecutorSettingsError
+from toolwire._execution.executor import DEFAULT_TIMEOUT, SettingsError
 from toolwire._execution.idempotency import arguments_hash, call_key
 from toolwire._execution.workers import background_loop
 
@@ -520,17 +520,17 @@ def test_keyboard_interrupt_is_reraised_and_records_finalised(
     ],
 )
 def test_bad_settings_are_refused(tools: Toolbox, kwargs: dict[str, Any]) -> None:
-    """Nonsensical executor settings raise ExecutorSettingsError (a ToolwireError)."""
-    with pytest.raises(ExecutorSettingsError) as info:
+    """Nonsensical executor settings raise SettingsError (a ToolwireError)."""
+    with pytest.raises(SettingsError) as info:
         Executor(tools, **kwargs)
     assert isinstance(info.value, ToolwireError)
-    with pytest.raises(ExecutorSettingsError):
+    with pytest.raises(SettingsError):
         AsyncExecutor(tools, **kwargs)
 
 
 def test_a_toolbox_is_required() -> None:
-    """Passing something other than a Toolbox raises ExecutorSettingsError at construction."""
-    with pytest.raises(ExecutorSettingsError):
+    """Passing something other than a Toolbox raises SettingsError at construction."""
+    with pytest.raises(SettingsError):
         Executor({"transfer": print}, scope="s")  # type: ignore[arg-type]
 
 

@@ -15,8 +15,8 @@ from executor_support import response
 from toolwire import (
     AsyncExecutor,
     Executor,
-    ExecutorSettingsError,
     MemoryStore,
+    SettingsError,
     Toolbox,
     UsageError,
 )
@@ -46,8 +46,8 @@ def tools() -> Toolbox:
 
 
 def refused(kind: Any, toolbox: Toolbox, **settings: Any) -> str:
-    """The message of the ExecutorSettingsError that ``kind(toolbox, **settings)`` raises."""
-    with pytest.raises(ExecutorSettingsError) as info:
+    """The message of the SettingsError that ``kind(toolbox, **settings)`` raises."""
+    with pytest.raises(SettingsError) as info:
         kind(toolbox, **settings)
     assert isinstance(info.value, UsageError)
     return str(info.value)
@@ -107,9 +107,9 @@ def test_a_tool_registered_later_is_checked_before_anything_runs() -> None:
         """Registered after the executors were built."""
         raise AssertionError("must not run")
 
-    with pytest.raises(ExecutorSettingsError, match="'late'"):
+    with pytest.raises(SettingsError, match="'late'"):
         ex.run(response(("a", "late", {"x": 1})))
-    with pytest.raises(ExecutorSettingsError, match="'late'"):
+    with pytest.raises(SettingsError, match="'late'"):
         asyncio.run(aex.run(response(("a", "late", {"x": 1}))))
     assert store.purge() == 0 and store._records == {}
 
@@ -135,7 +135,7 @@ def test_retention_rule_holds_for_every_setting(
     if retention > timeout + grace + lease:
         Executor(box, **settings)
     else:
-        with pytest.raises(ExecutorSettingsError):
+        with pytest.raises(SettingsError):
             Executor(box, **settings)
 
 
@@ -182,7 +182,7 @@ def test_a_bad_turn_is_refused(tools: Toolbox) -> None:
     """run(turn=...) takes a non-empty str or None."""
     ex = Executor(tools, scope="s")
     for turn in ("", 3, b"t"):
-        with pytest.raises(ExecutorSettingsError, match="turn must be"):
+        with pytest.raises(SettingsError, match="turn must be"):
             ex.run(response(("a", "echo", {"x": 1})), turn=turn)  # type: ignore[arg-type]
     started = time.monotonic()
     [o] = ex.run(response(("a", "echo", {"x": 1})), turn="t1")

@@ -20,9 +20,9 @@ from executor_support import Counter, response
 from toolwire import (
     AsyncExecutor,
     Executor,
-    ExecutorSettingsError,
     MemoryStore,
     Response,
+    SettingsError,
     StreamAssembler,
     Toolbox,
     ToolContext,
@@ -86,7 +86,7 @@ def test_unidentifiable_turn_is_refused_before_anything_runs(tools: Toolbox, run
         lambda: Executor(tools, store=store, scope="s").run(bare),
         lambda: asyncio.run(AsyncExecutor(tools, store=store, scope="s").run(bare)),
     ):
-        with pytest.raises(ExecutorSettingsError) as info:
+        with pytest.raises(SettingsError) as info:
             run()
         assert "turn=" in str(info.value) and "synthesised" in str(info.value)
     assert runs["send_message"] == 0 and store._records == {}

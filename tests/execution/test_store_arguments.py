@@ -1,5 +1,5 @@
 """The store contract, bad arguments: every backend refuses the same calls alike, with
-``StoreSettingsError`` (a caller mistake, not an outage) before anything is written, and a
+``SettingsError`` (a caller mistake, not an outage) before anything is written, and a
 closed store raises ``StoreError``.
 """
 
@@ -21,7 +21,7 @@ from store_backends import (
     redis_url,
     store,
 )
-from toolwire import StoreError, StoreSettingsError
+from toolwire import SettingsError, StoreError
 
 __all__ = ["backend", "postgres_dsn", "redis_url", "store"]  # fixtures used here
 
@@ -46,7 +46,7 @@ BAD_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
 def test_bad_arguments_raise_store_settings_error(
     store: Facade, method: str, args: tuple[Any, ...], bad: dict[str, Any]
 ) -> None:
-    """Arguments outside the Protocol raise StoreSettingsError before anything is written."""
+    """Arguments outside the Protocol raise SettingsError before anything is written."""
     key = new_key()
     if method == "claim":
         kwargs: dict[str, Any] = {
@@ -62,7 +62,7 @@ def test_bad_arguments_raise_store_settings_error(
         kwargs = {"owner": "w1", "fence": 1, "status": "completed", "result": "r", "error": None}
     kwargs.update(bad)
     before = store.get(key)
-    with pytest.raises(StoreSettingsError):
+    with pytest.raises(SettingsError):
         store.raw(method, key, **kwargs)
     assert store.get(key) == before
 
@@ -86,7 +86,7 @@ def test_closed_store_raises_store_error(backend: Backend) -> None:
 
 
 # Wrong types and malformed values: every backend refuses them alike, with
-# StoreSettingsError, a caller mistake rather than an outage.
+# SettingsError, a caller mistake rather than an outage.
 WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
     ("claim", {"key": 42}),
     ("claim", {"owner": None}),
@@ -123,7 +123,7 @@ def _call_with(facade: Facade, method: str, bad: dict[str, Any]) -> None:
     }[method]
     arguments.update(bad)
     key = arguments.pop("key")
-    with pytest.raises(StoreSettingsError):
+    with pytest.raises(SettingsError):
         facade.raw(method, key, **arguments)
 
 
@@ -131,7 +131,7 @@ def _call_with(facade: Facade, method: str, bad: dict[str, Any]) -> None:
 def test_wrong_argument_types_raise_store_settings_error(
     store: Facade, method: str, bad: dict[str, Any]
 ) -> None:
-    """Arguments of the wrong type raise StoreSettingsError, never a driver or Python error."""
+    """Arguments of the wrong type raise SettingsError, never a driver or Python error."""
     _call_with(store, method, bad)
 
 
@@ -158,5 +158,5 @@ def test_bad_admin_and_missing_arguments_raise_store_settings_error(
     store: Facade, method: str, args: tuple[Any, ...], bad: dict[str, Any]
 ) -> None:
     """records/resolve outside their domain, and missing or unknown keyword arguments."""
-    with pytest.raises(StoreSettingsError):
+    with pytest.raises(SettingsError):
         store.raw(method, *args, **bad)

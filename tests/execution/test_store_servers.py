@@ -33,7 +33,7 @@ from store_backends import (
     postgres_dsn,
     redis_url,
 )
-from toolwire import StoreError, StoreSettingsError
+from toolwire import SettingsError, StoreError
 from toolwire.stores import Claim
 
 __all__ = ["postgres_dsn", "redis_url"]  # fixtures used here
@@ -151,9 +151,9 @@ def test_postgres_rejects_bad_table_names() -> None:
     from toolwire.stores.postgres import AsyncPostgresStore, PostgresStore
 
     for bad in ["", "a b", 'x"; DROP TABLE y; --', "a.b.c", "1abc"]:
-        with pytest.raises(StoreSettingsError, match="table name"):
+        with pytest.raises(SettingsError, match="table name"):
             PostgresStore("host=/nonexistent", table=bad)
-        with pytest.raises(StoreSettingsError, match="table name"):
+        with pytest.raises(SettingsError, match="table name"):
             AsyncPostgresStore("host=/nonexistent", table=bad)
 
 

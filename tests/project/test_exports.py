@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
+
+import pytest
 
 import toolwire
 
@@ -30,12 +33,13 @@ def test_exported_objects_say_they_are_toolwire_s() -> None:
 
 
 def test_every_module_all_is_exported_where_it_defines_public_names() -> None:
-    """Names in the ``__all__`` of a module that defines exported objects are all exported."""
-    exported = set(toolwire.__all__)
+    """Names in the ``__all__`` of a module that defines exported objects are all exported,
+    from ``toolwire`` or from ``toolwire.accounting``."""
+    public = {name: getattr(toolwire, name) for name in toolwire.__all__}
+    public |= {name: getattr(toolwire.accounting, name) for name in toolwire.accounting.__all__}
+    exported = set(public)
     modules = {
-        getattr(toolwire, name).__module__
-        for name in exported
-        if isinstance(getattr(toolwire, name), type) or callable(getattr(toolwire, name))
+        value.__module__ for value in public.values() if isinstance(value, type) or callable(value)
     }
     for module_name in sorted(modules):
         for name in getattr(sys.modules[module_name], "__all__", []):
@@ -68,9 +72,9 @@ def test_every_toolwire_error_is_exported_and_drawn_in_the_tree() -> None:
 def test_caller_mistakes_outages_and_peer_faults_are_separate_families() -> None:
     """A usage error is neither a store outage nor a stream fault, and vice versa."""
     assert not issubclass(toolwire.UsageError, (toolwire.StoreError, toolwire.StreamError))
-    assert issubclass(toolwire.StoreSettingsError, toolwire.UsageError)
-    assert not issubclass(toolwire.StoreSettingsError, toolwire.StoreError)
-    for name in ("ToolDefinitionError", "UnknownFormat", "ExecutorSettingsError"):
+    assert issubclass(toolwire.SettingsError, toolwire.UsageError)
+    assert not issubclass(toolwire.SettingsError, toolwire.StoreError)
+    for name in ("ToolDefinitionError", "UnknownFormat", "SettingsError"):
         assert issubclass(getattr(toolwire, name), toolwire.UsageError), name
     assert repr(toolwire.StreamAborted("cut")) == "StreamAborted('cut')"
     assert f"{toolwire.StreamAborted.__module__}.{toolwire.StreamAborted.__qualname__}" == (
@@ -79,14 +83,104 @@ def test_caller_mistakes_outages_and_peer_faults_are_separate_families() -> None
 
 
 def test_a_bad_store_argument_is_a_usage_error_not_an_outage() -> None:
-    """A typo in a store call raises StoreSettingsError, which is not a StoreError."""
+    """A typo in a store call raises SettingsError, which is not a StoreError."""
     store = toolwire.MemoryStore()
     try:
         store.get("")
-    except toolwire.StoreSettingsError as exc:
+    except toolwire.SettingsError as exc:
         assert not isinstance(exc, toolwire.StoreError)
     else:
-        raise AssertionError("expected StoreSettingsError")
+        raise AssertionError("expected SettingsError")
+
+
+# The exceptions toolwire exports: a new one, or one merged away, is a decision to make here.
+EXCEPTIONS = [
+    "ArgumentsInvalid",
+    "ContentFiltered",
+    "DriverUsageError",
+    "IdempotencyKeyError",
+    "InvalidOutcome",
+    "JSONDepthError",
+    "JSONDuplicateKeyError",
+    "JSONSizeError",
+    "JSONSyntaxError",
+    "OutputDefinitionError",
+    "OutputError",
+    "OutputRefused",
+    "OutputSyntaxError",
+    "OutputValidationError",
+    "ProviderError",
+    "RetryableError",
+    "SettingsError",
+    "StoreError",
+    "StreamAborted",
+    "StreamError",
+    "StreamFormatError",
+    "StreamLimitExceeded",
+    "StreamTimeout",
+    "TokenLimitExceeded",
+    "ToolDefinitionError",
+    "ToolboxInputError",
+    "ToolwireError",
+    "UnknownFormat",
+    "UsageError",
+]
+
+
+def test_the_exported_exceptions_are_exactly_these() -> None:
+    """``toolwire`` exports these exception classes and no other."""
+    exported = sorted(
+        name
+        for name in toolwire.__all__
+        if isinstance(getattr(toolwire, name), type)
+        and issubclass(getattr(toolwire, name), BaseException)
+    )
+    assert exported == EXCEPTIONS
+
+
+@pytest.mark.parametrize(
+    "old", ["DriverSettingsError", "ExecutorSettingsError", "PriceTableError", "StoreSettingsError"]
+)
+def test_a_merged_settings_error_is_a_deprecated_alias_of_settings_error(old: str) -> None:
+    """The four old settings errors are ``SettingsError`` itself, with a DeprecationWarning,
+    and no longer listed in ``__all__``."""
+    with pytest.warns(DeprecationWarning, match=f"toolwire.{old} is deprecated"):
+        alias = getattr(toolwire, old)
+    assert alias is toolwire.SettingsError
+    assert old not in toolwire.__all__
+    with pytest.warns(DeprecationWarning):
+        exec(f"from toolwire import {old}", {})
+
+
+def test_one_except_clause_catches_every_bad_setting() -> None:
+    """An executor, a stream, a store and a price table refuse bad settings with one class."""
+    refusals: list[Any] = [
+        lambda: toolwire.Executor(toolwire.Toolbox(), scope="s", timeout=-1),
+        lambda: toolwire.stream([], idle_timeout=-1),
+        lambda: toolwire.MemoryStore().get(""),
+        lambda: toolwire.accounting.Prices({"m": {"input": -1, "output": 1}}),
+    ]
+    for refuse in refusals:
+        with pytest.raises(toolwire.SettingsError):
+            refuse()
+
+
+ACCOUNTING = ["Cost", "ModelPrice", "Prices", "UsageLedger", "estimate_tokens"]
+
+
+def test_accounting_names_live_in_toolwire_accounting_only() -> None:
+    """Prices, ModelPrice, UsageLedger, Cost and estimate_tokens are public in
+    ``toolwire.accounting`` and gone from ``toolwire``, whose error says where they are."""
+    from toolwire._core.pricing import Prices
+
+    assert toolwire.accounting.__all__ == ACCOUNTING
+    assert toolwire.accounting.Prices is Prices
+    for name in ACCOUNTING:
+        assert getattr(toolwire.accounting, name) is not None
+        assert name not in toolwire.__all__
+        with pytest.raises(AttributeError, match=f"toolwire.accounting.{name}"):
+            getattr(toolwire, name)
+    assert "accounting" in dir(toolwire)
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:
@@ -100,10 +194,10 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 
 def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
-    """``import toolwire`` loads no optional dependency (rich included), nor the simulator's
-    server."""
+    """``import toolwire`` (and ``toolwire.accounting``) loads no optional dependency (rich
+    included), nor the simulator's server."""
     code = (
-        "import sys, toolwire; "
+        "import sys, toolwire, toolwire.accounting; "
         "optional = ('pydantic', 'redis', 'psycopg', 'rfc8785', 'anyio', 'jsonschema_rs', "
         "'uvicorn', 'h11', 'toolwire.testing', 'rich', 'opentelemetry', 'tiktoken'); "
         "print(sorted(m for m in optional if m in sys.modules))"

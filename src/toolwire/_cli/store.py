@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import StoreError, StoreSettingsError
+from .._errors import SettingsError, StoreError
 from ..stores import AdminStore, Record
 from .json_documents import dumps
 from .store_view import plain_details, plain_table, rich_details, rich_table
@@ -287,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
             store.close()
     except _Refused as exc:
         return fail("store", str(exc), EXIT_REFUSED)
-    except (_Unusable, StoreSettingsError) as exc:
+    except (_Unusable, SettingsError) as exc:
         return fail("store", str(exc), EXIT_USAGE)
     except StoreError as exc:
         return fail("store", f"the store failed: {exc}", EXIT_STORE_FAILED)

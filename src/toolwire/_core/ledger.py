@@ -9,7 +9,7 @@ import math
 import threading
 from typing import Any
 
-from .._errors import PriceTableError, StreamError, UsageError
+from .._errors import SettingsError, StreamError, UsageError
 from .pricing import Prices, check_prices
 from .response import Cost, Partial, Response, Usage
 
@@ -19,12 +19,13 @@ __all__ = ["UsageLedger"]
 class UsageLedger:
     """Usage and cost summed over the turns of a conversation, aborted turns included.
 
-    ``prices``: a :class:`~toolwire.Prices` table to price turns whose usage has no cost
-    yet (default none). ``add(item)`` records one turn; the totals are read at any time:
+    ``prices``: a :class:`~toolwire.accounting.Prices` table to price turns whose usage has
+    no cost yet (default none). ``add(item)`` records one turn; the totals are read at any time:
 
     - :attr:`total`: a :class:`~toolwire.Usage` of the sums, read the same way for every
       provider (``input_tokens`` includes cached tokens, ``output_tokens`` reasoning),
-      ``estimated`` when any turn's was, with the summed :class:`~toolwire.Cost`;
+      ``estimated`` when any turn's was, with the summed
+      :class:`~toolwire.accounting.Cost`;
     - :attr:`cost`: the summed cost (``None`` when no turn was priced);
     - :attr:`turns`, :attr:`aborted` (turns that ended in a ``StreamError``),
       :attr:`estimated` (turns with an estimated count), :attr:`unknown_input` (turns
@@ -108,7 +109,7 @@ class UsageLedger:
         with self._lock:
             if cost is not None:
                 if self._currency is not None and cost.currency != self._currency:
-                    raise PriceTableError(
+                    raise SettingsError(
                         f"this ledger sums {self._currency} and was given a cost in "
                         f"{cost.currency}: use one currency per ledger"
                     )

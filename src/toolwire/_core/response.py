@@ -23,7 +23,8 @@ _REASONING_APART = frozenset({"gemini"})
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cost:
-    """What a response cost, from a :class:`~toolwire.Prices` table (per million tokens).
+    """What a response cost, from a :class:`~toolwire.accounting.Prices` table (prices per
+    million tokens).
 
     Fields: ``input`` (the uncached input tokens at the input price), ``output`` (every
     generated token, reasoning included, at the output price), ``cache_read`` and

@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar, cast
 from .._core.makers import maker
 from .._core.outcome import Outcome
 from .._core.response import Response, ToolCall
-from .._errors import ExecutorSettingsError, IdempotencyKeyError, RetryableError, StoreError
+from .._errors import IdempotencyKeyError, RetryableError, SettingsError, StoreError
 from .._telemetry import ToolObserver, decided_tool, tool_observer
 from .._tools.context import ToolContext
 from .._tools.toolbox import Tool, Toolbox, ValidCall
@@ -138,13 +138,11 @@ def _positive(value: object) -> bool:
 
 def _exception_types(retry_on: object) -> tuple[type[Exception], ...]:
     if isinstance(retry_on, type) or not isinstance(retry_on, Iterable):
-        raise ExecutorSettingsError(
-            f"retry_on must be a tuple of exception types, not {retry_on!r}"
-        )
+        raise SettingsError(f"retry_on must be a tuple of exception types, not {retry_on!r}")
     types = tuple(retry_on)
     for kind in types:
         if not (isinstance(kind, type) and issubclass(kind, Exception)):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"retry_on takes Exception subclasses, not {kind!r} (a cancellation, "
                 "KeyboardInterrupt or SystemExit is never a retryable failure)"
             )
@@ -178,56 +176,46 @@ class _ExecutorBase(Generic[S]):
         run_on_rejection: bool = False,
     ) -> None:
         if not isinstance(toolbox, Toolbox):
-            raise ExecutorSettingsError(
-                f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}"
-            )
+            raise SettingsError(f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}")
         if scope is None:
-            raise ExecutorSettingsError(_SCOPE_REQUIRED)
+            raise SettingsError(_SCOPE_REQUIRED)
         if not isinstance(scope, str):
-            raise ExecutorSettingsError(f"scope must be a str, not {type(scope).__name__}")
+            raise SettingsError(f"scope must be a str, not {type(scope).__name__}")
         if timeout is None:
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 "timeout=None is refused: a tool without a timeout can run past the store's "
                 "retention, after which its call may run a second time. Set timeout= to the "
                 f"longest a tool may take, in seconds (the default is {DEFAULT_TIMEOUT:g}); "
                 "a tool may declare its own with @tools.tool(timeout=...)"
             )
         if not _positive(timeout):
-            raise ExecutorSettingsError(
-                f"timeout must be a positive number of seconds, not {timeout!r}"
-            )
+            raise SettingsError(f"timeout must be a positive number of seconds, not {timeout!r}")
         if max_concurrency is not None and (
             isinstance(max_concurrency, bool)
             or not isinstance(max_concurrency, int)
             or max_concurrency < 1
         ):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"max_concurrency must be None (no limit) or an int of at least 1, "
                 f"not {max_concurrency!r}"
             )
         if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
-            raise ExecutorSettingsError(
-                f"max_threads must be an int of at least 1, not {max_threads!r}"
-            )
+            raise SettingsError(f"max_threads must be an int of at least 1, not {max_threads!r}")
         if not _positive(lease):
-            raise ExecutorSettingsError(
-                f"lease must be a positive number of seconds, not {lease!r}"
-            )
+            raise SettingsError(f"lease must be a positive number of seconds, not {lease!r}")
         interval = lease / 3 if heartbeat_interval is None else heartbeat_interval
         if not _positive(interval) or interval >= lease:
-            raise ExecutorSettingsError(
-                "heartbeat_interval must be positive and shorter than the lease"
-            )
+            raise SettingsError("heartbeat_interval must be positive and shorter than the lease")
         if not _positive(cancel_grace):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"cancel_grace must be a positive number of seconds, not {cancel_grace!r}"
             )
         if not _positive(retention):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"retention must be a positive number of seconds, not {retention!r}"
             )
         if error_text is not None and not callable(error_text):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"error_text must be a callable (exc, call) -> str, not {error_text!r}"
             )
         self.toolbox = toolbox
@@ -300,7 +288,7 @@ class _ExecutorBase(Generic[S]):
         needed = timeout + self.cancel_grace + self.lease
         if self.retention <= needed:
             which = "the tools" if name is None else f"tool {name!r}"
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 f"retention={self.retention:g} s cannot hold the at-most-once promise for "
                 f"{which}: a record must outlive the tool's timeout ({timeout:g} s), "
                 f"the cancellation grace ({self.cancel_grace:g} s) and the lease "
@@ -315,14 +303,14 @@ class _ExecutorBase(Generic[S]):
         """Validate and key every call; outcomes decided now, jobs for the rest."""
         checks = self.toolbox.check_response(response)  # refuses what is not a Response
         if turn is not None and (not isinstance(turn, str) or not turn):
-            raise ExecutorSettingsError(f"turn must be a non-empty str or None, not {turn!r}")
+            raise SettingsError(f"turn must be a non-empty str or None, not {turn!r}")
         if (
             turn is None
             and response.response_id is None
             and response.created is None
             and any(call.synthetic_id for call in response.tool_calls)
         ):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 "this response has no response id and no timestamp, and its call ids were "
                 "synthesised by toolwire, so nothing tells this turn from another: two "
                 "turns would share their idempotency keys (a new call replayed or refused "
@@ -429,7 +417,7 @@ def _check_store(store: T) -> T:
     """Refuse, at construction, an object that lacks the store operations."""
     missing = [m for m in _STORE_METHODS if not callable(getattr(store, m, None))]
     if missing:
-        raise ExecutorSettingsError(
+        raise SettingsError(
             f"store must implement the toolwire Store or AsyncStore protocol; "
             f"{type(store).__name__} lacks {', '.join(missing)}"
         )
@@ -907,7 +895,7 @@ class Executor(_ExecutorBase[Store]):
     (default: ``Type: message``, cut to 500 characters); a hook that fails costs the
     default text and a log line. ``run_on_rejection`` runs the valid calls of a
     response that also has rejected ones. Settings that cannot hold the at-most-once
-    promise raise :class:`~toolwire.ExecutorSettingsError`, saying what to set.
+    promise raise :class:`~toolwire.SettingsError`, saying what to set.
     """
 
     def purge(self) -> int:

@@ -16,7 +16,7 @@ from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverSettingsError, DriverUsageError, StreamError
+from .._errors import DriverUsageError, SettingsError, StreamError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
 from .async_reading import AsyncReader, close_async, run_shielded
@@ -52,13 +52,13 @@ def _check_timeout(name: str, value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise DriverSettingsError(
+        raise SettingsError(
             f"{name} must be a number of seconds or None, not {type(value).__name__}"
         )
     seconds = float(value)
     # NaN fails both comparisons, so it is refused too
     if not (0 < seconds < float("inf")):
-        raise DriverSettingsError(f"{name} must be a finite number of seconds > 0, not {value!r}")
+        raise SettingsError(f"{name} must be a finite number of seconds > 0, not {value!r}")
     return seconds
 
 
@@ -100,7 +100,7 @@ class _Handle:
             "total_timeout": _check_timeout("total_timeout", total_timeout),
         }
         if not isinstance(format, str):
-            raise DriverSettingsError(f"format must be a string, not {type(format).__name__}")
+            raise SettingsError(f"format must be a string, not {type(format).__name__}")
         assembler = StreamAssembler(format=format, **settings)
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
@@ -320,14 +320,15 @@ class StreamHandle(_Handle):
     the time an SDK spends before that (connecting and waiting for the headers, also when
     the driver enters a manager) is bounded by the SDK's own timeout. The source is closed
     on every way out. Bad settings and sources that cannot be streamed raise
-    :class:`DriverSettingsError` here, naming the call that works.
+    :class:`SettingsError` here, naming the call that works.
 
     Usage: :attr:`usage` (and every error's ``partial.usage``) holds what the provider
     reported plus an estimate, flagged, of the output it did not cover; closing the stream
-    does not stop the provider's meter. ``prices`` (a :class:`~toolwire.Prices` table)
-    sets ``usage.cost``. Each stream ends with one record on the ``toolwire.stream``
-    logger and, when the application configured OpenTelemetry, a ``chat {model}`` span
-    and the GenAI metrics (see ``toolwire._telemetry``).
+    does not stop the provider's meter. ``prices`` (a
+    :class:`~toolwire.accounting.Prices` table) sets ``usage.cost``. Each stream ends with
+    one record on the ``toolwire.stream`` logger and, when the application configured
+    OpenTelemetry, a ``chat {model}`` span and the GenAI metrics (see
+    ``toolwire._telemetry``).
     """
 
     _mode = "sync"

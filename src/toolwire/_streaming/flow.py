@@ -12,7 +12,7 @@ from typing import Any
 
 from .._core.events import StreamEvent, UsageReported
 from .._core.response import Partial, Response
-from .._errors import DriverSettingsError, ProviderError, StreamAborted, StreamError, StreamTimeout
+from .._errors import ProviderError, SettingsError, StreamAborted, StreamError, StreamTimeout
 from .._output.assembler import StreamAssembler
 from .deadlines import Deadline, StreamDeadlines
 from .sources import Enterable, Mode, Readable, recognise
@@ -148,7 +148,7 @@ class StreamFlow:
             try:
                 start = yield Open(source)
             except Exception as exc:
-                raise DriverSettingsError(f"the source could not be iterated: {exc}") from exc
+                raise SettingsError(f"the source could not be iterated: {exc}") from exc
             yield from self._read(StreamDeadlines(**self._limits, start=start), start)
         except GeneratorExit:
             raise  # the driver is gone: nothing can be performed any more

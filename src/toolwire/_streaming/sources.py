@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._errors import DriverSettingsError
+from .._errors import SettingsError
 
 __all__ = ["Enterable", "Mode", "Readable", "recognise"]
 
@@ -65,20 +65,20 @@ class Readable:
 
 def recognise(obj: Any, mode: Mode, *, entered: bool = False) -> Enterable | Readable:
     """How the driver of ``mode`` reads ``obj``; ``entered`` marks what a manager yielded.
-    Raises :class:`DriverSettingsError` for anything that is not a stream it can read."""
+    Raises :class:`SettingsError` for anything that is not a stream it can read."""
     _refuse_single_value(obj)
     closer = None if entered else obj
     if inspect.isawaitable(obj):
         if mode == "async":
             return Enterable(obj, awaitable=True)
-        raise DriverSettingsError(
+        raise SettingsError(
             f"a {type(obj).__name__} is awaitable: it belongs to async code; use toolwire.astream()"
         )
     if isinstance(obj, Mapping):
         # boto3's converse_stream() response: {"stream": EventStream, "ResponseMetadata": ...}
         events = obj["stream"]
         if mode == "async":
-            raise DriverSettingsError(
+            raise SettingsError(
                 "boto3's converse_stream() response is a sync stream; use toolwire.stream()"
             )
         return Readable(events, False, None if entered else events, None, False)
@@ -106,16 +106,16 @@ def _refuse_single_value(obj: Any) -> None:
             if "output" in obj
             else "pass an iterable of payloads (e.g. [payload]) or of bytes chunks"
         )
-        raise DriverSettingsError(f"the source is a single {name}, not a stream; {hint}")
+        raise SettingsError(f"the source is a single {name}, not a stream; {hint}")
     if isinstance(obj, (str, *_BYTES)):
-        raise DriverSettingsError(
+        raise SettingsError(
             f"the source is a single {name}, not a stream of them; "
             "pass an iterable of payloads (e.g. [payload]) or of bytes chunks"
         )
     if callable(getattr(obj, "model_dump", None)):
         call = _WHOLE_RESPONSES.get(name)
         hint = f"stream it with {call}" if call is not None else _STREAMING_CALLS
-        raise DriverSettingsError(f"the source is a whole {name}, not a stream: {hint}")
+        raise SettingsError(f"the source is a whole {name}, not a stream: {hint}")
 
 
 def _raw_stream(obj: Any) -> Any:
@@ -147,21 +147,21 @@ def _body_readable(response: Any, mode: Mode) -> bool:
     return callable(getattr(response, "iter_bytes", None)) and hasattr(body, "__iter__")
 
 
-def _wrong_kind(obj: Any, mode: Mode, http: Any) -> DriverSettingsError:
+def _wrong_kind(obj: Any, mode: Mode, http: Any) -> SettingsError:
     name = type(obj).__name__
     if mode == "sync" and (
         http is not None or hasattr(obj, "__aiter__") or hasattr(obj, "__aenter__")
     ):
         if http is obj:
-            return DriverSettingsError(
+            return SettingsError(
                 "the httpx response was opened by an AsyncClient; use toolwire.astream()"
             )
-        return DriverSettingsError(f"a {name} is an async source; use toolwire.astream()")
+        return SettingsError(f"a {name} is an async source; use toolwire.astream()")
     if mode == "async" and (
         http is not None or hasattr(obj, "__iter__") or hasattr(obj, "__enter__")
     ):
-        return DriverSettingsError(
+        return SettingsError(
             f"a {name} is a sync source: it would block the event loop; "
             "use toolwire.stream(), or an async source"
         )
-    return DriverSettingsError(f"cannot stream from a {name}: {_STREAMING_CALLS}")
+    return SettingsError(f"cannot stream from a {name}: {_STREAMING_CALLS}")

@@ -24,7 +24,7 @@ from .._core.outcome import Outcome
 from .._core.pricing import Prices
 from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
+from .._errors import DriverUsageError, SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
 from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
@@ -196,7 +196,7 @@ class _TurnRun:
         self,
         handle_type: type[StreamHandle] | type[AsyncStreamHandle],
         source: Any,
-        tools: Toolbox,
+        tools: Toolbox | None,
         executor: Any,
         executor_type: type[Any],
         options: TurnOptions,
@@ -209,7 +209,7 @@ class _TurnRun:
         on_event = options.get("on_event")
         turn = options.get("turn")
         retry = options.get("retry")
-        if not isinstance(tools, Toolbox):
+        if tools is not None and not isinstance(tools, Toolbox):
             raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
         if not isinstance(executor, executor_type):
             hint = (
@@ -219,10 +219,13 @@ class _TurnRun:
                 else f"executor must be a toolwire.{executor_type.__name__}"
             )
             raise UsageError(f"{hint}, not {type(executor).__name__}")
-        if executor.toolbox is not tools:
-            raise UsageError(
-                "the executor runs the tools of another Toolbox: build it with the same "
-                "toolbox, Executor(tools, ...)"
+        if tools is None:
+            tools = executor.toolbox  # the executor runs, and so validates with, its own
+        elif executor.toolbox is not tools:
+            raise SettingsError(
+                f"the executor runs the tools of another Toolbox: pass only the executor, "
+                f"{mine}(source, executor=executor), or build it on these tools, "
+                f"{executor_type.__name__}(tools, ...)"
             )
         if on_event is not None and not callable(on_event):
             raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
@@ -241,7 +244,7 @@ class _TurnRun:
                 )
         self.retry = retry if retry is not None else RetryPolicy()
         self.source = source
-        self.tools = tools
+        self.tools: Toolbox = tools
         self.executor = executor
         self.on_event = on_event
         self.turn = turn
@@ -296,7 +299,7 @@ class _TurnRun:
                 made = self.make()
                 try:
                     handle = self._handle_type(made, **self._stream_options)
-                except DriverSettingsError as exc:
+                except SettingsError as exc:
                     raise _turn_words(exc) from None
                 yield _Enter(handle)  # makes the request of an SDK manager: may fail, retryable
                 failed = _http_error(handle.http_response)
@@ -383,7 +386,7 @@ class _TurnRun:
         http = handle.http_response
         identity = turn_identity(response, self.turn, getattr(http, "request", None))
         if identity is None and needs_identity(response):
-            raise ExecutorSettingsError(
+            raise SettingsError(
                 "this response has no response id, no timestamp and synthesised call ids, "
                 "and its source does not expose the request that produced it, so nothing "
                 "tells this turn from another (nothing was run). Pass run_turn(..., turn=...) "
@@ -438,13 +441,13 @@ class _TurnRun:
         )
 
 
-def _turn_words(exc: DriverSettingsError) -> DriverSettingsError:
+def _turn_words(exc: SettingsError) -> SettingsError:
     """The driver's refusal of a source of the wrong kind, naming the turn functions."""
     text = str(exc)
     renamed = text.replace("toolwire.astream()", "toolwire.arun_turn()").replace(
         "toolwire.stream()", "toolwire.run_turn()"
     )
-    return exc if renamed == text else DriverSettingsError(renamed)
+    return exc if renamed == text else SettingsError(renamed)
 
 
 def _http_error(http: Any) -> Any:
@@ -506,7 +509,11 @@ def _traceback(exc: BaseException | None) -> TracebackType | None:
 
 @spelled_out(TurnOptions, _TURN_DEFAULTS)
 def run_turn(
-    source: Any, tools: Toolbox, *, executor: Executor, **options: Unpack[TurnOptions]
+    source: Any,
+    tools: Toolbox | None = None,
+    *,
+    executor: Executor,
+    **options: Unpack[TurnOptions],
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -517,9 +524,11 @@ def run_turn(
     ``generate_content_stream(...)``, boto3's ``converse_stream(...)``, an
     ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
     (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
-    request again. ``tools`` is the toolbox and ``executor`` an :class:`Executor` built
-    on it. The other keyword arguments, all optional, are those of :class:`TurnOptions`;
-    an unknown one raises ``TypeError``.
+    request again. ``executor`` is an :class:`Executor`; its toolbox validates and runs
+    the calls. ``tools`` may be left out (``run_turn(source, executor=executor)``); given,
+    it must be the executor's own toolbox, else :class:`SettingsError`. The other keyword
+    arguments, all optional, are those of :class:`TurnOptions`; an unknown one raises
+    ``TypeError``.
 
     - The stream is read under the drivers' deadlines (``first_event_timeout``,
       ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
@@ -542,7 +551,7 @@ def run_turn(
       response id, by the request's (a digest of its body, where the source exposes it),
       or by ``turn`` when given (see :mod:`toolwire._turn.identity`).
 
-    ``prices`` (a :class:`~toolwire.Prices` table) prices ``turn.usage`` as ``stream()``
+    ``prices`` (a :class:`~toolwire.accounting.Prices` table) prices ``turn.usage`` as ``stream()``
     does; an early abort is logged and traced as ``early_abort``.
 
     ``output`` (a pydantic model, a type or a JSON Schema) parses the text channel as
@@ -563,7 +572,11 @@ def run_turn(
 
 @spelled_out(TurnOptions, _TURN_DEFAULTS)
 async def arun_turn(
-    source: Any, tools: Toolbox, *, executor: AsyncExecutor, **options: Unpack[TurnOptions]
+    source: Any,
+    tools: Toolbox | None = None,
+    *,
+    executor: AsyncExecutor,
+    **options: Unpack[TurnOptions],
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 

@@ -12,7 +12,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .._errors import StoreError, StoreSettingsError
+from .._errors import SettingsError, StoreError
 from ._protocol import (
     Claim,
     ClaimOptions,
@@ -124,11 +124,11 @@ def identifier(name: str, value: object) -> str:
     if isinstance(value, str) and value.isascii() and value:
         return value  # ASCII always encodes; isascii() is O(1) (a flag of the str object)
     if not isinstance(value, str) or not value:
-        raise StoreSettingsError(f"{name} must be a non-empty string, got {value!r}")
+        raise SettingsError(f"{name} must be a non-empty string, got {value!r}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise StoreSettingsError(f"{name} is not valid Unicode text: {value!r}") from exc
+        raise SettingsError(f"{name} is not valid Unicode text: {value!r}") from exc
     return value
 
 
@@ -137,40 +137,38 @@ def seconds(name: str, value: object) -> float:
     if type(value) is float and 0.0 < value <= MAX_SECONDS:
         return value  # the common case; NaN and infinities fail the comparison
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise StoreSettingsError(f"{name} must be a number of seconds, got {value!r}")
+        raise SettingsError(f"{name} must be a number of seconds, got {value!r}")
     number = float(value)
     if not math.isfinite(number) or number <= 0 or number > MAX_SECONDS:
-        raise StoreSettingsError(
-            f"{name} must be a positive finite number of seconds, got {value!r}"
-        )
+        raise SettingsError(f"{name} must be a positive finite number of seconds, got {value!r}")
     return number
 
 
 def count(name: str, value: object, *, low: int, high: int) -> int:
     """``value`` as an ``int`` (not a ``bool``) from ``low`` to ``high``."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise StoreSettingsError(f"{name} must be an int from {low} to {high}, got {value!r}")
+        raise SettingsError(f"{name} must be an int from {low} to {high}, got {value!r}")
     return value
 
 
 def fence(value: object) -> int:
     """``value`` as a fence: a positive ``int`` (not a ``bool``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StoreSettingsError(f"fence must be a positive int, got {value!r}")
+        raise SettingsError(f"fence must be a positive int, got {value!r}")
     return value
 
 
 def flag(name: str, value: object) -> bool:
     """``value`` if it is a ``bool``."""
     if not isinstance(value, bool):
-        raise StoreSettingsError(f"{name} must be a bool, got {value!r}")
+        raise SettingsError(f"{name} must be a bool, got {value!r}")
     return value
 
 
 def text_or_none(name: str, value: object) -> str | None:
     """A result or error: ``None`` or any string (kept exactly, surrogates included)."""
     if value is not None and not isinstance(value, str):
-        raise StoreSettingsError(f"{name} must be a string or None, got {type(value).__name__}")
+        raise SettingsError(f"{name} must be a string or None, got {type(value).__name__}")
     return value
 
 
@@ -179,7 +177,7 @@ def final_status(value: object) -> FinalStatus:
     for status in _FINAL:
         if value == status:
             return status  # type: ignore[return-value]  # one of the literals, checked
-    raise StoreSettingsError(f"status must be one of {list(_FINAL)}, got {value!r}")
+    raise SettingsError(f"status must be one of {list(_FINAL)}, got {value!r}")
 
 
 def status_or_none(value: object) -> Status | None:
@@ -202,10 +200,10 @@ def _options(
         return  # the common case, on the path of every call: one set comparison in C
     missing = sorted(required - options.keys())
     if missing:
-        raise StoreSettingsError(f"{operation}() is missing {', '.join(missing)}")
+        raise SettingsError(f"{operation}() is missing {', '.join(missing)}")
     unknown = sorted(options.keys() - required - optional)
     if unknown:
-        raise StoreSettingsError(f"{operation}() got unexpected arguments {', '.join(unknown)}")
+        raise SettingsError(f"{operation}() got unexpected arguments {', '.join(unknown)}")
 
 
 # --------------------------------------------------------------------------- requests
@@ -292,13 +290,13 @@ def resolve(key: object, options: Mapping[str, object]) -> ResolveRequest:
     error = text_or_none("error", options.get("error"))
     if status == "completed":
         if result is None:
-            raise StoreSettingsError("resolve(status='completed') needs the result's JSON text")
+            raise SettingsError("resolve(status='completed') needs the result's JSON text")
         return ResolveRequest(identifier("key", key), "completed", result, error)
     if status == "failed":
         if error is None:
-            raise StoreSettingsError("resolve(status='failed') needs an error message")
+            raise SettingsError("resolve(status='failed') needs an error message")
         return ResolveRequest(identifier("key", key), "failed", result, error)
-    raise StoreSettingsError(f"resolve status must be 'completed' or 'failed', got {status!r}")
+    raise SettingsError(f"resolve status must be 'completed' or 'failed', got {status!r}")
 
 
 # -------------------------------------------------------------------------- self-test

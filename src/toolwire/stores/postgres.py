@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "pip install 'toolwire[postgres]'"
     ) from exc
 
-from .._errors import StoreError, StoreSettingsError
+from .._errors import SettingsError, StoreError
 from . import _requests as requests
 from ._protocol import LEASE_LOST, Claim, Record, Status, fresh_record
 from ._requests import Request, T
@@ -68,7 +68,7 @@ class Statements:
     def __init__(self, table: str) -> None:
         parts = table.split(".")
         if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(part) for part in parts):
-            raise StoreSettingsError(
+            raise SettingsError(
                 f"invalid table name {table!r}: use an identifier, optionally schema-qualified"
             )
         ident = sql.Identifier(*parts)
@@ -355,7 +355,7 @@ def _failures() -> Iterator[None]:
     """Driver and pool failures as ``StoreError`` (with the cause chained)."""
     try:
         yield
-    except (StoreError, StoreSettingsError):
+    except (StoreError, SettingsError):
         raise
     except Exception as exc:
         raise StoreError(f"PostgreSQL operation failed: {exc}") from exc
@@ -381,9 +381,9 @@ class _Settings:
         connect_kwargs: dict[str, Any] | None,
     ) -> _Settings:
         if not isinstance(dsn, str):
-            raise StoreSettingsError(f"dsn must be a string, got {type(dsn).__name__}")
+            raise SettingsError(f"dsn must be a string, got {type(dsn).__name__}")
         if not isinstance(table, str):
-            raise StoreSettingsError(f"table must be a string, got {type(table).__name__}")
+            raise SettingsError(f"table must be a string, got {type(table).__name__}")
         timeout = requests.seconds("connect_timeout", connect_timeout)
         kwargs = {"autocommit": True, "connect_timeout": max(1, math.ceil(timeout))}
         return cls(
@@ -509,7 +509,7 @@ class PostgresStore(_Options, SyncShell):
                 result: T = run_flow(flow(self._sql, request), partial(_run, conn))
             finally:
                 self._pool.putconn(conn)
-        except (StoreError, StoreSettingsError):
+        except (StoreError, SettingsError):
             raise
         except Exception as exc:
             raise StoreError(f"PostgreSQL operation failed: {exc}") from exc
@@ -559,7 +559,7 @@ class AsyncPostgresStore(_Options, AsyncShell):
                 result: T = await arun_flow(flow(self._sql, request), partial(_arun, conn))
             finally:
                 await pool.putconn(conn)
-        except (StoreError, StoreSettingsError):
+        except (StoreError, SettingsError):
             raise
         except Exception as exc:
             raise StoreError(f"PostgreSQL operation failed: {exc}") from exc

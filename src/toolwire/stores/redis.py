@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "toolwire.stores.redis needs redis-py; install it with pip install 'toolwire[redis]'"
     ) from exc
 
-from .._errors import StoreError, StoreSettingsError
+from .._errors import SettingsError, StoreError
 from . import _requests as requests
 from ._protocol import LEASE_LOST, Claim, Record, Status
 from ._requests import Request, T
@@ -309,7 +309,7 @@ class Keys:
 
     def __init__(self, prefix: object, expire_grace: object) -> None:
         if not isinstance(prefix, str):
-            raise StoreSettingsError(f"prefix must be a string, got {type(prefix).__name__}")
+            raise SettingsError(f"prefix must be a string, got {type(prefix).__name__}")
         self.prefix = prefix.encode("utf-8", "surrogatepass")
         self.grace_ms = _micros(requests.seconds("expire_grace", expire_grace)) // 1000
 
@@ -435,7 +435,7 @@ class _Options:
         client_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(url, str):
-            raise StoreSettingsError(f"url must be a string, got {type(url).__name__}")
+            raise SettingsError(f"url must be a string, got {type(url).__name__}")
         self._keys = Keys(prefix, expire_grace)
         timeout = _micros(requests.seconds("socket_timeout", socket_timeout)) / 1_000_000
         options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
@@ -444,7 +444,7 @@ class _Options:
         self._closed = False
         try:
             self._connect(url, {**options, **(client_kwargs or {})})
-        except (StoreError, StoreSettingsError):
+        except (StoreError, SettingsError):
             raise
         except Exception as exc:
             raise StoreError(f"cannot use Redis URL {url!r}: {exc}") from exc
@@ -489,7 +489,7 @@ class RedisStore(_Options, SyncShell):
             raise StoreError("the store is closed")
         try:
             result: T = run_flow(flow(self._keys, request), self._step)
-        except (StoreError, StoreSettingsError):
+        except (StoreError, SettingsError):
             raise
         except Exception as exc:
             raise _failed(exc) from exc
@@ -529,7 +529,7 @@ class AsyncRedisStore(_Options, AsyncShell):
             raise StoreError("the store is closed")
         try:
             result: T = await arun_flow(flow(self._keys, request), self._step)
-        except (StoreError, StoreSettingsError):
+        except (StoreError, SettingsError):
             raise
         except Exception as exc:
             raise _failed(exc) from exc
