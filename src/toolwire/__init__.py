@@ -102,7 +102,6 @@ _EXPORTS: dict[str, str] = {
     "tool_results": "_core.messages",
     # §5 a whole turn
     "EarlyAbort": "_turn.early_abort",
-    "RetryPolicy": "_turn.retrying",
     "Turn": "_turn.run",
     "arun_turn": "_turn.run",
     "run_turn": "_turn.run",
@@ -148,7 +147,6 @@ __all__ = [
     "ReasoningDelta",
     "RejectedCall",
     "Response",
-    "RetryPolicy",
     "RetryableError",
     "RunawayCall",
     "SQLiteStore",
@@ -272,7 +270,6 @@ if TYPE_CHECKING:
     from ._tools.context import ToolContext
     from ._tools.toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from ._turn.early_abort import EarlyAbort
-    from ._turn.retrying import RetryPolicy
     from ._turn.run import Turn, arun_turn, run_turn
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -68,7 +68,7 @@ def test_a_tool_turn_runs_its_calls_and_is_not_done(
         tools,
         executor=executor,
     )
-    assert not turn.done and turn.aborted is None and turn.attempts == 1
+    assert not turn.done and turn.aborted is None
     assert [o.value for o in turn.outcomes] == ["Sunny in Lyon"]
     assert turn.usage is not None and (turn.usage.input_tokens, turn.usage.output_tokens) == (50, 9)
     assert turn.usage is turn.response.usage
@@ -214,14 +214,13 @@ def test_a_source_of_the_other_kind_names_the_other_turn_function(
 def test_http_errors_reach_the_caller_as_the_sdks_own_exceptions(
     sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
-    """A 429 the policy does not retry (one attempt) is openai.RateLimitError."""
+    """A 429 (the client's own retries off) is openai.RateLimitError."""
     sim.add_response(faults=["http:429"])
     with pytest.raises(openai.RateLimitError):
         toolwire.run_turn(
             lambda: client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
             tools,
             executor=executor,
-            retry=toolwire.RetryPolicy(attempts=1),
         )
 
 
@@ -237,7 +236,7 @@ def test_caller_mistakes_are_usage_errors(
         asyncio.run(toolwire.arun_turn(source, tools, executor=executor))  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="another Toolbox"):
         toolwire.run_turn(source, counted_tools(Counter()), executor=executor)
-    for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}, {"retry": 3}):
+    for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}):
         with pytest.raises(UsageError):
             toolwire.run_turn(source, tools, executor=executor, **bad)  # type: ignore[arg-type]
 
