@@ -94,7 +94,6 @@ _EXPORTS: dict[str, str] = {
     "tool_results": "_core.messages",
     # a whole turn
     "EarlyAbort": "_turn.early_abort",
-    "RetryPolicy": "_turn.retrying",
     "Turn": "_turn.run",
     "arun_turn": "_turn.run",
     "run_turn": "_turn.run",
@@ -134,7 +133,6 @@ __all__ = [
     "ReasoningDelta",
     "RejectedCall",
     "Response",
-    "RetryPolicy",
     "RetryableError",
     "RunawayCall",
     "SQLiteStore",
@@ -287,7 +285,6 @@ if TYPE_CHECKING:
     from ._tools.context import ToolContext
     from ._tools.toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from ._turn.early_abort import EarlyAbort
-    from ._turn.retrying import RetryPolicy
     from ._turn.run import Turn, arun_turn, run_turn
     from .stores.memory import MemoryStore
     from .stores.sqlite import SQLiteStore

@@ -3,13 +3,17 @@ conversation's turns, aborted ones included."""
 
 from __future__ import annotations
 
+import functools
 import math
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolwire
@@ -320,3 +324,134 @@ def test_a_ledger_shared_by_threads_loses_nothing() -> None:
     assert ledger.turns == 4000
     assert (ledger.total.input_tokens, ledger.total.output_tokens) == (8000, 12000)
     assert ledger.cost == pytest.approx(4000 * (2 * 2.5 + 3 * 10) / 1e6)
+
+
+# ---------------------------------------------------------- genai-prices' bundled data
+
+AT = datetime(2026, 1, 15, 12, tzinfo=timezone.utc)
+# genai-prices needs Python 3.11 (the extra and the test group install it there only)
+needs_genai_prices = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="genai-prices needs Python 3.11"
+)
+
+
+@functools.cache
+def _bundled() -> Prices:
+    """A table of genai-prices' data, priced as at ``AT``."""
+    return Prices.from_genai_prices(at=AT)
+
+
+@needs_genai_prices
+@settings(max_examples=60)
+@given(
+    model=st.sampled_from(
+        [
+            "gpt-4o-2024-08-06",
+            "o3",
+            "claude-sonnet-4-20250514",
+            "gemini-2.5-pro",  # tiered above 200k prompt tokens
+            "deepseek-chat",  # prices that change with the date
+            "gpt-4o-mini",
+        ]
+    ),
+    uncached=st.integers(0, 400_000),
+    read=st.integers(0, 100_000),
+    write=st.integers(0, 5_000),
+    output=st.integers(0, 50_000),
+)
+def test_genai_prices_cost_what_the_package_itself_computes(
+    model: str, uncached: int, read: int, write: int, output: int
+) -> None:
+    """A model toolwire's table lacks is priced from genai-prices' data to the same total
+    as genai_prices.calc_price, tiers and dated prices included."""
+    import genai_prices
+
+    usage = Usage(
+        input_tokens=uncached,
+        output_tokens=output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        format="anthropic",  # input counted apart from the cache
+    )
+    cost = _bundled().cost(usage, model)
+    theirs = genai_prices.calc_price(
+        genai_prices.Usage(
+            input_tokens=uncached + read + write,
+            output_tokens=output,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+        ),
+        model,
+        genai_request_timestamp=AT,
+    )
+    assert cost is not None and cost.currency == "USD" and "/" in cost.model
+    assert cost.total == pytest.approx(float(theirs.total_price), rel=1e-9, abs=1e-12)
+
+
+@needs_genai_prices
+def test_own_entries_win_and_models_genai_prices_lacks_stay_unpriced() -> None:
+    """The application's entries win over the package's; a provider can be pinned; a model
+    neither knows is not priced, and the ledger counts it as unpriced."""
+    prices = Prices.from_genai_prices({"gpt-4o": ModelPrice(input=1, output=1)}, at=AT)
+    assert prices.match("gpt-4o-2024-08-06") == ("gpt-4o", ModelPrice(input=1, output=1))
+    key, price = prices.match("claude-sonnet-4-20250514")  # type: ignore[misc]
+    assert key == "anthropic/claude-sonnet-4-0" and price.input == 3 and price.cache_write == 3.75
+    assert prices.match("my-own-finetune") is None
+    assert Prices.from_genai_prices(provider="azure").match("gpt-4o")[0] == "azure/gpt-4o"  # type: ignore[index]
+    ledger = UsageLedger(prices)
+    ledger.add(Usage(input_tokens=1, output_tokens=1), model="my-own-finetune")
+    assert ledger.unpriced == 1
+    assert "genai-prices" in repr(prices)
+
+
+@needs_genai_prices
+def test_an_aborted_stream_is_priced_from_genai_prices() -> None:
+    """A cut stream's partial is priced from the bundled data and its estimated output."""
+    asm = StreamAssembler(prices=_bundled())
+    asm.feed({"id": "c", "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "delta": {}}]})
+    asm.feed({"id": "c", "choices": [{"index": 0, "delta": {"content": "Hello there"}}]})
+    with pytest.raises(toolwire.StreamAborted) as info:
+        asm.close()
+    usage = info.value.partial.usage  # type: ignore[union-attr]
+    assert usage is not None and usage.cost is not None
+    assert usage.cost.model == "openai/gpt-4o" and usage.cost.estimated
+    assert usage.cost.missing == ("input_tokens",)
+    assert usage.cost.total == pytest.approx(usage.output_tokens * 10 / 1e6)  # type: ignore[operator]
+
+
+@needs_genai_prices
+def test_genai_prices_are_read_offline_and_only_when_asked_for() -> None:
+    """``import toolwire`` and an own table never import genai-prices; the bundled data
+    is read with every socket refused, so nothing is fetched at run time."""
+    script = """
+import socket, sys
+import toolwire
+own = toolwire.accounting.Prices({"m": {"input": 1, "output": 1}})
+own.cost(toolwire.Usage(input_tokens=1), "m")
+assert "genai_prices" not in sys.modules
+def refuse(*args, **kwargs):
+    raise AssertionError("a connection was attempted")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+prices = toolwire.accounting.Prices.from_genai_prices()
+usage = toolwire.Usage(input_tokens=10**6, output_tokens=0)
+assert prices.cost(usage, "gpt-4o").total > 0
+assert prices.cost(usage, "claude-sonnet-4-20250514").total > 0
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_from_genai_prices_refuses_what_cannot_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown provider, a naive datetime, or the package missing raise
+    SettingsError, the last naming the extra to install."""
+    if sys.version_info >= (3, 11):
+        with pytest.raises(SettingsError, match="no provider 'nowhere'"):
+            Prices.from_genai_prices(provider="nowhere")
+    with pytest.raises(SettingsError, match="timezone-aware"):
+        Prices.from_genai_prices(at=datetime(2026, 1, 1))
+    monkeypatch.setitem(sys.modules, "genai_prices.data_snapshot", None)
+    with pytest.raises(SettingsError, match=r"toolwire\[prices\]"):
+        Prices.from_genai_prices()

@@ -68,7 +68,7 @@ def test_a_tool_turn_runs_its_calls_and_is_not_done(
         tools,
         executor=executor,
     )
-    assert not turn.done and turn.aborted is None and turn.attempts == 1
+    assert not turn.done and turn.aborted is None
     assert [o.value for o in turn.outcomes] == ["Sunny in Lyon"]
     assert turn.usage is not None and (turn.usage.input_tokens, turn.usage.output_tokens) == (50, 9)
     assert turn.usage is turn.response.usage
@@ -255,14 +255,13 @@ def test_a_source_of_the_other_kind_names_the_other_turn_function(
 def test_http_errors_reach_the_caller_as_the_sdks_own_exceptions(
     sim: Simulator, client: openai.OpenAI, tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
-    """A 429 the policy does not retry (one attempt) is openai.RateLimitError."""
+    """A 429 (the client's own retries off) is openai.RateLimitError."""
     sim.add_response(faults=["http:429"])
     with pytest.raises(openai.RateLimitError):
         toolwire.run_turn(
             lambda: client.chat.completions.create(model="m", messages=MESSAGES, stream=True),
             tools,
             executor=executor,
-            retry=toolwire.RetryPolicy(attempts=1),
         )
 
 
@@ -281,7 +280,7 @@ def test_caller_mistakes_are_usage_errors(
     async_executor = toolwire.AsyncExecutor(tools, scope="s")
     with pytest.raises(toolwire.SettingsError, match=r"another Toolbox.*arun_turn\(source"):
         asyncio.run(toolwire.arun_turn(source, toolwire.Toolbox(), executor=async_executor))
-    for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}, {"retry": 3}):
+    for bad in ({"on_event": 3}, {"turn": ""}, {"early_abort": "yes"}):
         with pytest.raises(UsageError):
             toolwire.run_turn(source, tools, executor=executor, **bad)  # type: ignore[arg-type]
 

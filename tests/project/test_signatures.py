@@ -42,7 +42,6 @@ def test_run_turn_lists_its_keywords_with_defaults(func: Any) -> None:
         "total_timeout": None,
         "on_event": None,
         "turn": None,
-        "retry": None,
         "prices": None,
         "output": None,
         "output_tool": None,

@@ -215,6 +215,43 @@ def test_numpy_docstring_parameters() -> None:
     assert props["height"]["description"] == "The height."
 
 
+def test_sphinx_and_epydoc_docstring_parameters() -> None:
+    """Sphinx/reST ``:param name:`` and Epydoc ``@param name:`` fields document parameters,
+    continuation lines joined; the description is the whole first paragraph."""
+    tools = Toolbox()
+
+    @tools.tool
+    def mail(to: str, subject: str) -> str:
+        """Send a mail
+        to one recipient.
+
+        :param to: the recipient's
+            address.
+        :param str subject: one line.
+        :returns: the message id.
+        """
+        return to
+
+    @tools.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers.
+
+        @param a: the first.
+        @param b: the second.
+        """
+        return a + b
+
+    mail_props = tools.get("mail").parameters["properties"]  # type: ignore[union-attr]
+    assert mail_props["to"]["description"] == "the recipient's address."
+    assert mail_props["subject"]["description"] == "one line."
+    assert tools.get("mail").description == "Send a mail to one recipient."  # type: ignore[union-attr]
+    add_props = tools.get("add").parameters["properties"]  # type: ignore[union-attr]
+    assert (add_props["a"]["description"], add_props["b"]["description"]) == (
+        "the first.",
+        "the second.",
+    )
+
+
 def test_name_description_and_options_can_be_given() -> None:
     """``@tools.tool(...)`` sets name, description, idempotent and timeout; returns the fn."""
     tools = Toolbox()

@@ -307,7 +307,7 @@ class Assembler:
     building a JSON event per value for consumers that only read previews or the final
     response (about a third of the assembly time on argument-heavy streams).
 
-    ``prices`` (a :class:`~toolwire.Prices` table, default none) sets ``usage.cost`` on
+    ``prices`` (a :class:`~toolwire.accounting.Prices` table, default none) sets ``usage.cost`` on
     the response and on every error's partial. The usage there is always set: what the
     provider reported, plus an estimate (``usage.estimated``) of output that arrived
     after its last report, or of all output when it reported none (see

@@ -14,10 +14,14 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from .._errors import PriceTableError
 from .response import Cost, Usage
+
+if TYPE_CHECKING:
+    from genai_prices.types import ModelInfo
 
 __all__ = ["ModelPrice", "Prices"]
 
@@ -78,6 +82,76 @@ def _entry(key: object, value: object) -> ModelPrice:
     )
 
 
+_GENAI_FIELDS = (
+    ("input", ("input_mtok",)),
+    ("output", ("output_mtok",)),
+    ("cache_read", ("cache_read_mtok",)),
+    ("cache_write", ("cache_write_mtok", "cache_write_5m_mtok")),  # Anthropic's 5-minute cache
+)
+
+
+class _BundledModel:
+    """A model of genai-prices' bundled data: its price when a usage is priced, at the
+    request's time (or ``at``) and at the tier the usage's input reaches."""
+
+    __slots__ = ("_at", "_flat", "_info")
+
+    def __init__(self, info: ModelInfo, at: datetime | None) -> None:
+        self._info = info
+        self._at = at
+        self._flat: dict[int, ModelPrice | None] = {}  # per price set without tiers
+
+    def price(self, input_tokens: int | None) -> ModelPrice | None:
+        """The :class:`ModelPrice` for a usage of ``input_tokens`` prompt tokens in all
+        (``None``: unknown, the base tier), or ``None`` when the data lacks an input or an
+        output price per token (audio, images, embeddings: not priced here)."""
+        from genai_prices.types import TieredPrices
+
+        found = self._info.get_prices(self._at or datetime.now(timezone.utc))
+        if id(found) in self._flat:
+            return self._flat[id(found)]
+        fields: dict[str, float] = {}
+        tiered = False
+        for name, keys in _GENAI_FIELDS:
+            value = next((v for k in keys if (v := getattr(found, k, None)) is not None), None)
+            if isinstance(value, TieredPrices):
+                tiered = True
+                chosen = value.base  # genai-prices' rule: the highest tier the input passes
+                for tier in reversed(value.tiers):
+                    if (input_tokens or 0) > tier.start:
+                        chosen = tier.price
+                        break
+                value = chosen
+            if value is not None:
+                fields[name] = float(value)
+        price = ModelPrice(**fields) if "input" in fields and "output" in fields else None
+        if not tiered:
+            self._flat[id(found)] = price  # ``found`` lives in the data: its id is stable
+        return price
+
+
+class _BundledPrices:
+    """Lookups in genai-prices' bundled data, for the models an own table lacks."""
+
+    __slots__ = ("_at", "_provider")
+
+    def __init__(self, provider: str | None, at: datetime | None) -> None:
+        self._provider = provider
+        self._at = at
+
+    def find(self, model: str) -> tuple[str, _BundledModel] | None:
+        from genai_prices.data_snapshot import get_snapshot
+
+        try:
+            found, info = get_snapshot().find_provider_model(model, None, self._provider, None)
+        except LookupError:
+            return None
+        return f"{found.id}/{info.id}", _BundledModel(info, self._at)
+
+
+_Entry = ModelPrice | _BundledModel
+
+
 class Prices:
     """A price table: model name (or pattern) to :class:`ModelPrice`, per million tokens.
 
@@ -86,10 +160,11 @@ class Prices:
     (default ``"USD"``). Matching: an exact name, then the longest name the model extends
     by a date or version suffix, then glob patterns in the table's order (see
     ``toolwire._core.pricing``). Bad tables raise :class:`PriceTableError`. toolwire ships no
-    prices: they would go stale.
+    prices: they would go stale; :meth:`from_genai_prices` looks them up in the
+    maintained ``genai-prices`` package instead.
     """
 
-    __slots__ = ("_exact", "_lock", "_patterns", "_remembered", "currency")
+    __slots__ = ("_bundled", "_exact", "_lock", "_patterns", "_remembered", "currency")
 
     def __init__(
         self, table: Mapping[str, ModelPrice | Mapping[str, float]], *, currency: str = "USD"
@@ -112,14 +187,70 @@ class Prices:
                 self._patterns.append((key, price))
             else:
                 self._exact[key] = price
-        self._remembered: dict[str, tuple[str, ModelPrice] | None] = {}
+        self._remembered: dict[str, tuple[str, _Entry] | None] = {}
         self._lock = threading.Lock()
+        self._bundled: _BundledPrices | None = None
+
+    @classmethod
+    def from_genai_prices(
+        cls,
+        table: Mapping[str, ModelPrice | Mapping[str, float]] | None = None,
+        *,
+        provider: str | None = None,
+        at: datetime | None = None,
+    ) -> Prices:
+        """A table of the prices in the ``genai-prices`` package (extra
+        ``toolwire[prices]``), in USD, for every model it knows, behind ``table``.
+
+        ``table`` (optional, matched as by ``Prices(table)``) wins over the package: your
+        contract's prices, models it lacks. ``provider`` is a genai-prices provider id
+        (``"openai"``, ``"anthropic"``, ``"google"``, ``"aws"``, ``"azure"``,
+        ``"openrouter"``, ``"groq"``...) to look models up in; ``None``: the provider is
+        guessed from the model name, as genai-prices does. ``at`` (a timezone-aware
+        datetime) prices as at that time; ``None``: at the time each usage is priced.
+
+        Only the data installed with the package is read: toolwire never fetches
+        updates (upgrade the package to update them). Tiered prices (Gemini above 200k
+        prompt tokens) apply the tier the usage's input reaches; the standard service
+        tier is priced; a model whose data has no input or output price per token is not
+        priced. ``Cost.model`` reads ``provider/model`` (``"anthropic/claude-sonnet-4-0"``).
+        Without the package, or for an unknown ``provider``, :class:`PriceTableError`.
+        """
+        if provider is not None and (not isinstance(provider, str) or not provider):
+            raise PriceTableError(f"provider must be a non-empty str or None, not {provider!r}")
+        if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
+            raise PriceTableError(f"at must be a timezone-aware datetime or None, not {at!r}")
+        try:
+            from genai_prices.data_snapshot import find_provider_by_id, get_snapshot
+        except ImportError:
+            raise PriceTableError(
+                "Prices.from_genai_prices() needs the genai-prices package (Python 3.11 or "
+                "later): pip install 'toolwire[prices]'"
+            ) from None
+        if provider is not None and find_provider_by_id(get_snapshot().providers, provider) is None:
+            known = ", ".join(sorted(p.id for p in get_snapshot().providers)[:60])
+            raise PriceTableError(f"genai-prices knows no provider {provider!r}; it knows {known}")
+        prices = cls({} if table is None else table)
+        prices._bundled = _BundledPrices(provider, at)
+        return prices
 
     def __repr__(self) -> str:
-        return f"Prices({len(self._exact) + len(self._patterns)} models, {self.currency})"
+        also = " + genai-prices" if self._bundled is not None else ""
+        return f"Prices({len(self._exact) + len(self._patterns)} models{also}, {self.currency})"
 
     def match(self, model: str | None) -> tuple[str, ModelPrice] | None:
-        """The table entry ``(key, price)`` for ``model``, or ``None`` when none applies."""
+        """The table entry ``(key, price)`` for ``model``, or ``None`` when none applies
+        (for a genai-prices model, its price now, at its base tier)."""
+        found = self._lookup(model)
+        if found is None:
+            return None
+        key, entry = found
+        if isinstance(entry, ModelPrice):
+            return key, entry
+        price = entry.price(None)
+        return None if price is None else (key, price)
+
+    def _lookup(self, model: str | None) -> tuple[str, _Entry] | None:
         if not model or not isinstance(model, str):
             return None
         remembered = self._remembered
@@ -132,7 +263,7 @@ class Prices:
             remembered[model] = found
         return found
 
-    def _find(self, model: str) -> tuple[str, ModelPrice] | None:
+    def _find(self, model: str) -> tuple[str, _Entry] | None:
         price = self._exact.get(model)
         if price is not None:
             return model, price
@@ -150,7 +281,7 @@ class Prices:
         for key, price in self._patterns:
             if fnmatch.fnmatchcase(model, key):
                 return key, price
-        return None
+        return None if self._bundled is None else self._bundled.find(model)
 
     def cost(self, usage: Usage, model: str | None = None) -> Cost | None:
         """What ``usage`` cost for ``model`` (default: none; a ``Response``'s or
@@ -158,10 +289,13 @@ class Prices:
         know the model. Counts the usage lacks are listed in ``Cost.missing``."""
         if not isinstance(usage, Usage):
             raise PriceTableError(f"cost() takes a toolwire.Usage, not {type(usage).__name__}")
-        found = self.match(model)
+        found = self._lookup(model)
         if found is None:
             return None
-        key, price = found
+        key, entry = found
+        price = entry if isinstance(entry, ModelPrice) else entry.price(usage.all_input_tokens)
+        if price is None:
+            return None
         missing: list[str] = []
         uncached = usage.uncached_input_tokens
         if uncached is None:
@@ -208,6 +342,6 @@ def check_prices(prices: Any) -> Prices | None:
     if prices is None or isinstance(prices, Prices):
         return prices
     raise PriceTableError(
-        f"prices= takes a toolwire.Prices, not {type(prices).__name__} "
-        "(wrap a dict as toolwire.Prices({...}))"
+        f"prices= takes a toolwire.accounting.Prices, not {type(prices).__name__} "
+        "(wrap a dict as toolwire.accounting.Prices({...}))"
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import docstring_parser
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -60,83 +61,36 @@ class _NoFieldTitles(GenerateJsonSchema):
         return False
 
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$", re.IGNORECASE)
-_NUMPY_SECTION = re.compile(r"^(Parameters|Params|Arguments)\s*$", re.IGNORECASE)
-_UNDERLINE = re.compile(r"^-{3,}\s*$")
-_OTHER_SECTION = re.compile(
-    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|References|Attributes|Warnings?)"
-    r"\s*:?\s*$",
-    re.IGNORECASE,
-)
-_GOOGLE_ITEM = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_ITEM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(:.*)?$")
-
-
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """Split a docstring into the description (first paragraph) and parameter docs.
 
     The description is the first paragraph with its lines joined by spaces. Parameter
-    documentation is read from a Google-style ``Args:`` section (``name (type): text``,
-    continuation lines indented further) or a NumPy-style ``Parameters`` section
-    (``name : type`` then indented text). Anything else is ignored.
+    documentation is read by ``docstring_parser`` in whichever style the docstring is
+    written: Google (``Args:``), NumPy (``Parameters``), Sphinx/reST (``:param name:``) or
+    Epydoc (``@param name:``); each text has its whitespace collapsed to single spaces.
+    A docstring the parser cannot read gives its first paragraph and no parameter docs.
     """
     if not doc:
         return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    paragraph: list[str] = []
-    for line in lines:
-        if not line.strip():
-            if paragraph:
-                break
-            continue
-        if _SECTION.match(line.strip()) or (_NUMPY_SECTION.match(line.strip())):
-            break
-        paragraph.append(line.strip())
-    description = " ".join(paragraph)
-    return description, _parameter_docs(lines)
+    text = inspect.cleandoc(doc)
+    try:
+        parsed = docstring_parser.parse(text)
+    except docstring_parser.ParseError:
+        return _squash(text.split("\n\n", 1)[0]), {}
+    description = parsed.short_description or ""
+    if description and not parsed.blank_after_short_description and parsed.long_description:
+        # the first paragraph ran on past its first line
+        description += " " + parsed.long_description.split("\n\n", 1)[0]
+    params: dict[str, str] = {}
+    for param in parsed.params:
+        said = _squash(param.description or "")
+        if said and param.args[0] != "attribute":  # a class's attributes are not arguments
+            params.setdefault(param.arg_name.lstrip("*"), said)
+    return _squash(description), params
 
 
-def _parameter_docs(lines: list[str]) -> dict[str, str]:
-    docs: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        stripped = lines[i].strip()
-        numpy = (
-            _NUMPY_SECTION.match(stripped) is not None
-            and i + 1 < len(lines)
-            and _UNDERLINE.match(lines[i + 1].strip()) is not None
-        )
-        if _SECTION.match(stripped) or numpy:
-            base = len(lines[i]) - len(lines[i].lstrip())
-            i += 2 if numpy else 1
-            current: str | None = None
-            item_indent: int | None = None
-            while i < len(lines):
-                line = lines[i]
-                text = line.strip()
-                indent = len(line) - len(line.lstrip())
-                if not text:
-                    i += 1
-                    continue
-                if _OTHER_SECTION.match(text) and indent <= base:
-                    break
-                if numpy and i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1].strip()):
-                    break
-                if not numpy and indent <= base:
-                    break
-                pattern = _NUMPY_ITEM if numpy else _GOOGLE_ITEM
-                match = pattern.match(text)
-                if match and (item_indent is None or indent <= item_indent):
-                    item_indent = indent
-                    current = match.group(1)
-                    first = "" if numpy else match.group(3)
-                    docs[current] = first.strip()
-                elif current is not None:
-                    docs[current] = f"{docs[current]} {text}".strip()
-                i += 1
-            continue
-        i += 1
-    return {k: v for k, v in docs.items() if v}
+def _squash(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _is_context(annotation: Any) -> bool:

@@ -8,11 +8,9 @@ way out.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import logging
-import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -30,7 +28,6 @@ from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
 from .early_abort import AbortWatch, EarlyAbort, continuation
 from .identity import needs_identity, turn_identity
-from .retrying import RetryPolicy
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -48,7 +45,7 @@ class TurnOptions(TypedDict, total=False):
     """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, all optional:
     ``format`` (default ``"auto"``), ``early_abort`` (``True``), ``first_event_timeout``
     (600 s), ``idle_timeout`` (120 s), ``total_timeout``, ``on_event``, ``turn``,
-    ``retry``, ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`.
+    ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`.
     Stated once here for both functions; their ``inspect.signature`` and ``help()`` list
     each keyword with its default (:func:`toolwire._core.signatures.spelled_out`)."""
 
@@ -59,7 +56,6 @@ class TurnOptions(TypedDict, total=False):
     total_timeout: float | None
     on_event: OnEvent | None
     turn: str | None
-    retry: RetryPolicy | None
     prices: Prices | None
     output: Any
     output_tool: str | None
@@ -99,7 +95,6 @@ class Turn:
     - ``aborted``: why the turn stopped reading early (:class:`EarlyAbort`), or ``None``;
     - ``identity``: the turn identity the calls were keyed with (``turn=`` of
       ``executor.run``), or ``None`` when the response's own identity sufficed;
-    - ``attempts``: requests made (retries included);
     - ``output``: the validated structured output (``run_turn(..., output=...)``), else
       ``None``.
     """
@@ -111,7 +106,6 @@ class Turn:
     done: bool
     aborted: EarlyAbort | None = None
     identity: str | None = None
-    attempts: int = 1
     output: Any = None
 
 
@@ -148,13 +142,6 @@ class _Exit:
 
 
 @dataclass(frozen=True, slots=True)
-class _Sleep:
-    """Wait ``seconds`` before the next attempt."""
-
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
 class _Iterate:
     """Start iterating the handle; send back its (async) iterator."""
 
@@ -178,7 +165,7 @@ class _Execute:
     identity: str | None
 
 
-_Command = _Enter | _ReadBody | _Exit | _Sleep | _Iterate | _Next | _Execute
+_Command = _Enter | _ReadBody | _Exit | _Iterate | _Next | _Execute
 _END = object()
 """The reply to ``_Next`` when the stream has no more events."""
 
@@ -204,11 +191,15 @@ class _TurnRun:
         mine, other = ("run_turn", "arun_turn")
         if executor_type is AsyncExecutor:
             mine, other = other, mine
+        if "retry" in options:
+            raise TypeError(
+                f"{mine}() takes no retry= any more: the SDK client retries a request that "
+                "failed before its body began (openai and anthropic: max_retries=, 2 by default)"
+            )
         check_keywords(TurnOptions, options, mine)
         early_abort = options.get("early_abort", _TURN_DEFAULTS["early_abort"])
         on_event = options.get("on_event")
         turn = options.get("turn")
-        retry = options.get("retry")
         if tools is not None and not isinstance(tools, Toolbox):
             raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
         if not isinstance(executor, executor_type):
@@ -234,15 +225,6 @@ class _TurnRun:
         if not isinstance(early_abort, bool):
             raise UsageError(f"early_abort must be True or False, not {early_abort!r}")
         self.factory = _is_factory(source)
-        if retry is not None:
-            if not isinstance(retry, RetryPolicy):
-                raise UsageError(f"retry must be a toolwire.RetryPolicy, not {retry!r}")
-            if not self.factory:
-                raise UsageError(
-                    "a retry makes the request again, so it needs a callable that makes it: "
-                    f"{mine}(lambda: client.chat.completions.create(..., stream=True), ...)"
-                )
-        self.retry = retry if retry is not None else RetryPolicy()
         self.source = source
         self.tools: Toolbox = tools
         self.executor = executor
@@ -252,7 +234,6 @@ class _TurnRun:
         # otherwise; then the other calls could run, and the response is read to its end.
         self.early_abort = early_abort and not executor.run_on_rejection
         self.json_events = self.early_abort or on_event is not None
-        self.attempts = 0
         self.watch: AbortWatch | None = None
         self._handle_type = handle_type
         given: Mapping[str, Any] = options
@@ -293,27 +274,18 @@ class _TurnRun:
         return True
 
     def _flow(self) -> Generator[_Command, Any, Turn]:
-        """Request (retried), read with early abort, execute, build the turn."""
-        while True:
-            try:
-                made = self.make()
-                try:
-                    handle = self._handle_type(made, **self._stream_options)
-                except SettingsError as exc:
-                    raise _turn_words(exc) from None
-                yield _Enter(handle)  # makes the request of an SDK manager: may fail, retryable
-                failed = _http_error(handle.http_response)
-                if failed is not None:  # an httpx response: its error body is not a stream
-                    yield _ReadBody(failed)
-                    yield _Exit(handle, None)
-                    failed.raise_for_status()
-            except Exception as exc:
-                wait = self.retry_after(exc)
-                if wait is None:
-                    raise
-                yield _Sleep(wait)
-                continue
-            break
+        """Request, read with early abort, execute, build the turn."""
+        made = self.make()
+        try:
+            handle = self._handle_type(made, **self._stream_options)
+        except SettingsError as exc:
+            raise _turn_words(exc) from None
+        yield _Enter(handle)  # makes the request of an SDK manager: may fail
+        failed = _http_error(handle.http_response)
+        if failed is not None:  # an httpx response: its error body is not a stream
+            yield _ReadBody(failed)
+            yield _Exit(handle, None)
+            failed.raise_for_status()
         stop = False
         try:
             step = _Next((yield _Iterate(handle)))
@@ -337,27 +309,9 @@ class _TurnRun:
     # ------------------------------------------------------------------ the decisions
 
     def make(self) -> Any:
-        """The source of the next attempt (the callable's result, or the source itself)."""
-        self.attempts += 1
+        """The source to read (the callable's result, or the source itself)."""
         self.watch = AbortWatch(self.tools) if self.early_abort else None
         return self.source() if self.factory else self.source
-
-    def retry_after(self, exc: Exception) -> float | None:
-        """Seconds to wait before the next attempt after ``exc`` (raised before the first
-        byte), or ``None``: raise it."""
-        if not self.factory:
-            return None
-        wait = self.retry.delay(self.attempts, exc, now=time.time())
-        if wait is not None:
-            logger.warning(
-                "request failed before its first byte (%s: %s); attempt %d of %d in %.2f s",
-                type(exc).__name__,
-                exc,
-                self.attempts + 1,
-                self.retry.attempts,
-                wait,
-            )
-        return wait
 
     def stop(self, event: StreamEvent) -> bool:
         """Hand ``event`` to ``on_event``; whether the turn stops reading here."""
@@ -412,7 +366,6 @@ class _TurnRun:
             usage=handle.usage,
             done=not response.tool_calls and not response.rejected,
             identity=identity,
-            attempts=self.attempts,
             output=response.output,
         )
 
@@ -437,7 +390,6 @@ class _TurnRun:
             usage=handle.usage,
             done=False,
             aborted=abort,
-            attempts=self.attempts,
         )
 
 
@@ -472,8 +424,6 @@ def _perform(command: _Command) -> Any:
     elif isinstance(command, _ReadBody):
         with contextlib.suppress(Exception):
             command.http.read()
-    elif isinstance(command, _Sleep):
-        time.sleep(command.seconds)
     elif isinstance(command, _Execute):
         return command.executor.run(command.response, turn=command.identity)
     return None
@@ -496,8 +446,6 @@ async def _aperform(command: _Command) -> Any:
     elif isinstance(command, _ReadBody):
         with contextlib.suppress(Exception):
             await command.http.aread()
-    elif isinstance(command, _Sleep):
-        await asyncio.sleep(command.seconds)
     elif isinstance(command, _Execute):
         return await command.executor.run(command.response, turn=command.identity)
     return None
@@ -523,10 +471,10 @@ def run_turn(
     entered or not, ``client.responses.create(..., stream=True)``, google-genai's
     ``generate_content_stream(...)``, boto3's ``converse_stream(...)``, an
     ``httpx.Response``, an iterable), or a zero-argument callable that makes that call
-    (``lambda: client.chat.completions.create(...)``), which lets ``retry`` make the
-    request again. ``executor`` is an :class:`Executor`; its toolbox validates and runs
-    the calls. ``tools`` may be left out (``run_turn(source, executor=executor)``); given,
-    it must be the executor's own toolbox, else :class:`SettingsError`. The other keyword
+    (``lambda: client.chat.completions.create(...)``), called once. ``executor`` is an
+    :class:`Executor`; its toolbox validates and runs the calls. ``tools`` may be left out
+    (``run_turn(source, executor=executor)``); given, it must be the executor's own
+    toolbox, else :class:`SettingsError`. The other keyword
     arguments, all optional, are those of :class:`TurnOptions`; an unknown one raises
     ``TypeError``.
 
@@ -537,11 +485,10 @@ def run_turn(
       (``StreamAborted``, ``StreamTimeout``, ``TokenLimitExceeded``, ``ProviderError``...)
       with ``.partial``; nothing ran. HTTP errors of the request itself (429, 500...) are
       raised as the SDK's own exceptions (``openai.RateLimitError``...; an
-      ``httpx.Response`` with an error status as ``httpx.HTTPStatusError``), after
-      ``retry`` (a :class:`RetryPolicy`; by default 3 attempts with backoff and
-      ``Retry-After`` for a callable source, none for a stream) has given up. Errors
-      after the first byte are never retried here: the model generated, and billed,
-      part of an answer.
+      ``httpx.Response`` with an error status as ``httpx.HTTPStatusError``, its body
+      read). Nothing is retried here: the SDK clients retry a request that failed before
+      its body began (``max_retries=``), and a stream that began is never made again
+      behind the caller's back (the model generated, and billed, part of an answer).
     - ``early_abort`` (default ``True``): as soon as a call can never be valid (an unknown
       tool, arguments that stop being JSON, a completed value that violates the schema)
       reading stops, the source is closed and the turn ends with ``turn.aborted`` set and

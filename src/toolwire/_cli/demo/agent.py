@@ -209,8 +209,8 @@ def converse(
     messages = done.messages
 
     def request() -> Any:
-        # run_turn takes the call that makes the request, so that it may make it again
-        # after a 429 or a 5xx that came before the first byte (its RetryPolicy)
+        # run_turn makes the request once; the openai client itself retries a 429 or a 5xx
+        # that came before the first byte (max_retries)
         return client.chat.completions.create(
             model=MODEL,
             messages=messages,

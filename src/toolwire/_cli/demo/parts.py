@@ -76,7 +76,6 @@ class Demo:
                 client = openai.OpenAI(
                     base_url=sim.base_url("openai-chat"),
                     api_key="no-key-needed",  # the simulator checks none
-                    max_retries=0,  # run_turn's RetryPolicy retries before the first byte
                 )
                 with client:
                     self.view.line(
