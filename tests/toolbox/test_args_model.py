@@ -13,7 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from toolwire import ArgumentsInvalid, Toolbox, ToolCall, ToolContext, ToolDefinitionError
+from toolwire import (
+    ArgumentsInvalid,
+    Executor,
+    MemoryStore,
+    Response,
+    Toolbox,
+    ToolCall,
+    ToolContext,
+    ToolDefinitionError,
+)
 from toolwire._core.providers import names
 from toolwire._tools.toolbox import InvalidCall, ValidCall
 
@@ -241,7 +250,8 @@ VALIDATIONS: list[int] = []
 
 
 def test_a_checked_call_is_validated_once() -> None:
-    """check() validates; invoke() with what check returned runs on the same model."""
+    """ValidCall.invoke() and Executor.run() run on the model check() built; Tool.invoke()
+    given the (plain dict) arguments validates them again."""
     tools = Toolbox()
 
     @tools.tool
@@ -253,13 +263,26 @@ def test_a_checked_call_is_validated_once() -> None:
         VALIDATIONS.clear()
         checked = tools.check(_call(name, arguments))
         assert isinstance(checked, ValidCall)
-        assert checked.tool.invoke(checked.arguments, _ctx()) == 4
+        assert type(checked.arguments) is dict
+        assert checked.invoke(_ctx()) == 4
         assert VALIDATIONS == [4], name
-        # A changed (or copied) dict is validated again before the function runs.
-        changed = checked.arguments
-        changed.update({})
-        assert checked.tool.invoke(changed, _ctx()) == 4
+        assert checked.tool.invoke(checked.arguments, _ctx()) == 4
         assert VALIDATIONS == [4, 4], name
+        VALIDATIONS.clear()
+        response = Response(
+            text="",
+            reasoning="",
+            tool_calls=[_call(name, arguments)],
+            rejected=[],
+            finish_reason="tool_calls",
+            raw_finish_reason="tool_calls",
+            usage=None,
+            response_id=f"resp_{name}",
+            model="m",
+        )
+        [outcome] = Executor(tools, store=MemoryStore(), scope="s").run(response)
+        assert (outcome.status, outcome.value) == ("completed", 4)
+        assert VALIDATIONS == [4], name
 
 
 @given(

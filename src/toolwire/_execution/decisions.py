@@ -12,7 +12,6 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._core.makers import maker
 from .._core.outcome import Outcome, OutcomeStatus
 from .._errors import RetryableError
 from ..stores._protocol import Claim, FinalStatus, Record
@@ -41,7 +40,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CallPlan:
     """Everything the core needs to decide about one validated call (no I/O handles).
 
@@ -75,7 +74,7 @@ ReleaseCall = ReleaseRequest
 """Delete the claim (fenced) so a later run may execute; sends back the ``bool``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class StartTool:
     """Start the tool (thread or task) with a context carrying the idempotency key and an
     absolute deadline of now + ``timeout``; the driver sends back ``None``."""
@@ -84,7 +83,7 @@ class StartTool:
     timeout: float | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AwaitTool:
     """Wait up to ``interval`` seconds (and no later than the deadline) for the tool; the
     driver sends back the tool's final event (``ToolReturned``, ``ToolUnstorable``,
@@ -186,12 +185,6 @@ ToolEvent = ToolEnded | ToolPending | ToolTimedOut
 CallFlow = Generator[Command, Any, Outcome]
 
 
-# The objects every executed call builds, by constructors that fill the slots directly
-# (the same frozen instances, a third of the cost; see _makers).
-_new_start_tool = maker(StartTool)
-_new_await_tool = maker(AwaitTool)
-_new_outcome = maker(Outcome)
-
 _NOT_DURABLE = "; the store did not record it, so the outcome is in doubt"
 _CANCELLED = "cancelled while the tool was running"
 
@@ -211,7 +204,7 @@ def _outcome(
     result_json: str | None = None,
     replayed: bool = False,
 ) -> Outcome:
-    return _new_outcome(
+    return Outcome(
         call_id=plan.call_id,
         name=plan.name,
         status=status,
@@ -274,7 +267,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
     # the claim is fenced on its key, owner and fence.
     held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
     try:
-        yield _new_start_tool(fence=fence, timeout=plan.timeout)
+        yield StartTool(fence=fence, timeout=plan.timeout)
     except Exception as exc:
         # The tool could not be started (no thread available...): nothing ran.
         yield from _release_quietly(held)
@@ -288,7 +281,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
 
     while True:
         try:
-            event: ToolEvent = yield _new_await_tool(interval=plan.heartbeat_interval)
+            event: ToolEvent = yield AwaitTool(interval=plan.heartbeat_interval)
         except GeneratorExit:
             raise
         except BaseException:
@@ -342,7 +335,7 @@ def keep_running(plan: CallPlan, fence: int) -> CallFlow:
     """
     held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
     while True:
-        event: ToolEvent = yield _new_await_tool(interval=plan.heartbeat_interval)
+        event: ToolEvent = yield AwaitTool(interval=plan.heartbeat_interval)
         if not isinstance(event, (ToolPending, ToolTimedOut)):
             return (yield from _settle(plan, held, event))
         try:

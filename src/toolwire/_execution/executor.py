@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar, cast
 
-from .._core.makers import maker
 from .._core.outcome import Outcome
 from .._core.response import Response, ToolCall
 from .._errors import IdempotencyKeyError, RetryableError, SettingsError, StoreError
@@ -100,7 +99,7 @@ def default_error_text(exc: BaseException, call: ToolCall) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class _Job:
     """One validated call ready for the core, with what the driver needs to run it."""
 
@@ -108,7 +107,7 @@ class _Job:
     plan: CallPlan
     tool: Tool
     call: ToolCall
-    arguments: Any
+    check: ValidCall
     scope: str
 
 
@@ -360,7 +359,7 @@ class _ExecutorBase(Generic[S]):
                 self.retention,
                 bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
             )
-            plan = _new_plan(
+            plan = CallPlan(
                 call_id=call.id,
                 name=tool.name,
                 claim=claim,
@@ -379,12 +378,12 @@ class _ExecutorBase(Generic[S]):
                 )
             return decided, []
         jobs = [
-            _new_job(
+            _Job(
                 position=position,
                 plan=plan,
                 tool=check.tool,
                 call=check.call,
-                arguments=check.arguments,
+                check=check,
                 scope=self.scope,
             )
             for position, check, plan in candidates
@@ -424,19 +423,12 @@ def _check_store(store: T) -> T:
     return store
 
 
-# Objects every executed call builds, by constructors that fill the slots directly (the
-# same frozen instances, for a third of the cost; see _makers).
-_new_plan = maker(CallPlan)
-_new_context = maker(ToolContext)
-_new_job = maker(_Job)
-
-
 def _rejected(call_id: str, name: str, reason: str) -> Outcome:
     return Outcome(call_id=call_id, name=name, status="rejected", error=reason)
 
 
 def _context(job: _Job, deadline: float | None) -> ToolContext:
-    return _new_context(
+    return ToolContext(
         idempotency_key=job.plan.claim.idempotency_key,
         deadline=deadline,
         call_id=job.plan.call_id,
@@ -825,10 +817,10 @@ class _SyncRun:
         ctx = _context(job, call.deadline)
         handle: ThreadTool | LoopTool
         if job.tool.is_async:
-            handle = LoopTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle = LoopTool(job.check, ctx, self.wake.set)
             handle.start()
         else:
-            handle = ThreadTool(job.tool, job.arguments, ctx, self.wake.set)
+            handle = ThreadTool(job.check, ctx, self.wake.set)
             handle.start(self.starting)
         call.handle = handle
 
@@ -1124,7 +1116,7 @@ class _AsyncRun:
         if job.tool.is_async:
             # the task copies the current context: the tool's own spans nest under its call's
             with call.observer.current() if call.observer is not None else nullcontext():
-                call.task = self.loop.create_task(invoke_async(job.tool, job.arguments, ctx))
+                call.task = self.loop.create_task(invoke_async(job.check, ctx))
             return
         done: asyncio.Future[None] = self.loop.create_future()
         loop = self.loop
@@ -1132,7 +1124,7 @@ class _AsyncRun:
         def wake() -> None:  # on the worker: the result is already published
             loop.call_soon_threadsafe(_settle, done)
 
-        thread = ThreadTool(job.tool, job.arguments, ctx, wake)
+        thread = ThreadTool(job.check, ctx, wake)
         thread.start()
         call.thread, call.thread_done = thread, done
 

@@ -7,11 +7,11 @@ raise :class:`IdempotencyKeyError`, never coerced. Linear in the size of the arg
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import rfc8785
 
-from .._core.jsontext import encoder
 from .._core.partial_json import DEFAULT_MAX_DEPTH
 from .._errors import IdempotencyKeyError
 
@@ -22,19 +22,21 @@ _IDEMPOTENCY_KEY_TAG = b"toolwire-idempotency-key/v1\x00"
 
 
 # The compact JSON of the key fields.
-_KEY_FIELDS = encoder(ensure_ascii=True, separators=(",", ":"), sort_keys=False)
-# RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The C
-# encoder writes strings exactly as RFC 8785 does (the same two-character escapes, \u00xx
-# in lower case for the other controls, nothing else escaped).
-_CANONICAL = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+_KEY_FIELDS = json.JSONEncoder(separators=(",", ":")).encode
+# RFC 8785's form of the values _plain admits: sorted keys, compact, UTF-8 as is. The
+# standard library writes strings exactly as RFC 8785 does (the same two-character escapes,
+# \u00xx in lower case for the other controls, nothing else escaped).
+_CANONICAL = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+).encode
 _SAFE_INT = 2**53 - 1
 _SURROGATES = "\ud800"
 
 
 def _plain(value: Any) -> bool:
-    """Whether ``value`` is made only of the JSON values whose RFC 8785 form the C encoder
-    writes byte for byte: exact ``dict`` (or a subclass with ``dict``'s ``items``) /
-    ``list``/``tuple``/``str``/``int``/``bool``/``None``,
+    """Whether ``value`` is made only of the JSON values whose RFC 8785 form the standard
+    library's encoder writes byte for byte: exact ``dict``/``list``/``tuple``/``str``/
+    ``int``/``bool``/``None``,
     integers within 2**53 - 1, strings without lone surrogates, and object keys below
     U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
     the reference implementation (ECMAScript number formatting)."""
@@ -45,7 +47,7 @@ def _plain(value: Any) -> bool:
         return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if value is None or kind is bool:
         return True
-    if kind is dict or (isinstance(value, dict) and _reads_as_dict(kind)):
+    if kind is dict:
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
                 return False
@@ -55,21 +57,6 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
     return False
-
-
-# dict subclasses whose every read is dict's own (the toolbox's validated arguments only
-# add bookkeeping to the mutators): they encode as the dict they are. Per class, once.
-_READS_AS_DICT: dict[type, bool] = {dict: True}
-_DICT_READS = ("__iter__", "__getitem__", "__len__", "items", "keys", "values", "get")
-
-
-def _reads_as_dict(kind: type) -> bool:
-    known = _READS_AS_DICT.get(kind)
-    if known is None:
-        known = all(getattr(kind, name) is getattr(dict, name) for name in _DICT_READS)
-        if len(_READS_AS_DICT) < 256:  # a program that makes classes on the fly: bounded
-            _READS_AS_DICT[kind] = known
-    return known
 
 
 def _unicode_ok(text: str) -> bool:
@@ -84,7 +71,7 @@ def canonical_json(arguments: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 form of ``arguments``, or :class:`IdempotencyKeyError`.
 
     Arguments made of plain JSON values (no floats, see :func:`_plain`) are written by the
-    standard library's C encoder, several times faster; everything else by the reference
+    standard library's ``json``, several times faster; everything else by the reference
     implementation. Both give the same bytes (a property test checks it). Both recurse:
     arguments nested deeper than Python's recursion limit lets them go are written without
     recursion (the same bytes), up to the parser's 1,000 nested containers.

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from .._core.makers import maker
 from .._tools.context import ToolContext
-from .._tools.toolbox import Tool
+from .._tools.toolbox import Tool, ValidCall
 from .decisions import ToolEnded, ToolNotStarted, ToolRaised, ToolReturned, ToolUnstorable, describe
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
 ]
 
 _IDLE_TIMEOUT = 30.0
-_new_returned = maker(ToolReturned)  # the frozen event, built faster (see _makers)
 
 
 class WorkerPool:
@@ -141,36 +139,36 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def returned(tool: Tool, value: Any) -> ToolReturned | ToolUnstorable:
     """The event of a tool that returned ``value``: stored JSON, or unstorable."""
     try:
-        return _new_returned(value=value, result_json=tool.result_json(value))
+        return ToolReturned(value=value, result_json=tool.result_json(value))
     except Exception as exc:  # TypeError for non-JSON; anything a broken value raises
         return ToolUnstorable(value=value, reason=describe(exc))
 
 
-def call_tool(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolEnded:
-    """Call a sync tool; how it ended (never raises)."""
+def call_tool(check: ValidCall, ctx: ToolContext) -> ToolEnded:
+    """Call a checked sync tool; how it ended (never raises)."""
     try:
-        value = tool.invoke(arguments, ctx)
+        value = check.invoke(ctx)
     except BaseException as exc:  # the core classifies; nothing may escape a worker
         return ToolRaised(exception=exc)
-    return returned(tool, value)
+    return returned(check.tool, value)
 
 
-async def invoke_async(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolEnded:
+async def invoke_async(check: ValidCall, ctx: ToolContext) -> ToolEnded:
     """Await an async tool; how it ended. Its own cancellation is an end like any other.
 
     ``KeyboardInterrupt`` and ``SystemExit`` propagate, as asyncio wants them to, except on
     the background loop (see :class:`LoopTool`), whose thread must survive them.
     """
     try:
-        value = await tool.invoke(arguments, ctx)
+        value = await check.invoke(ctx)
     except (Exception, asyncio.CancelledError) as exc:
         return ToolRaised(exception=exc)
-    return returned(tool, value)
+    return returned(check.tool, value)
 
 
-async def _invoke_anything(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolEnded:
+async def _invoke_anything(check: ValidCall, ctx: ToolContext) -> ToolEnded:
     try:
-        return await invoke_async(tool, arguments, ctx)
+        return await invoke_async(check, ctx)
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: the loop must survive
         return ToolRaised(exception=exc)
 
@@ -185,11 +183,8 @@ def task_end(task: asyncio.Future[ToolEnded]) -> ToolEnded:
 class _ToolRun:
     """What both handles hold: the call, the driver's ``on_done`` and the ``result``."""
 
-    def __init__(
-        self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
-    ) -> None:
-        self._tool = tool
-        self._arguments = arguments
+    def __init__(self, check: ValidCall, ctx: ToolContext, on_done: Callable[[], None]) -> None:
+        self._check = check
         self._ctx = ctx
         self._on_done = on_done
         self.result: ToolEnded | None = None
@@ -212,10 +207,8 @@ class ThreadTool(_ToolRun):
 
     in_thread = True
 
-    def __init__(
-        self, tool: Tool, arguments: Any, ctx: ToolContext, on_done: Callable[[], None]
-    ) -> None:
-        super().__init__(tool, arguments, ctx, on_done)
+    def __init__(self, check: ValidCall, ctx: ToolContext, on_done: Callable[[], None]) -> None:
+        super().__init__(check, ctx, on_done)
         self._lock = threading.Lock()
         self._begun = False
         self._cancelled = False
@@ -229,9 +222,7 @@ class ThreadTool(_ToolRun):
         with self._lock:
             begin = not self._cancelled
             self._begun = begin
-        self._publish(
-            call_tool(self._tool, self._arguments, self._ctx) if begin else ToolNotStarted()
-        )
+        self._publish(call_tool(self._check, self._ctx) if begin else ToolNotStarted())
 
     def cancel(self) -> bool:
         """A thread cannot be stopped; if no worker has begun the call yet, it never will.
@@ -257,9 +248,7 @@ class LoopTool(_ToolRun):
 
     def _begin(self) -> None:  # on the loop; always before any _cancel (FIFO)
         assert self._loop is not None
-        self._task = self._loop.create_task(
-            _invoke_anything(self._tool, self._arguments, self._ctx)
-        )
+        self._task = self._loop.create_task(_invoke_anything(self._check, self._ctx))
         self._task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[ToolEnded]) -> None:

@@ -22,8 +22,6 @@ import pydantic
 import pydantic_core
 
 from .._core.jsonpointer import format_pointer
-from .._core.jsontext import encoder
-from .._core.makers import maker
 from .._core.response import RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from .context import ToolContext
@@ -53,11 +51,24 @@ _MAX_VIOLATIONS = 10
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ValidCall:
-    """A call whose tool exists and whose arguments validated; ``arguments`` are JSON values."""
+    """A call whose tool exists and whose arguments validated; ``arguments`` are JSON values.
+
+    ``built`` is what validation built from them (a typed tool's pydantic model, a raw
+    tool's arguments): :meth:`invoke` runs the tool on it, so a checked call is validated
+    once. Treat ``arguments`` as read-only.
+    """
 
     call: ToolCall
     tool: Tool
     arguments: Any
+    built: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def invoke(self, ctx: ToolContext) -> Any:
+        """Call the tool with what :meth:`Toolbox.check` built, without validating again
+        (for an ``async def`` tool, the coroutine, not yet awaited)."""
+        if self.built is None:  # a ValidCall built by hand: validate its arguments
+            return self.tool.invoke(self.arguments, ctx)
+        return self.tool._call(self.built, ctx)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,78 +79,6 @@ class InvalidCall:
     reason: str
 
 
-_new_valid_call = maker(ValidCall)  # the frozen result, built faster (see _makers)
-
-
-class _Validated(dict):  # type: ignore[type-arg]
-    """Validated arguments: a plain dict of JSON values that also carries what the tool built.
-
-    :meth:`Tool.validate` returns one; :meth:`Tool.invoke` given the very object runs the
-    function with what was built (the pydantic model) instead of validating again. Any
-    change at the top level forgets the carried result (``invoke`` then validates afresh);
-    copies and pickles are plain dicts, for the same reason.
-    """
-
-    __slots__ = ("_owner", "_prepared")
-
-    def __init__(self, data: dict[str, Any], owner: _Binding, prepared: Any) -> None:
-        super().__init__(data)
-        self._owner: _Binding | None = owner
-        self._prepared = prepared
-
-    def carried(self, owner: _Binding) -> Any:
-        """What ``owner`` built from these arguments, or ``None`` if not (or no longer)."""
-        return self._prepared if self._owner is owner else None
-
-    def _forget(self) -> None:
-        self._owner = None
-        self._prepared = None
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Set an item and forget the carried result."""
-        self._forget()
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        """Delete an item and forget the carried result."""
-        self._forget()
-        super().__delitem__(key)
-
-    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
-        """Update in place and forget the carried result."""
-        self._forget()
-        return super().__ior__(other)
-
-    def clear(self) -> None:
-        """Empty the dict and forget the carried result."""
-        self._forget()
-        super().clear()
-
-    def pop(self, *args: Any) -> Any:
-        """Pop an item and forget the carried result."""
-        self._forget()
-        return super().pop(*args)
-
-    def popitem(self) -> Any:
-        """Pop an item and forget the carried result."""
-        self._forget()
-        return super().popitem()
-
-    def setdefault(self, *args: Any) -> Any:
-        """Set a default and forget the carried result."""
-        self._forget()
-        return super().setdefault(*args)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        """Update and forget the carried result."""
-        self._forget()
-        super().update(*args, **kwargs)
-
-    def __reduce__(self) -> Any:
-        """Copy and pickle as a plain dict (the carried result stays behind)."""
-        return (dict, (dict(self),))
-
-
 class _Binding:
     """How one tool validates and calls: a typed function or a raw schema plus callable."""
 
@@ -148,12 +87,16 @@ class _Binding:
     # The deepest arguments this binding can validate (containers, the object included).
     max_depth: int = MAX_DEPTH
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
-        """Validated, JSON-compatible arguments carrying what was built, or ``ArgumentsInvalid``."""
+    def build(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """What the function is called with, from scanned arguments, or ``ArgumentsInvalid``."""
         raise NotImplementedError
 
-    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        """Call the tool's function with ``arguments`` (and ``ctx`` where declared)."""
+    def dump(self, tool: str, built: Any) -> dict[str, Any]:
+        """The deterministic, JSON-compatible arguments of what :meth:`build` built."""
+        raise NotImplementedError
+
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """Call the tool's function with what :meth:`build` built (and ``ctx`` where declared)."""
         raise NotImplementedError
 
 
@@ -196,30 +139,31 @@ class _TypedBinding(_Binding):
                     _invalid_message(tool, violations), tool=tool, violations=violations
                 )
         try:
-            return self._spec.model.model_validate_json(_json_text(stripped), strict=True)
+            return self._spec.model.model_validate_json(json.dumps(stripped), strict=True)
         except pydantic.ValidationError as exc:
             violations = _from_pydantic(exc, stripped, self._known)
             raise ArgumentsInvalid(
                 _invalid_message(tool, violations), tool=tool, violations=violations
             ) from None
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
-        """Validate with the pydantic model once; dump it as plain JSON that carries the model."""
-        model = self._model(tool, arguments)
-        dumped = model.model_dump(mode="python", by_alias=True)
+    def build(self, tool: str, arguments: dict[str, Any]) -> pydantic.BaseModel:
+        """The pydantic model of ``arguments`` (validated once)."""
+        return self._model(tool, arguments)
+
+    def dump(self, tool: str, built: Any) -> dict[str, Any]:
+        """The model dumped as plain JSON values (defaults filled in)."""
+        dumped: dict[str, Any] = built.model_dump(mode="python", by_alias=True)
         if _plain_json(dumped):  # fresh containers of JSON values: already what json_value makes
-            return _Validated(dumped, self, model)
+            return dumped
         try:
             result: dict[str, Any] = json_value(dumped)
         except TypeError as exc:  # a default that JSON cannot carry
             raise ToolDefinitionError(f"tool {tool!r}: {exc}") from None
-        return _Validated(result, self, model)
+        return result
 
-    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        """Call the function with the carried model, or validate ``arguments`` first."""
-        model = arguments.carried(self) if isinstance(arguments, _Validated) else None
-        if model is None:
-            model = self._model(tool, arguments)
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """Call the function with the model's fields (or the model itself)."""
+        model = built
         spec = self._spec
         kwargs: dict[str, Any]
         if not spec.whole:
@@ -245,7 +189,7 @@ class _RawBinding(_Binding):
         self._validator = validator
         self._pass_ctx = pass_ctx
 
-    def validate(self, tool: str, arguments: dict[str, Any]) -> _Validated:
+    def build(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Check against the compiled schema; return the arguments without optional nulls."""
         stripped: dict[str, Any] = self._validator.strip_optional_nulls(arguments)
         # Tool._precheck has scanned the arguments (JSON, within the depth limit).
@@ -254,15 +198,17 @@ class _RawBinding(_Binding):
             raise ArgumentsInvalid(
                 _invalid_message(tool, violations), tool=tool, violations=violations
             )
-        return _Validated(stripped, self, True)
+        return stripped
 
-    def invoke(self, tool: str, arguments: Any, ctx: ToolContext) -> Any:
-        """Call ``fn(**arguments)``, validating first unless ``validate`` produced them."""
-        if not (isinstance(arguments, _Validated) and arguments.carried(self)):
-            arguments = self.validate(tool, arguments)
+    def dump(self, tool: str, built: Any) -> dict[str, Any]:
+        """A copy of the checked arguments (they are JSON values already)."""
+        return dict(built)
+
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """Call ``fn(**arguments)`` (with ``ctx=`` where the callable declares it)."""
         if self._pass_ctx:
-            return self._fn(**arguments, ctx=ctx)
-        return self._fn(**arguments)
+            return self._fn(**built, ctx=ctx)
+        return self._fn(**built)
 
 
 class Tool:
@@ -337,30 +283,36 @@ class Tool:
         """``Tool(name=..., idempotent=..., timeout=...)``."""
         return f"Tool(name={self.name!r}, idempotent={self.idempotent}, timeout={self.timeout})"
 
-    def validate(self, arguments: Any) -> Any:
+    def validate(self, arguments: Any) -> dict[str, Any]:
         """Validate ``arguments``; return them as deterministic JSON-compatible values.
 
-        The result is a ``dict`` of JSON values (defaults filled in for a typed tool) that
-        also carries what validation built (the pydantic model), so that :meth:`invoke`
-        given it does not validate again. Raises :class:`ArgumentsInvalid` with a message
-        for the model when they do not fit.
+        The result is a fresh ``dict`` of JSON values (defaults filled in for a typed
+        tool). Raises :class:`ArgumentsInvalid` with a message for the model when they do
+        not fit.
         """
-        self._precheck(arguments)
-        return self._binding.validate(self.name, arguments)
+        return self._validated(arguments)[0]
 
     def invoke(self, arguments: Any, ctx: ToolContext) -> Any:
-        """Call the function with validated ``arguments`` turned into its declared types.
+        """Validate ``arguments`` and call the function with them in its declared types.
 
-        Given what :meth:`validate` (or :meth:`Toolbox.check`) returned, the function runs
-        with what that validation built; anything else is validated first, and arguments
-        that do not fit raise :class:`ArgumentsInvalid` before the function is called.
+        Arguments that do not fit raise :class:`ArgumentsInvalid` before the function is
+        called (:meth:`ValidCall.invoke` runs a checked call without validating again).
         ``ctx`` is passed to a parameter annotated ``ToolContext`` (``ctx=`` for a raw
         tool whose callable declares ``ctx``). For an ``async def`` tool this returns the
         coroutine, not yet awaited.
         """
-        if not isinstance(arguments, _Validated):
-            self._precheck(arguments)
-        return self._binding.invoke(self.name, arguments, ctx)
+        self._precheck(arguments)
+        return self._binding.call(self._binding.build(self.name, arguments), ctx)
+
+    def _validated(self, arguments: Any) -> tuple[dict[str, Any], Any]:
+        """The validated JSON arguments and what validation built from them."""
+        self._precheck(arguments)
+        built = self._binding.build(self.name, arguments)
+        return self._binding.dump(self.name, built), built
+
+    def _call(self, built: Any, ctx: ToolContext) -> Any:
+        """Call the function with what :meth:`_validated` built."""
+        return self._binding.call(built, ctx)
 
     def _precheck(self, arguments: Any) -> None:
         # JSON values only, nested no deeper than the validator reads, and an object at the
@@ -708,10 +660,10 @@ class Toolbox:
             )
         arguments = {} if empty else call.arguments
         try:
-            validated = tool.validate(arguments)
+            validated, built = tool._validated(arguments)
         except ArgumentsInvalid as exc:
             return InvalidCall(call=call, reason=exc.message)
-        return _new_valid_call(call=call, tool=tool, arguments=validated)
+        return ValidCall(call=call, tool=tool, arguments=validated, built=built)
 
     def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
         """Check every call of ``response`` (valid and rejected ones), ordered by index."""
@@ -835,10 +787,8 @@ def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tupl
     return tuple(path)
 
 
-# json.dumps(value) (what the validators read) and the text of a return value, by C
-# encoders built once (see _jsontext).
-_json_text = encoder(ensure_ascii=True, separators=(", ", ": "), sort_keys=False)
-_result_text = encoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+# The text of a return value: sorted keys, compact, non-ASCII kept (one encoder for all).
+_result_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 _JSON_SCALARS = frozenset({str, int, bool, type(None)})
 
 

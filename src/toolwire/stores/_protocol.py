@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
 
-from .._core.makers import maker
-
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
@@ -244,7 +242,7 @@ def fresh_record(
 ) -> Record:
     """The record a claim of an absent key writes: the request's, ``in_progress`` with
     fence 1 and no result, at the given times (the store's own clock or its server's)."""
-    return _new_record(
+    return Record(
         key=request.key,
         args_hash=request.args_hash,
         idempotency_key=request.idempotency_key,
@@ -274,9 +272,9 @@ def claim_transition(
             created_at=now,
             expires_at=now + request.lease + request.retention,
         )
-        return _new_claim(acquired=True, record=record), record
+        return Claim(acquired=True, record=record), record
     if existing.args_hash != request.args_hash or not lease_over(existing, now):
-        return _new_claim(acquired=False, record=existing), None
+        return Claim(acquired=False, record=existing), None
     retention = max(existing.retention or 0.0, request.retention)
     if request.reclaim:
         record = replace(
@@ -362,7 +360,7 @@ def _with(
 ) -> Record:
     """``record`` with the fields a fenced write changes (``dataclasses.replace`` costs
     several times more, on the path of every call)."""
-    return _new_record(
+    return Record(
         key=record.key,
         args_hash=record.args_hash,
         idempotency_key=record.idempotency_key,
@@ -376,9 +374,3 @@ def _with(
         expires_at=expires_at,
         retention=record.retention,
     )
-
-
-# Records and claims on the path of every call, built by filling their slots directly: the
-# same frozen instances for half the cost of the generated __init__ (see toolwire._core.makers).
-_new_record = maker(Record)
-_new_claim = maker(Claim)

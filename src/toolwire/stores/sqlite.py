@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from .._core.makers import maker
 from .._errors import StoreError
 from . import _local as local
 from ._clock import ClockMark, ClockReading, advance, reader
@@ -94,11 +93,8 @@ def _times(record: Record) -> tuple[float, float | None]:
     return record.expires_at, record.retention
 
 
-_new_record = maker(Record)
-
-
 def _record(row: Sequence[Any]) -> Record:
-    return _new_record(
+    return Record(
         key=row[0],
         args_hash=row[1],
         idempotency_key=row[2],
