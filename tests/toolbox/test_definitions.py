@@ -65,6 +65,13 @@ SHIP = {
 }
 
 
+def _declarations(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The function declarations of Gemini's one Tool."""
+    (tool,) = definitions
+    declarations: list[dict[str, Any]] = tool["functionDeclarations"]
+    return declarations
+
+
 def _raw() -> Toolbox:
     tools = Toolbox()
     tools.add("search", SHIP, lambda q: q, description="Search.")
@@ -102,17 +109,21 @@ def test_anthropic_shape() -> None:
 
 
 def test_gemini_shape() -> None:
-    """gemini: functionDeclarations entries with upper-case OpenAPI types."""
+    """gemini: one Tool whose functionDeclarations have upper-case OpenAPI types."""
     assert _raw().definitions("gemini") == [
         {
-            "name": "search",
-            "description": "Search.",
-            "parameters": {
-                "type": "OBJECT",
-                "properties": {"q": {"type": "STRING", "description": "query"}},
-                "propertyOrdering": ["q"],
-                "required": ["q"],
-            },
+            "functionDeclarations": [
+                {
+                    "name": "search",
+                    "description": "Search.",
+                    "parameters": {
+                        "type": "OBJECT",
+                        "properties": {"q": {"type": "STRING", "description": "query"}},
+                        "propertyOrdering": ["q"],
+                        "required": ["q"],
+                    },
+                }
+            ]
         }
     ]
 
@@ -135,7 +146,7 @@ def test_strict_flags_per_format() -> None:
     assert chat["parameters"]["additionalProperties"] is False
     assert tools.definitions("openai-responses", strict=True)[0]["strict"] is True
     assert tools.definitions("anthropic", strict=True)[0]["strict"] is True
-    assert "strict" not in tools.definitions("gemini", strict=True)[0]
+    assert "strict" not in _declarations(tools.definitions("gemini", strict=True))[0]
 
 
 def test_definitions_are_fresh_copies() -> None:
@@ -222,8 +233,9 @@ def test_strict_mode_refuses_what_it_cannot_express() -> None:
     assert tools.definitions("openai-chat")  # fine without strict
 
 
-def test_recursive_types_work_in_strict_mode_but_not_for_gemini() -> None:
-    """Strict mode keeps $defs and $ref (recursion is fine); Gemini cannot inline recursion."""
+def test_recursive_types_work_in_strict_mode_but_not_in_the_gemini_subset() -> None:
+    """OpenAI strict mode keeps $defs and $ref (recursion is fine); Gemini's OpenAPI
+    subset cannot inline recursion."""
     tools = Toolbox()
 
     @tools.tool
@@ -236,7 +248,7 @@ def test_recursive_types_work_in_strict_mode_but_not_for_gemini() -> None:
         "type": ["array", "null"],
     }
     with pytest.raises(ToolDefinitionError, match="recursive"):
-        tools.definitions("gemini")
+        gemini_schema(tools.get("tree").parameters)  # type: ignore[union-attr]
 
 
 _GEMINI_KEYS = {
@@ -265,7 +277,7 @@ _GEMINI_KEYS = {
 def test_typed_tool_gemini_schema() -> None:
     """Gemini: refs inlined, nullable instead of null unions, enums as strings, no extras."""
     tools = _tools()
-    ship, ping = tools.definitions("gemini")
+    ship, ping = _declarations(tools.definitions("gemini"))
     assert ping == {"name": "ping", "description": "Ping."}
     parameters = ship["parameters"]
     assert set(_keys(parameters)) - set(parameters["properties"]) - {"city", "zip", "floor"} <= (
@@ -425,7 +437,7 @@ def test_tools_without_parameters_are_strict_empty_objects() -> None:
         "required": [],
         "additionalProperties": False,
     }
-    assert tools.definitions("gemini") == [{"name": "now", "description": ""}]
+    assert _declarations(tools.definitions("gemini")) == [{"name": "now", "description": ""}]
 
 
 def test_strict_mode_inlines_references_that_carry_siblings() -> None:

@@ -67,6 +67,7 @@ Each payload is translated in time linear in its size.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -77,7 +78,7 @@ from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._content_blocks import assistant_blocks, user_blocks
-from .._definitions import declaration
+from .schema import anthropic_strict_schema
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -363,9 +364,21 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
 
 
 def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
-    """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
-    strict-mode schema when ``strict``."""
-    return declaration(tool, strict, "input_schema")
+    """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with the
+    schema in Anthropic's strict subset (:func:`.schema.anthropic_strict_schema`) when
+    ``strict``."""
+    if not strict:
+        return {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": copy.deepcopy(tool.parameters),
+        }
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": anthropic_strict_schema(tool.parameters, where=f"tool {tool.name!r}"),
+        "strict": True,
+    }
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
