@@ -126,11 +126,30 @@ def _stop_kind(reason: str | None) -> d.FinishKind:
 
 
 def _usage(usage: dict[str, Any], where: str, payload: Any) -> d.UsageDelta:
+    """The counts of one ``usage`` object; ``cache_creation`` splits the cache writes by
+    lifetime (the 1-hour part is priced apart) and ``server_tool_use`` counts the web
+    searches billed per request."""
+    writes = read.opt_count(usage, "cache_creation_input_tokens", where, payload)
+    writes_1h = None
+    creation = read.opt_dict(usage, "cache_creation", where, payload)
+    if creation is not None:
+        inner = f"{where}.cache_creation"
+        writes_5m = read.opt_count(creation, "ephemeral_5m_input_tokens", inner, payload)
+        writes_1h = read.opt_count(creation, "ephemeral_1h_input_tokens", inner, payload)
+        if writes is None and (writes_5m is not None or writes_1h is not None):
+            writes = (writes_5m or 0) + (writes_1h or 0)
+    searches = None
+    server = read.opt_dict(usage, "server_tool_use", where, payload)
+    if server is not None:
+        inner = f"{where}.server_tool_use"
+        searches = read.opt_count(server, "web_search_requests", inner, payload)
     return d.UsageDelta(
         input_tokens=read.opt_count(usage, "input_tokens", where, payload),
         output_tokens=read.opt_count(usage, "output_tokens", where, payload),
         cache_read_tokens=read.opt_count(usage, "cache_read_input_tokens", where, payload),
-        cache_write_tokens=read.opt_count(usage, "cache_creation_input_tokens", where, payload),
+        cache_write_tokens=writes,
+        cache_write_1h_tokens=writes_1h,
+        web_search_requests=searches,
         raw=dict(usage),
     )
 

@@ -205,7 +205,12 @@ class _Strict:
         if kind == "object":
             extra = schema.get("additionalProperties")
             free_form = "properties" not in schema and extra is not False and not root
-            if isinstance(extra, dict) or extra is True or free_form or "patternProperties" in schema:
+            if (
+                isinstance(extra, dict)
+                or extra is True
+                or free_form
+                or "patternProperties" in schema
+            ):
                 raise self.fail(
                     pointer,
                     "an object with arbitrary keys (a dict, or additionalProperties with a "
@@ -236,10 +241,9 @@ class _Strict:
                 out["minItems"] = min_items
                 used.add("minItems")
             return used
-        if kind == "string":
-            if schema.get("format") in _FORMATS:
-                out["format"] = schema["format"]
-                return {"format"}
+        if kind == "string" and schema.get("format") in _FORMATS:
+            out["format"] = schema["format"]
+            return {"format"}
         return set()
 
 

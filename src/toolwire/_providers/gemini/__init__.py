@@ -415,8 +415,14 @@ class GeminiAdapter:
     @staticmethod
     def _usage(usage: dict[str, Any], payload: dict[str, Any]) -> d.UsageDelta | None:
         where = "usageMetadata"
+        prompt = read.opt_count(usage, "promptTokenCount", where, payload)
+        # The prompt of built-in tools (search, code execution results) is input too: the
+        # total counts it beside promptTokenCount, and it is billed at the input price.
+        tool_prompt = read.opt_count(usage, "toolUsePromptTokenCount", where, payload)
+        if tool_prompt is not None:
+            prompt = (prompt or 0) + tool_prompt
         counts = {
-            "input_tokens": read.opt_count(usage, "promptTokenCount", where, payload),
+            "input_tokens": prompt,
             "output_tokens": read.opt_count(usage, "candidatesTokenCount", where, payload),
             "total_tokens": read.opt_count(usage, "totalTokenCount", where, payload),
             "reasoning_tokens": read.opt_count(usage, "thoughtsTokenCount", where, payload),

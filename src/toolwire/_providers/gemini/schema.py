@@ -50,6 +50,7 @@ class Inexpressible(ToolDefinitionError):
     """The OpenAPI subset cannot say this schema (a recursive type): the JSON Schema
     form (:func:`gemini_json_schema`) can."""
 
+
 _GEMINI_KEEP = frozenset(
     {
         "type",
@@ -332,7 +333,9 @@ class _Json:
             out = {"anyOf": [out, {"type": "null"}]} if out else {"type": "null"}
         return out, expressed
 
-    def typed(self, kind: str | None, schema: dict[str, Any], pointer: str, out: dict[str, Any]) -> None:
+    def typed(
+        self, kind: str | None, schema: dict[str, Any], pointer: str, out: dict[str, Any]
+    ) -> None:
         if kind is None:
             if "properties" in schema or "additionalProperties" in schema:
                 kind = "object"
@@ -359,7 +362,9 @@ class _Json:
             elif key == "items" and value is not False:
                 out[key] = self.convert(value, f"{pointer}/items")
             elif key == "prefixItems" and isinstance(value, list):
-                out[key] = [self.convert(v, f"{pointer}/prefixItems/{i}") for i, v in enumerate(value)]
+                out[key] = [
+                    self.convert(v, f"{pointer}/prefixItems/{i}") for i, v in enumerate(value)
+                ]
         for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
             value = schema.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -38,7 +38,7 @@ def _check_tools(tools: Any) -> str | None:
         for key in _DECLARATION_FIELDS:
             if key in tool:
                 return (
-                    f"Invalid JSON payload received. Unknown name \"{key}\" at "
+                    f'Invalid JSON payload received. Unknown name "{key}" at '
                     f"'tools[{position}]': Cannot find field."
                 )
         declarations = tool.get("functionDeclarations", tool.get("function_declarations", []))
