@@ -83,7 +83,7 @@ from ..._core.providers import Provider
 from ..._core.response import Response
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from .. import _payload as read
-from .schema import Inexpressible, gemini_json_schema, gemini_schema, subset_can_express
+from .schema import gemini_json_schema, subset_schema
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -568,11 +568,8 @@ def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
     if not _NAME.match(tool.name):
         raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")
     declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    try:
-        parameters = gemini_schema(tool.parameters, where=where)
-    except Inexpressible:
-        parameters = None
-    if parameters is not None and subset_can_express(tool.parameters, parameters):
+    parameters = subset_schema(tool.parameters, where=where)
+    if parameters is not None:
         if parameters.get("properties"):
             declaration["parameters"] = parameters
         return declaration

@@ -43,12 +43,7 @@ from .._definitions import (
     tuple_to_items,
 )
 
-__all__ = ["Inexpressible", "gemini_json_schema", "gemini_schema", "subset_can_express"]
-
-
-class Inexpressible(ToolDefinitionError):
-    """The OpenAPI subset cannot say this schema (a recursive type): the JSON Schema
-    form (:func:`gemini_json_schema`) can."""
+__all__ = ["gemini_json_schema", "gemini_schema", "subset_schema"]
 
 
 _GEMINI_KEEP = frozenset(
@@ -93,9 +88,11 @@ def gemini_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[
 class _Gemini:
     """Rewrites one schema document into Gemini's OpenAPI subset, inlining references."""
 
-    def __init__(self, document: dict[str, Any], where: str) -> None:
+    def __init__(self, document: dict[str, Any], where: str, *, lenient: bool = False) -> None:
         self.document = document
         self.where = where
+        self.lenient = lenient  # a recursive type sets ``cyclic`` instead of raising
+        self.cyclic = False
 
     def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
         """The Gemini form of the subschema at ``pointer``; ``active`` are refs being inlined."""
@@ -107,7 +104,10 @@ class _Gemini:
         if "$ref" in schema:
             ref = schema["$ref"]
             if ref in active:
-                raise Inexpressible(
+                if self.lenient:
+                    self.cyclic = True
+                    return {}
+                raise ToolDefinitionError(
                     f"{where}: the recursive type {ref!r} cannot be expressed for Gemini, "
                     "whose schemas have no references"
                 )
@@ -204,11 +204,15 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def subset_can_express(schema: dict[str, Any], converted: dict[str, Any]) -> bool:
-    """Whether ``converted`` (:func:`gemini_schema` of ``schema``) says what ``schema``
-    says: false when an object with arbitrary keys (``dict[str, X]``) had to become a bare
-    ``OBJECT`` (the subset cannot describe its values)."""
-    return not _free_objects(converted, top=True)
+def subset_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any] | None:
+    """:func:`gemini_schema` of ``schema``, or ``None`` when the subset cannot say it: a
+    recursive type, or an object with arbitrary keys (``dict[str, X]``, which could only
+    become a bare ``OBJECT``, its values undescribed)."""
+    rewriter = _Gemini(schema, where, lenient=True)
+    converted = rewriter.convert(schema, "#", ())
+    if rewriter.cyclic or _free_objects(converted, top=True):
+        return None
+    return converted
 
 
 def _free_objects(node: Any, top: bool = False) -> bool:
