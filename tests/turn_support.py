@@ -90,7 +90,7 @@ def _anthropic(c: Conversation) -> Callable[[], Any]:
 
 def _gemini(c: Conversation) -> Callable[[], Any]:
     client = c.clients.gemini
-    config = {"tools": [{"function_declarations": c.definitions}]}
+    config = {"tools": c.definitions}
     return lambda: client.models.generate_content_stream(
         model="gemini-2.5-flash", contents=c.messages, config=config
     )

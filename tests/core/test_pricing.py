@@ -455,3 +455,67 @@ def test_from_genai_prices_refuses_what_cannot_work(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "genai_prices.data_snapshot", None)
     with pytest.raises(SettingsError, match=r"toolwire\[prices\]"):
         Prices.from_genai_prices()
+
+
+# --------------------------------------------------- 1-hour cache writes, web searches
+
+
+def _claude() -> ModelPrice:
+    """Claude's prices with a 1-hour cache write price and a web search fee."""
+    return ModelPrice(
+        input=3, output=15, cache_read=0.3, cache_write=3.75, cache_write_1h=6, web_search=10
+    )
+
+
+def test_one_hour_cache_writes_and_web_searches_are_priced_apart() -> None:
+    """The 1-hour writes cost cache_write_1h, the rest cache_write; searches per 1,000."""
+    usage = Usage(
+        input_tokens=50,
+        output_tokens=120,
+        cache_write_tokens=3000,
+        cache_write_1h_tokens=2000,
+        web_search_requests=2,
+        format="anthropic",
+    )
+    cost = Prices({"claude-sonnet-4": _claude()}).cost(usage, "claude-sonnet-4-20250514")
+    assert cost is not None
+    assert cost.cache_write == pytest.approx((1000 * 3.75 + 2000 * 6) / 1e6)
+    assert cost.web_search == pytest.approx(2 * 10 / 1000)
+    assert cost.input == pytest.approx(50 * 3 / 1e6)
+    parts = (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.web_search)
+    assert cost.total == pytest.approx(sum(parts)) and cost.missing == ()
+
+
+def test_prices_without_the_new_fields_read_as_before() -> None:
+    """No cache_write_1h: every write at cache_write; no web_search: searches are missing."""
+    table = Prices({"m": {"input": 3, "output": 15, "cache_write": 3.75}})
+    usage = Usage(
+        input_tokens=0, output_tokens=0, cache_write_tokens=3000, cache_write_1h_tokens=2000,
+        web_search_requests=2, format="anthropic",
+    )  # fmt: skip
+    cost = table.cost(usage, "m")
+    assert cost is not None
+    assert cost.cache_write == pytest.approx(3000 * 3.75 / 1e6) and cost.web_search == 0
+    assert cost.missing == ("web_search_requests",)
+    with_them = Prices({"m": {"input": 3, "output": 15, "cache_write_1h": 6, "web_search": 10}})
+    assert with_them.cost(usage, "m") is not None
+
+
+def test_a_streamed_anthropic_turn_and_the_ledger_price_searches_and_1h_writes() -> None:
+    """Through the assembler and the ledger, the 1-hour writes and the searches are paid."""
+    from test_usage import ANTHROPIC_SEARCH_TURN
+
+    asm = StreamAssembler(prices=Prices({"claude-sonnet-4": _claude()}))
+    for payload in ANTHROPIC_SEARCH_TURN:
+        asm.feed(payload)
+    response = asm.close()
+    cost = response.usage.cost  # type: ignore[union-attr]
+    assert cost is not None and cost.web_search == pytest.approx(0.02)
+    assert cost.cache_write == pytest.approx((1000 * 3.75 + 2000 * 6) / 1e6)
+    ledger = UsageLedger()
+    ledger.add(response)
+    ledger.add(response)
+    total = ledger.total
+    assert (total.web_search_requests, total.cache_write_1h_tokens) == (4, 4000)
+    assert total.cost is not None and total.cost.web_search == pytest.approx(0.04)
+    assert ledger.cost == pytest.approx(2 * cost.total)

@@ -3,11 +3,13 @@ flagged, the token estimator, and the StreamError message that says so."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import sys
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolwire
@@ -420,3 +422,124 @@ def test_a_token_limit_message_gives_the_usage_without_the_meter_warning() -> No
     with pytest.raises(toolwire.TokenLimitExceeded) as info:
         asm.close()
     assert str(info.value).endswith("(usage so far: input 4, output 1)")
+
+
+# ------------------------------------------------------ provider counts beyond tokens
+
+# A streamed Anthropic turn that wrote to both cache lifetimes and ran two web searches,
+# its usage objects shaped like the Messages API reference.
+ANTHROPIC_SEARCH_TURN: list[dict[str, Any]] = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-20250514",
+            "content": [],
+            "stop_reason": None,
+            "usage": {
+                "input_tokens": 50,
+                "cache_creation_input_tokens": 3000,
+                "cache_read_input_tokens": 0,
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": 1000,
+                    "ephemeral_1h_input_tokens": 2000,
+                },
+                "output_tokens": 1,
+            },
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny"}},
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 120, "server_tool_use": {"web_search_requests": 2}},
+    },
+    {"type": "message_stop"},
+]
+
+# A Gemini response that used a built-in tool (usageMetadata as the API reference shows it).
+GEMINI_TOOL_TURN: list[dict[str, Any]] = [
+    {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Sunny"}]}, "index": 0}],
+        "modelVersion": "gemini-2.5-flash",
+    },
+    {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "."}]}, "finishReason": "STOP"}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 120,
+            "toolUsePromptTokenCount": 80,
+            "candidatesTokenCount": 30,
+            "thoughtsTokenCount": 10,
+            "totalTokenCount": 240,
+        },
+        "modelVersion": "gemini-2.5-flash",
+    },
+]
+
+
+def _sse(payloads: list[dict[str, Any]]) -> bytes:
+    return b"".join(f"data: {json.dumps(p)}\n\n".encode() for p in payloads)
+
+
+def _usage_fed(payloads: list[dict[str, Any]], cuts: list[int] | None) -> Usage:
+    """The usage of ``payloads`` fed as dicts (``cuts`` ``None``) or as an SSE body cut at
+    ``cuts``."""
+    asm = StreamAssembler()
+    if cuts is None:
+        for payload in payloads:
+            asm.feed(payload)
+    else:
+        body = _sse(payloads)
+        points = sorted({0, len(body), *(min(c, len(body)) for c in cuts)})
+        for a, b in itertools.pairwise(points):
+            asm.feed_bytes(body[a:b])
+        asm.feed_eof()
+    usage = asm.close().usage
+    assert usage is not None
+    return usage
+
+
+def _every_way(payloads: list[dict[str, Any]]) -> list[Usage]:
+    length = len(_sse(payloads))
+    return [_usage_fed(payloads, cuts) for cuts in (None, [], list(range(length)))]
+
+
+def test_anthropic_one_hour_cache_writes_and_web_searches_reach_the_usage() -> None:
+    """The 1-hour cache writes and the web searches survive the stream's merge, fed whole
+    and byte by byte."""
+    for usage in _every_way(ANTHROPIC_SEARCH_TURN):
+        assert (usage.cache_write_tokens, usage.cache_write_1h_tokens) == (3000, 2000)
+        assert usage.web_search_requests == 2
+        assert (usage.input_tokens, usage.output_tokens) == (50, 120)
+        assert usage.all_input_tokens == 3050
+
+
+def test_gemini_tool_use_prompt_tokens_are_input() -> None:
+    """toolUsePromptTokenCount counts as input, so input + output is the reported total."""
+    for usage in _every_way(GEMINI_TOOL_TURN):
+        assert (usage.input_tokens, usage.all_input_tokens) == (200, 200)
+        assert usage.all_output_tokens == 40
+        assert usage.all_input_tokens + usage.all_output_tokens == usage.total_tokens == 240
+
+
+@settings(max_examples=50)
+@given(cuts=st.lists(st.integers(0, 2000), max_size=8))
+def test_provider_counts_are_the_same_at_any_split(cuts: list[int]) -> None:
+    """Whatever the byte splits, the extra counts are the same."""
+    anthropic = _usage_fed(ANTHROPIC_SEARCH_TURN, cuts)
+    assert (anthropic.cache_write_1h_tokens, anthropic.web_search_requests) == (2000, 2)
+    assert _usage_fed(GEMINI_TOOL_TURN, cuts).input_tokens == 200
+
+
+def test_a_usage_built_by_hand_keeps_its_own_counts() -> None:
+    """Counts given to Usage win over its raw report; a raw report fills the missing ones."""
+    raw = {"cache_creation": {"ephemeral_1h_input_tokens": 9}, "server_tool_use": {}}
+    assert Usage(cache_write_1h_tokens=4, raw=raw).cache_write_1h_tokens == 4
+    filled = Usage(raw=raw)
+    assert (filled.cache_write_1h_tokens, filled.web_search_requests) == (9, None)

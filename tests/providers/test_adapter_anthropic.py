@@ -158,6 +158,50 @@ def test_message_delta_usage_is_the_running_output_total() -> None:
     assert deltas == [UsageDelta(output_tokens=33, raw={"output_tokens": 33})]
 
 
+# The usage of a response that wrote to both cache lifetimes and ran web searches, shaped
+# like the Messages API reference (usage.cache_creation, usage.server_tool_use).
+CACHED_SEARCH_START = {
+    "input_tokens": 50,
+    "cache_creation_input_tokens": 3000,
+    "cache_read_input_tokens": 0,
+    "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000},
+    "output_tokens": 1,
+}
+CACHED_SEARCH_END = {
+    "input_tokens": 50,
+    "cache_creation_input_tokens": 3000,
+    "cache_read_input_tokens": 0,
+    "output_tokens": 120,
+    "server_tool_use": {"web_search_requests": 2},
+}
+
+
+def test_cache_writes_by_lifetime_and_web_searches_are_reported() -> None:
+    """usage.cache_creation gives the 1-hour writes, usage.server_tool_use the searches."""
+    deltas = run(
+        [
+            {
+                **message_start(),
+                "message": {**message_start()["message"], "usage": CACHED_SEARCH_START},
+            },
+            {**message_delta("end_turn"), "usage": CACHED_SEARCH_END},
+        ]
+    )
+    start, end = [d for d in deltas if isinstance(d, UsageDelta)]
+    assert (start.cache_write_tokens, start.cache_write_1h_tokens) == (3000, 2000)
+    assert start.web_search_requests is None
+    assert (end.web_search_requests, end.output_tokens) == (2, 120)
+
+
+def test_cache_creation_alone_gives_the_cache_writes() -> None:
+    """Without cache_creation_input_tokens the writes are the sum of both lifetimes."""
+    usage = {"input_tokens": 5, "cache_creation": {"ephemeral_5m_input_tokens": 7,
+                                                   "ephemeral_1h_input_tokens": 4}}  # fmt: skip
+    (delta,) = [d for d in run([{"type": "message_delta", "delta": {}, "usage": usage}])]
+    assert isinstance(delta, UsageDelta)
+    assert (delta.cache_write_tokens, delta.cache_write_1h_tokens) == (11, 4)
+
+
 def test_text_blocks_become_text_parts() -> None:
     """text_delta pieces become TextPart in order; empty pieces are dropped."""
     deltas = run([text_start(0), text_delta(0, "Hel"), text_delta(0, ""), text_delta(0, "lo")])

@@ -7,10 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
+import toolwire
 from adapter_support import (
     accumulate,
     assemble_every_way,
@@ -24,7 +27,8 @@ from adapter_support import (
     without_parts,
 )
 from conftest import load_expected
-from toolwire import PartialJSONParser, StreamFormatError
+from simulator_support import request_body
+from toolwire import PartialJSONParser, StreamFormatError, Toolbox
 from toolwire._core.deltas import (
     CallDelta,
     Delta,
@@ -36,6 +40,7 @@ from toolwire._core.deltas import (
     UsageDelta,
 )
 from toolwire._providers.gemini import GeminiAdapter, parse_json_path
+from toolwire.testing import Simulator
 
 
 def chunk(*parts: dict[str, Any], finish: str | None = None, **top: Any) -> dict[str, Any]:
@@ -178,6 +183,20 @@ def test_usage_metadata_maps_every_count() -> None:
             raw=usage,
         )
     ]
+
+
+def test_tool_use_prompt_tokens_are_input() -> None:
+    """toolUsePromptTokenCount (the built-in tools' prompt) is added to the input tokens."""
+    usage = {
+        "promptTokenCount": 120,
+        "toolUsePromptTokenCount": 80,
+        "candidatesTokenCount": 30,
+        "thoughtsTokenCount": 10,
+        "totalTokenCount": 240,
+    }
+    (delta,) = run([{"usageMetadata": usage}])
+    assert isinstance(delta, UsageDelta)
+    assert (delta.input_tokens, delta.output_tokens, delta.total_tokens) == (200, 30, 240)
 
 
 @pytest.mark.parametrize(
@@ -518,3 +537,81 @@ def test_corpus_stream_translates_to_its_expected_result(corpus_dir: Path, name:
     """Each recorded Gemini / Vertex stream yields its expected calls, text and finish."""
     deltas = run(list(read_payloads(corpus_dir / "streams" / name)))
     assert_matches_expected(accumulate(deltas), load_expected()[name])
+
+
+# ------------------------------------------------------------ definitions through the SDK
+
+
+class _Node(BaseModel):
+    """A tree node (recursive)."""
+
+    name: str
+    children: list[_Node] = []
+
+
+def _gemini_tools() -> Toolbox:
+    tools = Toolbox()
+
+    @tools.tool
+    def tree(root: _Node) -> str:
+        """Walk a tree."""
+        return root.name
+
+    @tools.tool
+    def ping(times: int = 1) -> str:
+        """Ping."""
+        return "pong" * times
+
+    return tools
+
+
+def test_google_genai_sends_the_definitions_and_the_simulator_accepts_them() -> None:
+    """tools.definitions("gemini") goes as tools= through google-genai's client, the
+    recursive tool as parametersJsonSchema, and the call it gets back assembles."""
+    from google import genai
+    from google.genai import types
+
+    tools = _gemini_tools()
+    tree = {"root": {"name": "a", "children": [{"name": "b"}]}}
+    with Simulator() as sim:
+        sim.add_response(tool_calls=[("tree", tree)])
+        client = genai.Client(
+            api_key="test",
+            http_options=types.HttpOptions(
+                base_url=sim.base_url("gemini"),
+                retry_options=types.HttpRetryOptions(attempts=1),
+            ),
+        )
+        config = types.GenerateContentConfig(tools=tools.definitions("gemini"))
+        source = client.models.generate_content_stream(
+            model="gemini-2.5-flash", contents="Walk it.", config=config
+        )
+        with toolwire.stream(source, total_timeout=30) as handle:
+            for _ in handle:
+                pass
+        client.close()
+        (request,) = sim.requests
+    assert request.served == "response"
+    (sent,) = request.body["tools"]
+    declared = {d["name"]: d for d in sent["functionDeclarations"]}
+    assert "parameters" not in declared["tree"]
+    schema = declared["tree"]["parameters_json_schema"]
+    assert schema["$defs"]["_Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/_Node"}
+    assert declared["ping"]["parameters"]["properties"] == {"times": {"type": "INTEGER"}}
+    assert [c.arguments for c in handle.response.tool_calls] == [tree]
+
+
+def test_the_simulator_refuses_bare_function_declarations_as_tools() -> None:
+    """A tools list of bare declarations (not Tool objects) is Gemini's 400, as is a
+    declaration with both parameters and parametersJsonSchema."""
+    path, body = request_body("gemini")
+    declaration = {"name": "f", "description": "", "parameters": {"type": "OBJECT"}}
+    both = {**declaration, "parametersJsonSchema": {"type": "object"}}
+    with Simulator() as sim, httpx.Client(base_url=sim.url, timeout=10) as client:
+        bare = client.post(path, json={**body, "tools": [declaration]})
+        mixed = client.post(path, json={**body, "tools": [{"functionDeclarations": [both]}]})
+        sim.add_response("ok")
+        fine = client.post(path, json={**body, "tools": [{"functionDeclarations": [declaration]}]})
+    assert bare.status_code == 400 and 'Unknown name \\"name\\"' in bare.text
+    assert mixed.status_code == 400 and "mutually exclusive" in mixed.text
+    assert fine.status_code == 200

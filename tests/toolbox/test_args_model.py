@@ -127,6 +127,8 @@ def test_strict_definitions_keep_the_fields_at_the_top_level() -> None:
 
 def _named(definitions: list[dict[str, Any]], fmt: str) -> list[tuple[str, dict[str, Any]]]:
     out = []
+    if fmt == "gemini":
+        definitions = [d for tool in definitions for d in tool["functionDeclarations"]]
     for d in definitions:
         if "function" in d:
             out.append((d["function"]["name"], d))

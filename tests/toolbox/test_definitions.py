@@ -65,6 +65,13 @@ SHIP = {
 }
 
 
+def _declarations(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The function declarations of Gemini's one Tool."""
+    (tool,) = definitions
+    declarations: list[dict[str, Any]] = tool["functionDeclarations"]
+    return declarations
+
+
 def _raw() -> Toolbox:
     tools = Toolbox()
     tools.add("search", SHIP, lambda q: q, description="Search.")
@@ -102,17 +109,21 @@ def test_anthropic_shape() -> None:
 
 
 def test_gemini_shape() -> None:
-    """gemini: functionDeclarations entries with upper-case OpenAPI types."""
+    """gemini: one Tool whose functionDeclarations have upper-case OpenAPI types."""
     assert _raw().definitions("gemini") == [
         {
-            "name": "search",
-            "description": "Search.",
-            "parameters": {
-                "type": "OBJECT",
-                "properties": {"q": {"type": "STRING", "description": "query"}},
-                "propertyOrdering": ["q"],
-                "required": ["q"],
-            },
+            "functionDeclarations": [
+                {
+                    "name": "search",
+                    "description": "Search.",
+                    "parameters": {
+                        "type": "OBJECT",
+                        "properties": {"q": {"type": "STRING", "description": "query"}},
+                        "propertyOrdering": ["q"],
+                        "required": ["q"],
+                    },
+                }
+            ]
         }
     ]
 
@@ -135,7 +146,7 @@ def test_strict_flags_per_format() -> None:
     assert chat["parameters"]["additionalProperties"] is False
     assert tools.definitions("openai-responses", strict=True)[0]["strict"] is True
     assert tools.definitions("anthropic", strict=True)[0]["strict"] is True
-    assert "strict" not in tools.definitions("gemini", strict=True)[0]
+    assert "strict" not in _declarations(tools.definitions("gemini", strict=True))[0]
 
 
 def test_definitions_are_fresh_copies() -> None:
@@ -222,8 +233,9 @@ def test_strict_mode_refuses_what_it_cannot_express() -> None:
     assert tools.definitions("openai-chat")  # fine without strict
 
 
-def test_recursive_types_work_in_strict_mode_but_not_for_gemini() -> None:
-    """Strict mode keeps $defs and $ref (recursion is fine); Gemini cannot inline recursion."""
+def test_recursive_types_work_in_strict_mode_but_not_in_the_gemini_subset() -> None:
+    """OpenAI strict mode keeps $defs and $ref (recursion is fine); Gemini's OpenAPI
+    subset cannot inline recursion."""
     tools = Toolbox()
 
     @tools.tool
@@ -236,7 +248,7 @@ def test_recursive_types_work_in_strict_mode_but_not_for_gemini() -> None:
         "type": ["array", "null"],
     }
     with pytest.raises(ToolDefinitionError, match="recursive"):
-        tools.definitions("gemini")
+        gemini_schema(tools.get("tree").parameters)  # type: ignore[union-attr]
 
 
 _GEMINI_KEYS = {
@@ -265,7 +277,7 @@ _GEMINI_KEYS = {
 def test_typed_tool_gemini_schema() -> None:
     """Gemini: refs inlined, nullable instead of null unions, enums as strings, no extras."""
     tools = _tools()
-    ship, ping = tools.definitions("gemini")
+    ship, ping = _declarations(tools.definitions("gemini"))
     assert ping == {"name": "ping", "description": "Ping."}
     parameters = ship["parameters"]
     assert set(_keys(parameters)) - set(parameters["properties"]) - {"city", "zip", "floor"} <= (
@@ -425,7 +437,7 @@ def test_tools_without_parameters_are_strict_empty_objects() -> None:
         "required": [],
         "additionalProperties": False,
     }
-    assert tools.definitions("gemini") == [{"name": "now", "description": ""}]
+    assert _declarations(tools.definitions("gemini")) == [{"name": "now", "description": ""}]
 
 
 def test_strict_mode_inlines_references_that_carry_siblings() -> None:
@@ -460,3 +472,236 @@ def test_definitions_read_refs_as_validation_does() -> None:
     assert compile_schema(schema).errors({"p": "x"})
     with pytest.raises(ToolDefinitionError, match="%XX"):
         gemini_schema({**schema, "properties": {"p": {"$ref": "#/$defs/a%b"}}})
+
+
+# ------------------------------------------------------------------ Anthropic strict
+
+
+def _anthropic_strict(tools: Toolbox) -> list[dict[str, Any]]:
+    """The strict input schemas, each checked to be what the anthropic SDK would send."""
+    from anthropic import transform_schema
+
+    schemas = [d["input_schema"] for d in tools.definitions("anthropic", strict=True)]
+    for schema in schemas:
+        assert transform_schema(copy.deepcopy(schema)) == schema
+    return schemas
+
+
+def test_anthropic_strict_schemas_are_what_the_sdk_sends() -> None:
+    """Nested models, optional fields, enums and constrained lists come out in the SDK's
+    strict subset: optional fields stay optional, constraints move into the description."""
+    ship, ping = _anthropic_strict(_tools())
+    assert ping == {"type": "object", "properties": {}, "additionalProperties": False}
+    assert ship["required"] == ["to"] and ship["additionalProperties"] is False
+    props = ship["properties"]
+    assert props["to"] == {"$ref": "#/$defs/Address"}
+    assert ship["$defs"]["Address"] == {
+        "type": "object",
+        "description": "Where to ship.",
+        "properties": {
+            "city": {"type": "string"},
+            "zip": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "description": "{default: null}",
+            },
+            "floor": {"type": "integer", "description": "{default: 0}"},
+        },
+        "additionalProperties": False,
+        "required": ["city"],
+    }
+    assert props["speed"] == {"enum": ["slow", "fast"], "description": '{default: "slow"}'}
+    assert props["weight"] == {
+        "type": "number",
+        "description": "kg\n\n{default: 1.0, exclusiveMinimum: 0}",
+    }
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 4},
+            {"type": "array", "items": {"type": "string"},
+             "description": "{minItems: 2, maxItems: 4}"},
+        ),
+        (
+            {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1},
+            {"type": "array", "items": {"type": "integer", "description": "{minimum: 1}"},
+             "minItems": 1},
+        ),
+        (
+            {"type": ["integer", "null"], "maximum": 9, "description": "n"},
+            {"anyOf": [{"type": "integer", "description": "{maximum: 9}"}, {"type": "null"}],
+             "description": "n"},
+        ),
+        (
+            {"type": "string", "pattern": "^[a-z]+$", "format": "email"},
+            {"type": "string", "format": "email", "description": '{pattern: "^[a-z]+$"}'},
+        ),
+        ({"type": "string", "format": "byte"},
+         {"type": "string", "description": '{format: "byte"}'}),
+        ({"const": "x", "type": "string"}, {"const": "x"}),
+        ({"oneOf": [{"type": "string"}, {"type": "integer", "multipleOf": 5}]},
+         {"anyOf": [{"type": "string"}, {"type": "integer", "description": "{multipleOf: 5}"}]}),
+        ({"allOf": [{"type": "string", "minLength": 1}], "title": "T", "default": "a"},
+         {"type": "string", "description": '{default: "a", minLength: 1}'}),
+    ],
+)  # fmt: skip
+def test_anthropic_strict_rewrites(schema: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Each construct becomes what the SDK's transform_schema leaves unchanged."""
+    tools = Toolbox()
+    tools.add("t", _wrap(schema, True), lambda p: p)
+    (converted,) = _anthropic_strict(tools)
+    assert converted["properties"]["p"] == expected
+
+
+def test_anthropic_strict_refuses_recursive_types_naming_tool_and_path() -> None:
+    """A recursive model cannot be a strict Anthropic tool: the error names both."""
+    tools = Toolbox()
+
+    @tools.tool
+    def tree(root: Node) -> None:
+        """Walk."""
+
+    with pytest.raises(ToolDefinitionError) as info:
+        tools.definitions("anthropic", strict=True)
+    message = str(info.value)
+    assert "'tree'" in message and "recursive" in message
+    assert "#/$defs/Node/properties/children/items" in message
+    assert tools.definitions("anthropic")[0]["input_schema"]["$defs"]  # fine without strict
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        ({"enum": [{"a": 1}, "b"]}, "enum holding objects"),
+        ({"type": "array"}, "array of values of any type"),
+        ({"type": "array", "items": {}}, "array of values of any type"),
+        ({"description": "anything"}, "without a type"),
+    ],
+)
+def test_anthropic_strict_refuses_what_its_subset_cannot_say(
+    schema: dict[str, Any], words: str
+) -> None:
+    """Schemas the SDK's transformer cannot take raise ToolDefinitionError at their path."""
+    tools = Toolbox()
+    tools.add("t", _wrap(schema, True), lambda p: p)
+    with pytest.raises(ToolDefinitionError, match=words) as info:
+        tools.definitions("anthropic", strict=True)
+    assert "tool 't' at #/properties/p" in str(info.value)
+
+
+@settings(max_examples=100)
+@given(data=st.data(), schema=SCHEMAS, required=st.booleans())
+def test_anthropic_strict_schemas_pass_the_sdk_and_accept_every_valid_value(
+    data: st.DataObject, schema: dict[str, Any], required: bool
+) -> None:
+    """Whatever the schema, the strict form is a fixed point of the SDK's transformer and
+    accepts every value the original accepts (the toolbox enforces the rest)."""
+    from anthropic import transform_schema
+
+    from toolwire._providers.anthropic.schema import anthropic_strict_schema
+
+    full = _wrap(schema, required)
+    converted = anthropic_strict_schema(full)
+    assert transform_schema(copy.deepcopy(converted)) == converted
+    for obj in _objects(converted):
+        assert obj["additionalProperties"] is False
+    assert compile_schema(converted).errors(data.draw(values(full))) == []
+
+
+# ------------------------------------------------------- Gemini, as google-genai takes it
+
+
+def _genai_tools(definitions: list[dict[str, Any]]) -> list[Any]:
+    """The definitions validated as google-genai's GenerateContentConfig(tools=...)."""
+    from google.genai import types
+
+    config = types.GenerateContentConfig(tools=definitions)  # type: ignore[arg-type]
+    assert config.tools is not None
+    return list(config.tools)
+
+
+def test_gemini_definitions_are_what_google_genai_tools_takes() -> None:
+    """One Tool with every declaration, plain and recursive tools alike."""
+    tools = _tools()
+
+    @tools.tool
+    def tree(root: Node) -> None:
+        """Walk."""
+
+    (tool,) = _genai_tools(tools.definitions("gemini"))
+    ship, ping, walk = tool.function_declarations
+    assert ship.parameters.properties["to"].properties["city"].type == "STRING"
+    assert ping.parameters is None and ping.parameters_json_schema is None
+    assert walk.parameters is None
+    assert walk.parameters_json_schema["$defs"]["Node"]["properties"]["children"] == {
+        "type": "array",
+        "items": {"$ref": "#/$defs/Node"},
+    }
+    assert _genai_tools(Toolbox().definitions("gemini")) == []
+
+
+def test_gemini_uses_json_schema_only_where_the_subset_cannot_say_it() -> None:
+    """Recursive types and dicts go as parametersJsonSchema; everything else as parameters."""
+    tools = Toolbox()
+
+    @tools.tool
+    def tag(labels: dict[str, int], note: str = "") -> None:
+        """Tag."""
+
+    (tool,) = tools.definitions("gemini")
+    (declaration,) = tool["functionDeclarations"]
+    assert "parameters" not in declaration
+    assert declaration["parametersJsonSchema"] == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "note": {"type": "string"},
+        },
+        "propertyOrdering": ["labels", "note"],
+        "required": ["labels"],
+    }
+    assert "parameters" in _declarations(_raw().definitions("gemini"))[0]
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": ["integer", "null"], "exclusiveMinimum": 0},
+         {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}),
+        ({"enum": ["a", None]}, {"anyOf": [{"enum": ["a"], "type": "string"}, {"type": "null"}]}),
+        ({"enum": [True, 1]}, {"description": "Allowed values: true, 1."}),
+        ({"const": 3}, {"enum": [3], "type": "number"}),
+        ({"type": "string", "format": "uri", "pattern": "x", "title": "T"}, {"type": "string"}),
+        ({"prefixItems": [{"type": "integer"}], "items": False, "minItems": 1},
+         {"type": "array", "prefixItems": [{"type": "integer"}], "minItems": 1}),
+        ({"oneOf": [{"type": "string"}, {"type": "integer"}]},
+         {"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+        ({"$ref": "#/$defs/D", "description": "d"},
+         {"anyOf": [{"$ref": "#/$defs/D"}], "description": "d"}),
+    ],
+)  # fmt: skip
+def test_gemini_json_schema_rewrites(schema: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Each construct maps onto the keywords parametersJsonSchema reads, as documented."""
+    from toolwire._providers.gemini.schema import gemini_json_schema
+
+    document = {**_wrap(schema, True), "$defs": {"D": {"type": "integer"}}}
+    assert gemini_json_schema(document)["properties"]["p"] == expected
+
+
+@settings(max_examples=100)
+@given(data=st.data(), schema=SCHEMAS, required=st.booleans())
+def test_gemini_json_schemas_validate_in_google_genai_and_accept_every_valid_value(
+    data: st.DataObject, schema: dict[str, Any], required: bool
+) -> None:
+    """The JSON Schema form is a valid FunctionDeclaration and accepts what the original does."""
+    from google.genai import types
+
+    from toolwire._providers.gemini.schema import gemini_json_schema
+
+    full = _wrap(schema, required)
+    converted = gemini_json_schema(full)
+    types.FunctionDeclaration(name="t", parameters_json_schema=converted)
+    assert compile_schema(converted).errors(data.draw(values(full))) == []

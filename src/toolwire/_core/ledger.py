@@ -45,10 +45,13 @@ class UsageLedger:
             "cache_read": 0,
             "cache_write": 0,
             "reasoning": 0,
+            "cache_write_1h": 0,
+            "web_search_requests": 0,
         }
         self._seen = {name: False for name in self._counts}
         self._fields: set[str] = set()
-        self._cost: list[float] = [0.0, 0.0, 0.0, 0.0]  # input, output, cache read, write
+        # input, output, cache read, cache write, web search
+        self._cost: list[float] = [0.0, 0.0, 0.0, 0.0, 0.0]
         self._currency: str | None = None
         self._models: set[str] = set()
         self._cost_estimated = False
@@ -104,6 +107,8 @@ class UsageLedger:
             "cache_read": usage.cache_read_tokens,
             "cache_write": usage.cache_write_tokens,
             "reasoning": usage.reasoning_tokens,
+            "cache_write_1h": usage.cache_write_1h_tokens,
+            "web_search_requests": usage.web_search_requests,
         }
         cost = usage.cost
         with self._lock:
@@ -128,7 +133,7 @@ class UsageLedger:
                 self._fields.update(usage.estimated_fields)
             if cost is not None:
                 for i, part in enumerate(
-                    (cost.input, cost.output, cost.cache_read, cost.cache_write)
+                    (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.web_search)
                 ):
                     self._cost[i] += part
                 self._models.add(cost.model)
@@ -162,6 +167,8 @@ class UsageLedger:
             cache_read_tokens=get("cache_read"),
             cache_write_tokens=get("cache_write"),
             reasoning_tokens=get("reasoning"),
+            cache_write_1h_tokens=get("cache_write_1h"),
+            web_search_requests=get("web_search_requests"),
             raw={},
             estimated=bool(fields),
             estimated_fields=fields,
@@ -179,6 +186,7 @@ class UsageLedger:
             output=self._cost[1],
             cache_read=self._cost[2],
             cache_write=self._cost[3],
+            web_search=self._cost[4],
             total=math.fsum(self._cost),
             currency=self._currency,
             model=models[0] if len(models) == 1 else ", ".join(models),

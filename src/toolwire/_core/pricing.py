@@ -29,6 +29,8 @@ _PER = 1_000_000  # prices are per million tokens
 _SNAPSHOT = re.compile(r"[-@](?:\d{4}-\d{2}-\d{2}|\d{4}|\d{6}|\d{8}|latest)(?:-v\d+(?::\d+)?)?")
 _GLOB = re.compile(r"[*?\[]")
 _MAX_REMEMBERED = 1024
+_PER_SEARCHES = 1_000  # web searches are priced per thousand requests
+_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "web_search")
 
 
 def _price(value: object, what: str) -> float:
@@ -47,18 +49,25 @@ class ModelPrice:
     ``input``: uncached prompt tokens; ``output``: generated tokens, reasoning included;
     ``cache_read``: prompt tokens read from the provider's cache (``None``: at ``input``);
     ``cache_write``: prompt tokens written to it (Anthropic's cache creation; ``None``: at
-    ``input``). Negative, infinite or non-numeric prices raise :class:`PriceTableError`.
+    ``input``); ``cache_write_1h``: those written to the 1-hour cache
+    (:attr:`Usage.cache_write_1h_tokens`; ``None``: at ``cache_write``); ``web_search``:
+    per 1,000 server-side web searches (:attr:`Usage.web_search_requests`), the unit
+    providers publish it in (``None``: searches are not priced, and a cost that has some
+    lists them in :attr:`Cost.missing`). Negative, infinite or non-numeric prices raise
+    :class:`PriceTableError`.
     """
 
     input: float
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
+    cache_write_1h: float | None = None
+    web_search: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cache_read", "cache_write"):
+        for name in _FIELDS:
             value = getattr(self, name)
-            if value is None and name in ("cache_read", "cache_write"):
+            if value is None and name not in ("input", "output"):
                 continue
             object.__setattr__(self, name, _price(value, f"ModelPrice.{name}"))
 
@@ -67,11 +76,12 @@ def _entry(key: object, value: object) -> ModelPrice:
     if isinstance(value, ModelPrice):
         return value
     if isinstance(value, Mapping):
-        unknown = set(value) - {"input", "output", "cache_read", "cache_write"}
+        unknown = set(value) - set(_FIELDS)
         if unknown:
             raise PriceTableError(
                 f"price of {key!r}: unknown fields {sorted(map(str, unknown))}; a price has "
-                "input, output, cache_read and cache_write (per million tokens)"
+                "input, output, cache_read, cache_write and cache_write_1h (per million "
+                "tokens) and web_search (per 1,000 searches)"
             )
         missing = {"input", "output"} - set(value)
         if missing:
@@ -307,19 +317,27 @@ class Prices:
             output = 0
         read = usage.cache_read_tokens or 0
         write = usage.cache_write_tokens or 0
+        write_1h = min(write, usage.cache_write_1h_tokens or 0)
         cache_read = price.input if price.cache_read is None else price.cache_read
         cache_write = price.input if price.cache_write is None else price.cache_write
+        cache_write_1h = cache_write if price.cache_write_1h is None else price.cache_write_1h
+        searches = usage.web_search_requests or 0
+        if searches and price.web_search is None:
+            missing.append("web_search_requests")
+        search_price = price.web_search or 0.0
         parts = (
             uncached * price.input / _PER,
             output * price.output / _PER,
             read * cache_read / _PER,
-            write * cache_write / _PER,
+            math.fsum(((write - write_1h) * cache_write / _PER, write_1h * cache_write_1h / _PER)),
+            searches * search_price / _PER_SEARCHES,
         )
         return Cost(
             input=parts[0],
             output=parts[1],
             cache_read=parts[2],
             cache_write=parts[3],
+            web_search=parts[4],
             total=math.fsum(parts),
             currency=self.currency,
             model=key,

@@ -64,6 +64,9 @@ class Provider:
     - ``adapter(choice)``: a fresh adapter for one stream (``choice`` selects one of several
       choices or candidates where the format has them);
     - ``definition(tool, strict)``: one tool's definition in the request format;
+      ``group_definitions``: turns the tools' definitions into the list the request's
+      tools field takes, where that is not one entry per tool (Gemini: one ``Tool``
+      holding every declaration); ``None``: one entry per tool;
     - ``tool_results(results)``: the messages carrying the given outcomes, in order;
     - ``assistant_turn(response)``: the assistant turn those results answer.
     """
@@ -77,6 +80,7 @@ class Provider:
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
+    group_definitions: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
 _lock = threading.Lock()

@@ -29,11 +29,13 @@ class Cost:
     Fields: ``input`` (the uncached input tokens at the input price), ``output`` (every
     generated token, reasoning included, at the output price), ``cache_read`` and
     ``cache_write`` (prompt-cache reads and writes at their prices, the input price where
-    the table has none), ``total`` (their sum), ``currency`` (the table's), ``model`` (the
-    table entry that matched), ``estimated`` (part of the counts priced were estimated, see
-    :attr:`Usage.estimated_fields`), ``missing`` (counts the usage lacks, so their cost is
-    not in ``total``: ``("input_tokens",)`` for a stream cut before the provider reported
-    its input; the total is then a lower bound).
+    the table has none; 1-hour writes at their own price), ``web_search`` (server-side web
+    searches at the table's price per 1,000), ``total`` (their sum), ``currency`` (the
+    table's), ``model`` (the table entry that matched), ``estimated`` (part of the counts
+    priced were estimated, see :attr:`Usage.estimated_fields`), ``missing`` (counts whose
+    cost is not in ``total``, because the usage lacks them (``("input_tokens",)`` for a
+    stream cut before the provider reported its input) or the table has no price for them
+    (``"web_search_requests"``); the total is then a lower bound).
     """
 
     input: float
@@ -45,6 +47,7 @@ class Cost:
     model: str
     estimated: bool = False
     missing: tuple[str, ...] = ()
+    web_search: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +64,8 @@ class _UsageCounts:
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    cache_write_1h_tokens: int | None = None
+    web_search_requests: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +88,11 @@ class Usage(_UsageCounts):
     - ``cache_read_tokens`` / ``cache_write_tokens``: prompt tokens read from / written to
       the provider's prompt cache;
     - ``reasoning_tokens``: the part of the output spent on reasoning, where reported;
+    - ``cache_write_1h_tokens``: the part of ``cache_write_tokens`` written to the 1-hour
+      cache, which costs more than the default 5-minute one (Anthropic's
+      ``cache_creation.ephemeral_1h_input_tokens``);
+    - ``web_search_requests``: web searches the provider ran server-side and bills per
+      request (Anthropic's ``server_tool_use.web_search_requests``);
     - ``raw``: the provider's usage objects by their own field names, later reports
       overriding earlier ones key by key (at most ``StreamAssembler``'s
       ``max_usage_fields`` keys); shared between successive reports, so treat it as
@@ -109,6 +119,17 @@ class Usage(_UsageCounts):
     estimate_method: str | None = None
     format: str | None = None
     cost: Cost | None = None
+
+    def __post_init__(self) -> None:
+        # The stream assembler merges the reports' counts by a fixed list of names that
+        # predates these two; until it merges them too, they are read back from the merged
+        # raw report (the provider's names, as its adapter reads them).
+        if self.cache_write_1h_tokens is None:
+            found = _raw_count(self.raw, "cache_creation", "ephemeral_1h_input_tokens")
+            object.__setattr__(self, "cache_write_1h_tokens", found)
+        if self.web_search_requests is None:
+            found = _raw_count(self.raw, "server_tool_use", "web_search_requests")
+            object.__setattr__(self, "web_search_requests", found)
 
     @property
     def all_input_tokens(self) -> int | None:
@@ -170,6 +191,17 @@ class Usage(_UsageCounts):
         if reasoning > (self.output_tokens or 0):
             return True  # a part cannot exceed its whole
         return self.format in _REASONING_APART
+
+
+def _raw_count(raw: Mapping[str, Any], group: str, name: str) -> int | None:
+    """``raw[group][name]`` when it is a count, else ``None``."""
+    inner = raw.get(group) if isinstance(raw, Mapping) else None
+    value = inner.get(name) if isinstance(inner, Mapping) else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # some encoders write counts as 12.0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

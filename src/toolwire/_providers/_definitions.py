@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from .._core.providers import ToolSpec
 
 __all__ = [
+    "TYPE_KEYWORDS",
     "declaration",
     "function_definition",
     "merge_all_of",
     "parameters_for",
     "resolve_in",
     "schema_types",
+    "split_types",
     "strict_schema",
     "tuple_to_items",
 ]
@@ -107,6 +109,40 @@ def schema_types(schema: dict[str, Any]) -> list[str]:
     if isinstance(raw, list):
         return [t for t in raw if isinstance(t, str)]
     return []
+
+
+# Keywords that concern one type only: what goes with each branch when a type list is split.
+_NUMBER_KEYWORDS = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+)
+TYPE_KEYWORDS: dict[str, frozenset[str]] = {
+    "object": frozenset(
+        {
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+            "dependentRequired",
+            "propertyOrdering",
+        }
+    ),
+    "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"}),
+    "string": frozenset({"format", "pattern", "minLength", "maxLength"}),
+    "number": _NUMBER_KEYWORDS,
+    "integer": _NUMBER_KEYWORDS,
+}
+
+
+def split_types(schema: dict[str, Any], types: list[str]) -> list[dict[str, Any]]:
+    """One schema per name in ``types``, each with the keywords of its type (the
+    ``anyOf`` branches a type list stands for); the other keywords stay with the caller."""
+    return [
+        {"type": t, **{k: v for k, v in schema.items() if k in TYPE_KEYWORDS.get(t, ())}}
+        for t in types
+    ]
 
 
 def _admits_null(schema: Any) -> bool:

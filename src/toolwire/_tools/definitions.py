@@ -14,7 +14,8 @@ __all__ = ["tool_definitions"]
 def tool_definitions(
     tools: Iterable[ToolSpec], format: str, *, strict: bool = False
 ) -> list[dict[str, Any]]:
-    """One definition per tool in ``format`` (see the format's provider for its shape).
+    """The tools' definitions in ``format``, as the request's tools field takes them: one
+    per tool, or as the provider groups them (see the format's provider for its shape).
 
     Raises :class:`UnknownFormat` for a format no provider has and
     :class:`ToolDefinitionError` for a schema the format cannot express.
@@ -23,6 +24,8 @@ def tool_definitions(
     if not isinstance(strict, bool):
         raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
     try:
-        return [entry.definition(tool, strict) for tool in tools]
+        definitions = [entry.definition(tool, strict) for tool in tools]
     except RecursionError:
         raise ToolDefinitionError(f"a tool schema is nested too deeply for {entry.name}") from None
+    group = entry.group_definitions
+    return definitions if group is None else group(definitions)

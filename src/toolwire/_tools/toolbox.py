@@ -676,12 +676,14 @@ class Toolbox:
         return [self.check(c) for c in calls]
 
     def definitions(self, format: str, *, strict: bool = False) -> list[dict[str, Any]]:
-        """The tool definitions for a provider's request, one per tool, as fresh dicts.
+        """The tool definitions for a provider's request, as fresh dicts that its SDK's
+        ``tools=`` takes as they are: one per tool, and for ``"gemini"`` one ``Tool``
+        holding every declaration (``[{"functionDeclarations": [...]}]``).
 
         ``format``: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-        ``"gemini"`` (the ``functionDeclarations`` entries), ``"bedrock-converse"``,
-        ``"ollama"`` or ``"cohere"``. ``strict=True`` makes the schemas strict-mode
-        compatible (OpenAI, Anthropic). Raises ``UnknownFormat``.
+        ``"gemini"``, ``"bedrock-converse"``, ``"ollama"`` or ``"cohere"``. ``strict=True``
+        makes the schemas strict-mode compatible (OpenAI, Anthropic). Raises
+        ``UnknownFormat``, and ``ToolDefinitionError`` for a schema the format cannot say.
         """
 
         return tool_definitions(list(self._tools.values()), format, strict=strict)

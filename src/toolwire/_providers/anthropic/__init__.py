@@ -6,6 +6,7 @@ blocks produce no calls. Linear in the size of each payload.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._content_blocks import assistant_blocks, user_blocks
-from .._definitions import declaration
+from .schema import anthropic_strict_schema
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -64,11 +65,30 @@ def _stop_kind(reason: str | None) -> d.FinishKind:
 
 
 def _usage(usage: dict[str, Any], where: str, payload: Any) -> d.UsageDelta:
+    """The counts of one ``usage`` object; ``cache_creation`` splits the cache writes by
+    lifetime (the 1-hour part is priced apart) and ``server_tool_use`` counts the web
+    searches billed per request."""
+    writes = read.opt_count(usage, "cache_creation_input_tokens", where, payload)
+    writes_1h = None
+    creation = read.opt_dict(usage, "cache_creation", where, payload)
+    if creation is not None:
+        inner = f"{where}.cache_creation"
+        writes_5m = read.opt_count(creation, "ephemeral_5m_input_tokens", inner, payload)
+        writes_1h = read.opt_count(creation, "ephemeral_1h_input_tokens", inner, payload)
+        if writes is None and (writes_5m is not None or writes_1h is not None):
+            writes = (writes_5m or 0) + (writes_1h or 0)
+    searches = None
+    server = read.opt_dict(usage, "server_tool_use", where, payload)
+    if server is not None:
+        inner = f"{where}.server_tool_use"
+        searches = read.opt_count(server, "web_search_requests", inner, payload)
     return d.UsageDelta(
         input_tokens=read.opt_count(usage, "input_tokens", where, payload),
         output_tokens=read.opt_count(usage, "output_tokens", where, payload),
         cache_read_tokens=read.opt_count(usage, "cache_read_input_tokens", where, payload),
-        cache_write_tokens=read.opt_count(usage, "cache_creation_input_tokens", where, payload),
+        cache_write_tokens=writes,
+        cache_write_1h_tokens=writes_1h,
+        web_search_requests=searches,
         raw=dict(usage),
     )
 
@@ -302,9 +322,21 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
 
 
 def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
-    """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with a
-    strict-mode schema when ``strict``."""
-    return declaration(tool, strict, "input_schema")
+    """``{"name", "description", "input_schema"}``, plus ``"strict": true`` with the
+    schema in Anthropic's strict subset (:func:`.schema.anthropic_strict_schema`) when
+    ``strict``."""
+    if not strict:
+        return {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": copy.deepcopy(tool.parameters),
+        }
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": anthropic_strict_schema(tool.parameters, where=f"tool {tool.name!r}"),
+        "strict": True,
+    }
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:

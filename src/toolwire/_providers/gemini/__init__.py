@@ -19,7 +19,7 @@ from ..._core.providers import Provider
 from ..._core.response import Response
 from ..._errors import InvalidOutcome, ToolDefinitionError
 from .. import _payload as read
-from .schema import gemini_schema
+from .schema import gemini_json_schema, subset_schema
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -351,8 +351,14 @@ class GeminiAdapter:
     @staticmethod
     def _usage(usage: dict[str, Any], payload: dict[str, Any]) -> d.UsageDelta | None:
         where = "usageMetadata"
+        prompt = read.opt_count(usage, "promptTokenCount", where, payload)
+        # The prompt of built-in tools (search, code execution results) is input too: the
+        # total counts it beside promptTokenCount, and it is billed at the input price.
+        tool_prompt = read.opt_count(usage, "toolUsePromptTokenCount", where, payload)
+        if tool_prompt is not None:
+            prompt = (prompt or 0) + tool_prompt
         counts = {
-            "input_tokens": read.opt_count(usage, "promptTokenCount", where, payload),
+            "input_tokens": prompt,
             "output_tokens": read.opt_count(usage, "candidatesTokenCount", where, payload),
             "total_tokens": read.opt_count(usage, "totalTokenCount", where, payload),
             "reasoning_tokens": read.opt_count(usage, "thoughtsTokenCount", where, payload),
@@ -488,18 +494,29 @@ def detect(payload: dict[str, Any], event: str | None) -> bool:
 
 
 def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
-    """One ``functionDeclarations`` entry, ``{"name", "description", "parameters"}``; send
-    them as ``tools=[{"functionDeclarations": [...]}]``. ``strict`` has no meaning for
-    Gemini and is ignored; a tool without parameters gets no ``parameters`` key (Gemini
-    rejects an ``OBJECT`` with empty ``properties``)."""
+    """One function declaration, ``{"name", "description", "parameters"}`` with the
+    parameters in Gemini's OpenAPI subset, or ``"parametersJsonSchema"`` (JSON Schema)
+    instead when the subset cannot say the schema: a recursive type, or an object with
+    arbitrary keys (``dict[str, X]``). ``strict`` has no meaning for Gemini and is
+    ignored; a tool without parameters gets neither key (Gemini rejects an ``OBJECT``
+    with empty ``properties``). :func:`group_definitions` puts them in one ``Tool``."""
     where = f"tool {tool.name!r}"
     if not _NAME.match(tool.name):
         raise ToolDefinitionError(f"{where}: Gemini function names must start with a letter or '_'")
     declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    parameters = gemini_schema(tool.parameters, where=where)
-    if parameters.get("properties"):
-        declaration["parameters"] = parameters
+    parameters = subset_schema(tool.parameters, where=where)
+    if parameters is not None:
+        if parameters.get("properties"):
+            declaration["parameters"] = parameters
+        return declaration
+    declaration["parametersJsonSchema"] = gemini_json_schema(tool.parameters, where=where)
     return declaration
+
+
+def group_definitions(declarations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``tools=`` takes: ``[{"functionDeclarations": [...]}]``, one ``Tool`` holding
+    every declaration (``[]`` for no tools)."""
+    return [{"functionDeclarations": declarations}] if declarations else []
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
@@ -569,4 +586,5 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    group_definitions=group_definitions,
 )

@@ -22,9 +22,48 @@ def _parts(turn: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return [p[key] for p in parts if isinstance(p, Mapping) and isinstance(p.get(key), Mapping)]
 
 
+# Fields of a function declaration; the Tool around them has none of these.
+_DECLARATION_FIELDS = ("name", "description", "parameters", "parametersJsonSchema")
+
+
+def _check_tools(tools: Any) -> str | None:
+    """Gemini's refusal of a ``tools`` list: each entry is a ``Tool`` (a bare function
+    declaration is not), and a declaration gives ``parameters`` or
+    ``parametersJsonSchema``, never both."""
+    if not isinstance(tools, list):
+        return "Invalid JSON payload received. 'tools' must be a list."
+    for position, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            return f"Invalid value at 'tools[{position}]'"
+        for key in _DECLARATION_FIELDS:
+            if key in tool:
+                return (
+                    f'Invalid JSON payload received. Unknown name "{key}" at '
+                    f"'tools[{position}]': Cannot find field."
+                )
+        declarations = tool.get("functionDeclarations", tool.get("function_declarations", []))
+        if not isinstance(declarations, list):
+            return f"Invalid value at 'tools[{position}].function_declarations'"
+        for index, declaration in enumerate(declarations):
+            where = f"tools[{position}].function_declarations[{index}]"
+            if not isinstance(declaration, Mapping) or not declaration.get("name"):
+                return f"* GenerateContentRequest.{where}.name: Name cannot be empty."
+            schema_keys = ("parametersJsonSchema", "parameters_json_schema")
+            if "parameters" in declaration and any(k in declaration for k in schema_keys):
+                return (
+                    f"* GenerateContentRequest.{where}: parameters and parameters_json_schema "
+                    "are mutually exclusive."
+                )
+    return None
+
+
 def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
-    """The provider's refusal message for ``body`` (see the module docstring), or
-    ``None`` when it would accept it."""
+    """The provider's refusal message for ``body`` (see the module docstring, and
+    ``_check_tools`` for its ``tools``), or ``None`` when it would accept it."""
+    if "tools" in body:
+        refused = _check_tools(body["tools"])
+        if refused is not None:
+            return refused
     contents = body.get("contents")
     if not isinstance(contents, list):
         return "Invalid JSON payload received. 'contents' must be a list."
