@@ -1,7 +1,8 @@
 """Gemini's schema dialect: a tool's JSON Schema rewritten into the Gemini API's subset.
 
 The tool's schema is never modified (each definition gets a fresh copy); every ``$ref`` is
-inlined, so a recursive type is a ``ToolDefinitionError``. Linear in the inlined result.
+inlined; a schema the subset cannot say (a recursive type, a ``dict``) is sent whole as
+``parametersJsonSchema`` instead. Linear in the inlined result.
 """
 
 from __future__ import annotations

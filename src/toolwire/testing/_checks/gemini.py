@@ -1,4 +1,4 @@
-"""What Gemini refuses in a request's contents (the simulator's 400).
+"""What Gemini refuses in a request's tools and contents (the simulator's 400).
 
 After a ``model`` turn with ``functionCall`` parts, the next turn holds as many
 ``functionResponse`` parts with the same names; a ``functionResponse`` follows such a turn.
