@@ -58,7 +58,7 @@ def estimator_table() -> None:
     if not (CORPUS / "expected.json").is_file():
         print("(corpus not found: skipped)")
         return
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "core"))
     import toolwire._core.usage_estimate as estimate
     from usage_support import estimator_rows, summarise
 

@@ -1,6 +1,6 @@
 """The shared set-up of the store contract suite: every backend behind one facade.
 
-Each ``tests/execution/test_store_*.py`` module states rules of :mod:`toolwire.stores._protocol` and
+Each ``tests/stores/test_store_*.py`` module states rules of :mod:`toolwire.stores._protocol` and
 runs them on every backend: memory, SQLite, PostgreSQL and Redis, sync and async. Async
 stores are driven through a small synchronous facade that owns one event loop, so a rule
 is written once; concurrency is real on both sides (threads behind a barrier for sync
