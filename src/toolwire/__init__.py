@@ -106,15 +106,26 @@ _EXPORTS: dict[str, str] = {
     "Turn": "_turn.run",
     "arun_turn": "_turn.run",
     "run_turn": "_turn.run",
+    # durable conversations
+    "AsyncConversation": "_conversation.conversation",
+    "Conversation": "_conversation.conversation",
+    "ConversationMismatch": "_errors",
+    "Recording": "_core.recording",
+    "arecord": "_conversation.recording",
+    "record": "_conversation.recording",
+    "token_limit_messages": "_conversation.token_limit",
 }
 
 # A literal list, so that type checkers see what is re-exported; a test keeps it equal to
 # the keys of _EXPORTS.
 __all__ = [
     "ArgumentsInvalid",
+    "AsyncConversation",
     "AsyncExecutor",
     "AsyncStreamHandle",
     "ContentFiltered",
+    "Conversation",
+    "ConversationMismatch",
     "Cost",
     "DriverSettingsError",
     "DriverUsageError",
@@ -146,6 +157,7 @@ __all__ = [
     "Prices",
     "ProviderError",
     "ReasoningDelta",
+    "Recording",
     "RejectedCall",
     "Response",
     "RetryPolicy",
@@ -184,13 +196,16 @@ __all__ = [
     "ValidCall",
     "ValueCompleted",
     "ValueStarted",
+    "arecord",
     "arguments_hash",
     "arun_turn",
     "astream",
     "estimate_tokens",
     "parse_partial",
+    "record",
     "run_turn",
     "stream",
+    "token_limit_messages",
     "tool_results",
 ]
 
@@ -209,6 +224,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._conversation.conversation import AsyncConversation, Conversation
+    from ._conversation.recording import arecord, record
+    from ._conversation.token_limit import token_limit_messages
     from ._core.events import (
         Finished,
         OutputPreview,
@@ -228,11 +246,13 @@ if TYPE_CHECKING:
     from ._core.outcome import Outcome
     from ._core.partial_json import MISSING, PartialJSONParser, parse_partial
     from ._core.pricing import ModelPrice, Prices
+    from ._core.recording import Recording
     from ._core.response import Cost, Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
     from ._core.usage_estimate import estimate_tokens
     from ._errors import (
         ArgumentsInvalid,
         ContentFiltered,
+        ConversationMismatch,
         DriverSettingsError,
         DriverUsageError,
         ExecutorSettingsError,

@@ -33,6 +33,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
         ├── ExecutorSettingsError (ValueError) unusable Executor settings
         ├── DriverSettingsError (ValueError)  stream()/astream(): bad timeout or source
+        ├── ConversationMismatch              a Conversation at odds with what its store holds
         ├── StoreSettingsError (ValueError)   a store given arguments it cannot use
         ├── PriceTableError (ValueError)      a price table toolwire cannot use
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArgumentsInvalid",
     "ContentFiltered",
+    "ConversationMismatch",
     "DriverSettingsError",
     "DriverUsageError",
     "ExecutorSettingsError",
@@ -369,6 +371,11 @@ class PriceTableError(UsageError, ValueError):
 class DriverUsageError(UsageError, RuntimeError):
     """A stream handle was used out of order: outside its ``with`` block, iterated twice,
     entered twice, or asked for its response before the stream ended."""
+
+
+class ConversationMismatch(UsageError):
+    """A ``Conversation`` used against what its store holds: other initial messages for a
+    known conversation id, or a turn whose calls another process is still running."""
 
 
 class RetryableError(Exception):

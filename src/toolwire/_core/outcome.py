@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -57,3 +58,18 @@ class Outcome:
     idempotency_key: str | None = None
     result_json: str | None = None
     replayed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """This outcome as a JSON-safe, versioned dict (``Outcome.from_dict`` reads it
+        back; ``value`` comes back as the JSON value of ``result_json`` when there is one,
+        as a replay from the store gives it)."""
+        from .dicts import outcome_to_dict
+
+        return outcome_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
+        """The outcome :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        from .dicts import outcome_from_dict, read
+
+        return read(outcome_from_dict, data, "Outcome")

@@ -292,6 +292,20 @@ class Response:
     parts: list[ContentPart] = field(default_factory=list)
     output: Any = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """This response as a JSON-safe, versioned dict (``Response.from_dict`` reads it
+        back equal; a structured ``output`` is kept as its JSON value)."""
+        from .dicts import response_to_dict
+
+        return response_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Response:
+        """The response :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        from .dicts import read, response_from_dict
+
+        return read(response_from_dict, data, "Response")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartialCall:

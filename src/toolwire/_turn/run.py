@@ -59,6 +59,7 @@ from .._core.events import StreamEvent
 from .._core.messages import turn_messages
 from .._core.outcome import Outcome
 from .._core.pricing import Prices
+from .._core.recording import Recording
 from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import DriverSettingsError, DriverUsageError, ExecutorSettingsError, UsageError
@@ -150,6 +151,21 @@ class Turn:
     identity: str | None = None
     attempts: int = 1
     output: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """This turn as a JSON-safe, versioned dict (``Turn.from_dict`` reads it back
+        equal; structured output and non-JSON tool values are kept as their JSON form)."""
+        from .turn_dicts import turn_to_dict
+
+        return turn_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        """The turn :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        from .._core.dicts import read
+        from .turn_dicts import turn_from_dict
+
+        return read(lambda given: turn_from_dict(cls, given), data, "Turn")
 
 
 def _is_factory(source: Any) -> bool:
@@ -296,6 +312,8 @@ class _TurnRun:
             "tools": tools,
             "early_abort": self.early_abort,
         }
+        if isinstance(source, Recording):  # replayed in the format it was read in
+            self._stream_options.setdefault("format", source.format)
         self.reply: Any = None
         self._error: BaseException | None = None
 
@@ -419,6 +437,8 @@ class _TurnRun:
         response = handle.response  # raises the stream's StreamError
         http = handle.http_response
         identity = turn_identity(response, self.turn, getattr(http, "request", None))
+        if identity is None and response.response_id is None and isinstance(self.source, Recording):
+            identity = self.source.request_identity  # the live source's, kept by record()
         if identity is None and needs_identity(response):
             raise ExecutorSettingsError(
                 "this response has no response id, no timestamp and synthesised call ids, "
