@@ -97,15 +97,26 @@ _EXPORTS: dict[str, str] = {
     "Turn": "_turn.run",
     "arun_turn": "_turn.run",
     "run_turn": "_turn.run",
+    # durable conversations
+    "AsyncConversation": "_conversation.conversation",
+    "Conversation": "_conversation.conversation",
+    "ConversationMismatch": "_errors",
+    "Recording": "_core.recording",
+    "arecord": "_conversation.recording",
+    "record": "_conversation.recording",
+    "token_limit_messages": "_conversation.token_limit",
 }
 
 # A literal list, so that type checkers see what is re-exported; a test keeps it equal to
 # the keys of _EXPORTS.
 __all__ = [
     "ArgumentsInvalid",
+    "AsyncConversation",
     "AsyncExecutor",
     "AsyncStreamHandle",
     "ContentFiltered",
+    "Conversation",
+    "ConversationMismatch",
     "DriverUsageError",
     "EarlyAbort",
     "Executor",
@@ -131,6 +142,7 @@ __all__ = [
     "PartialJSONParser",
     "ProviderError",
     "ReasoningDelta",
+    "Recording",
     "RejectedCall",
     "Response",
     "RetryableError",
@@ -167,12 +179,15 @@ __all__ = [
     "ValidCall",
     "ValueCompleted",
     "ValueStarted",
+    "arecord",
     "arguments_hash",
     "arun_turn",
     "astream",
     "parse_partial",
+    "record",
     "run_turn",
     "stream",
+    "token_limit_messages",
     "tool_results",
 ]
 
@@ -228,6 +243,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from . import accounting as accounting
+    from ._conversation.conversation import AsyncConversation, Conversation
+    from ._conversation.recording import arecord, record
+    from ._conversation.token_limit import token_limit_messages
     from ._core.events import (
         Finished,
         OutputPreview,
@@ -245,10 +263,12 @@ if TYPE_CHECKING:
     from ._core.messages import tool_results
     from ._core.outcome import Outcome
     from ._core.partial_json import MISSING, PartialJSONParser, parse_partial
+    from ._core.recording import Recording
     from ._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
     from ._errors import (
         ArgumentsInvalid,
         ContentFiltered,
+        ConversationMismatch,
         DriverUsageError,
         IdempotencyKeyError,
         InvalidOutcome,

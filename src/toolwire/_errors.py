@@ -32,6 +32,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── OutputDefinitionError (TypeError) an output= target that cannot be used
         ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
         ├── SettingsError (ValueError)        settings of an Executor, stream(), a store, Prices
+        ├── ConversationMismatch              a Conversation at odds with what its store holds
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
     RetryableError                            raised by a tool: nothing happened, may retry
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArgumentsInvalid",
     "ContentFiltered",
+    "ConversationMismatch",
     "DriverUsageError",
     "IdempotencyKeyError",
     "InvalidOutcome",
@@ -346,6 +348,11 @@ PriceTableError = SettingsError
 class DriverUsageError(UsageError, RuntimeError):
     """A stream handle was used out of order: outside its ``with`` block, iterated twice,
     entered twice, or asked for its response before the stream ended."""
+
+
+class ConversationMismatch(UsageError):
+    """A ``Conversation`` used against what its store holds: other initial messages for a
+    known conversation id, or a turn whose calls another process is still running."""
 
 
 class RetryableError(Exception):

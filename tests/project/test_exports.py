@@ -97,6 +97,7 @@ def test_a_bad_store_argument_is_a_usage_error_not_an_outage() -> None:
 EXCEPTIONS = [
     "ArgumentsInvalid",
     "ContentFiltered",
+    "ConversationMismatch",
     "DriverUsageError",
     "IdempotencyKeyError",
     "InvalidOutcome",
@@ -209,3 +210,19 @@ def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
 def test_all_matches_the_lazy_export_table() -> None:
     """The literal ``__all__`` (what type checkers read) names exactly the lazy exports."""
     assert toolwire.__all__ == sorted(toolwire._EXPORTS)
+
+
+def test_durable_conversation_names_are_exported() -> None:
+    """The durable-conversation names are public, and a mismatch is a caller mistake."""
+    for name in (
+        "AsyncConversation",
+        "Conversation",
+        "ConversationMismatch",
+        "Recording",
+        "arecord",
+        "record",
+        "token_limit_messages",
+    ):
+        assert name in toolwire.__all__, name
+    assert issubclass(toolwire.ConversationMismatch, toolwire.UsageError)
+    assert callable(toolwire.Response.to_dict) and callable(toolwire.Turn.from_dict)

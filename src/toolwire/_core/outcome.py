@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from .json_safe import DICT_VERSION, check_version, jsonable, read
 
 OutcomeStatus = Literal[
     "completed",
@@ -57,3 +61,48 @@ class Outcome:
     idempotency_key: str | None = None
     result_json: str | None = None
     replayed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """This outcome as a JSON-safe, versioned dict (``Outcome.from_dict`` reads it
+        back; ``value`` comes back as the JSON value of ``result_json`` when there is one,
+        as a replay from the store gives it)."""
+        return outcome_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
+        """The outcome :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        return read(outcome_from_dict, data, "Outcome")
+
+
+def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
+    """The JSON-safe dict of an :class:`Outcome` (see :meth:`Outcome.to_dict`)."""
+    out: dict[str, Any] = {
+        "version": DICT_VERSION,
+        "call_id": outcome.call_id,
+        "name": outcome.name,
+        "status": outcome.status,
+        "error": outcome.error,
+        "idempotency_key": outcome.idempotency_key,
+        "result_json": outcome.result_json,
+        "replayed": outcome.replayed,
+    }
+    if outcome.result_json is None:
+        out["value"] = jsonable(outcome.value)
+    return out
+
+
+def outcome_from_dict(data: Any) -> Outcome:
+    """The :class:`Outcome` :func:`outcome_to_dict` wrote."""
+    data = check_version(data, "Outcome")
+    result_json = data.get("result_json")
+    value = json.loads(result_json) if result_json is not None else data.get("value")
+    return Outcome(
+        call_id=data["call_id"],
+        name=data["name"],
+        status=data["status"],
+        value=value,
+        error=data.get("error"),
+        idempotency_key=data.get("idempotency_key"),
+        result_json=result_json,
+        replayed=bool(data.get("replayed", False)),
+    )

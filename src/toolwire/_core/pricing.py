@@ -1,9 +1,9 @@
 """Price tables: what a response's usage cost, from prices the application gives.
 
 toolwire ships no prices (``Prices.from_genai_prices`` reads the bundled data of the
-``genai-prices`` package, extra ``toolwire[prices]``). A model is priced by its exact key, then a snapshot suffix of a
-key, then the first matching glob; a model that matches nothing is not priced. O(1) per
-response.
+``genai-prices`` package, extra ``toolwire[prices]``). A model is priced by its exact
+key, then a snapshot suffix of a key, then the first matching glob; a model that matches
+nothing is not priced. O(1) per response.
 """
 
 from __future__ import annotations

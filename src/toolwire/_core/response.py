@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .json_safe import DICT_VERSION, check_version, jsonable, plain_map, read
+
 # Formats whose input count leaves the prompt cache out (Anthropic's input_tokens and
 # Bedrock's inputTokens are the uncached part); everywhere else the input count includes the
 # cached tokens (OpenAI prompt_tokens, Gemini promptTokenCount...). The reported totals
@@ -325,6 +327,16 @@ class Response:
     parts: list[ContentPart] = field(default_factory=list)
     output: Any = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """This response as a JSON-safe, versioned dict (``Response.from_dict`` reads it
+        back equal; a structured ``output`` is kept as its JSON value)."""
+        return response_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Response:
+        """The response :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        return read(response_from_dict, data, "Response")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartialCall:
@@ -371,3 +383,198 @@ class Partial:
     format: str | None = None
     created: str | None = None
     parts: list[ContentPart] = field(default_factory=list)
+
+
+# ------------------------------------------------- JSON-safe dicts, and back
+
+
+def _cost_to_dict(cost: Cost) -> dict[str, Any]:
+    return {
+        "input": cost.input,
+        "output": cost.output,
+        "cache_read": cost.cache_read,
+        "cache_write": cost.cache_write,
+        "total": cost.total,
+        "currency": cost.currency,
+        "model": cost.model,
+        "estimated": cost.estimated,
+        "missing": list(cost.missing),
+        "web_search": cost.web_search,
+    }
+
+
+def _cost_from_dict(data: dict[str, Any]) -> Cost:
+    return Cost(**{**data, "missing": tuple(data.get("missing", ()))})
+
+
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "cache_write_1h_tokens",
+    "web_search_requests",
+)
+
+
+def usage_to_dict(usage: Usage | None) -> dict[str, Any] | None:
+    """The dict of a :class:`Usage` (``None`` stays ``None``)."""
+    if usage is None:
+        return None
+    out: dict[str, Any] = {name: getattr(usage, name) for name in _COUNTS}
+    out.update(
+        raw=plain_map(usage.raw),
+        estimated=usage.estimated,
+        estimated_fields=list(usage.estimated_fields),
+        estimated_tokens=usage.estimated_tokens,
+        estimate_method=usage.estimate_method,
+        format=usage.format,
+        cost=None if usage.cost is None else _cost_to_dict(usage.cost),
+    )
+    return out
+
+
+def usage_from_dict(data: dict[str, Any] | None) -> Usage | None:
+    """The :class:`Usage` :func:`usage_to_dict` wrote."""
+    if data is None:
+        return None
+    cost = data.get("cost")
+    return Usage(
+        **{name: data.get(name) for name in _COUNTS},
+        raw=dict(data.get("raw") or {}),
+        estimated=bool(data.get("estimated", False)),
+        estimated_fields=tuple(data.get("estimated_fields", ())),
+        estimated_tokens=int(data.get("estimated_tokens", 0)),
+        estimate_method=data.get("estimate_method"),
+        format=data.get("format"),
+        cost=None if cost is None else _cost_from_dict(cost),
+    )
+
+
+# ------------------------------------------------------------------- the parts
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "raw_arguments": call.raw_arguments,
+        "index": call.index,
+        "metadata": plain_map(call.metadata),
+        "synthetic_id": call.synthetic_id,
+    }
+
+
+def _rejected_to_dict(call: RejectedCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "raw_arguments": call.raw_arguments,
+        "reason": call.reason,
+        "index": call.index,
+        "offset": call.offset,
+        "metadata": plain_map(call.metadata),
+        "synthetic_id": call.synthetic_id,
+        "duplicate_key": None if call.duplicate_key is None else list(call.duplicate_key),
+    }
+
+
+def _rejected_from_dict(data: dict[str, Any]) -> RejectedCall:
+    key = data.get("duplicate_key")
+    return RejectedCall(**{**data, "duplicate_key": None if key is None else tuple(key)})
+
+
+def _partial_call_to_dict(call: PartialCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "raw_arguments": call.raw_arguments,
+        "index": call.index,
+        "ended": call.ended,
+        "synthetic_id": call.synthetic_id,
+        "metadata": plain_map(call.metadata),
+    }
+
+
+def _part_to_dict(part: ContentPart) -> dict[str, Any]:
+    return {"kind": part.kind, "text": part.text, "call": part.call, "data": plain_map(part.data)}
+
+
+# ------------------------------------------------------------------- the wholes
+
+
+def response_to_dict(response: Response) -> dict[str, Any]:
+    """The JSON-safe dict of a :class:`Response` (see :meth:`Response.to_dict`)."""
+    return {
+        "version": DICT_VERSION,
+        "text": response.text,
+        "reasoning": response.reasoning,
+        "tool_calls": [_call_to_dict(call) for call in response.tool_calls],
+        "rejected": [_rejected_to_dict(call) for call in response.rejected],
+        "finish_reason": response.finish_reason,
+        "raw_finish_reason": response.raw_finish_reason,
+        "usage": usage_to_dict(response.usage),
+        "response_id": response.response_id,
+        "model": response.model,
+        "format": response.format,
+        "created": response.created,
+        "parts": [_part_to_dict(part) for part in response.parts],
+        "output": jsonable(response.output),
+    }
+
+
+def response_from_dict(data: Any) -> Response:
+    """The :class:`Response` :func:`response_to_dict` wrote."""
+    data = check_version(data, "Response")
+    return Response(
+        text=data["text"],
+        reasoning=data["reasoning"],
+        tool_calls=[ToolCall(**call) for call in data["tool_calls"]],
+        rejected=[_rejected_from_dict(call) for call in data["rejected"]],
+        finish_reason=data["finish_reason"],
+        raw_finish_reason=data.get("raw_finish_reason"),
+        usage=usage_from_dict(data.get("usage")),
+        response_id=data.get("response_id"),
+        model=data.get("model"),
+        format=data.get("format"),
+        created=data.get("created"),
+        parts=[ContentPart(**part) for part in data.get("parts", ())],
+        output=data.get("output"),
+    )
+
+
+def partial_to_dict(partial: Partial) -> dict[str, Any]:
+    """The JSON-safe dict of a :class:`Partial`."""
+    return {
+        "version": DICT_VERSION,
+        "text": partial.text,
+        "reasoning": partial.reasoning,
+        "calls": [_partial_call_to_dict(call) for call in partial.calls],
+        "usage": usage_to_dict(partial.usage),
+        "raw_finish_reason": partial.raw_finish_reason,
+        "response_id": partial.response_id,
+        "model": partial.model,
+        "format": partial.format,
+        "created": partial.created,
+        "parts": [_part_to_dict(part) for part in partial.parts],
+    }
+
+
+def partial_from_dict(data: Any) -> Partial:
+    """The :class:`Partial` :func:`partial_to_dict` wrote."""
+    data = check_version(data, "Partial")
+    return Partial(
+        text=data["text"],
+        reasoning=data["reasoning"],
+        calls=[PartialCall(**call) for call in data["calls"]],
+        usage=usage_from_dict(data.get("usage")),
+        raw_finish_reason=data.get("raw_finish_reason"),
+        response_id=data.get("response_id"),
+        model=data.get("model"),
+        format=data.get("format"),
+        created=data.get("created"),
+        parts=[ContentPart(**part) for part in data.get("parts", ())],
+    )

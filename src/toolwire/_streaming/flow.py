@@ -122,6 +122,7 @@ class StreamFlow:
     response: Response | None = field(default=None, init=False)
     error: StreamError | None = field(default=None, init=False)
     http: Any = field(default=None, init=False)  # the httpx response under the source, once opened
+    tap: Any = field(default=None, init=False)  # called with every item read (toolwire.record)
 
     @property
     def ended(self) -> bool:
@@ -177,6 +178,8 @@ class StreamFlow:
                 raise self._source_failure(exc) from exc
             if type(reply) is Item:
                 value = reply.value
+                if self.tap is not None:
+                    self.tap(value)
                 if isinstance(value, _BYTES):
                     # the assembler copies bytearray and memoryview into bytes itself
                     events = assembler.feed_bytes(value)  # type: ignore[arg-type]

@@ -17,9 +17,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._core.events import StreamEvent
+from .._core.json_safe import read
 from .._core.messages import turn_messages
 from .._core.outcome import Outcome
 from .._core.pricing import Prices
+from .._core.recording import Recording
 from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import DriverUsageError, SettingsError, UsageError
@@ -28,6 +30,7 @@ from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
 from .early_abort import AbortWatch, EarlyAbort, continuation
 from .identity import needs_identity, turn_identity
+from .turn_dicts import turn_from_dict, turn_to_dict
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -107,6 +110,16 @@ class Turn:
     aborted: EarlyAbort | None = None
     identity: str | None = None
     output: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """This turn as a JSON-safe, versioned dict (``Turn.from_dict`` reads it back
+        equal; structured output and non-JSON tool values are kept as their JSON form)."""
+        return turn_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        """The turn :meth:`to_dict` wrote; ``UsageError`` for anything else."""
+        return read(lambda given: turn_from_dict(cls, given), data, "Turn")
 
 
 def _is_factory(source: Any) -> bool:
@@ -243,6 +256,8 @@ class _TurnRun:
             "tools": tools,
             "early_abort": self.early_abort,
         }
+        if isinstance(source, Recording):  # replayed in the format it was read in
+            self._stream_options.setdefault("format", source.format)
         self.reply: Any = None
         self._error: BaseException | None = None
 
@@ -339,6 +354,8 @@ class _TurnRun:
         response = handle.response  # raises the stream's StreamError
         http = handle.http_response
         identity = turn_identity(response, self.turn, getattr(http, "request", None))
+        if identity is None and response.response_id is None and isinstance(self.source, Recording):
+            identity = self.source.request_identity  # the live source's, kept by record()
         if identity is None and needs_identity(response):
             raise SettingsError(
                 "this response has no response id, no timestamp and synthesised call ids, "
