@@ -366,3 +366,18 @@ def test_readme_pytest_example_fails_for_an_agent_that_runs_cut_calls(tmp_path: 
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'assert weather_calls == ["Lyon"]' in done.stdout  # it ran the cut call
+
+
+def test_measured_tables_state_their_runs_and_load() -> None:
+    """Every benchmark table of the README's "Measured" section says how many runs its
+    figures come from and how loaded the machine was, so a reader can reproduce it."""
+    text = (REPO / "README.md").read_text("utf-8")
+    section = text.split("\n## Measured\n", 1)[1].split("\n## ", 1)[0]
+    tables = section.split("\n### ")[1:]
+    assert tables, "README.md has no '## Measured' subsections"
+    form = re.compile(r"^\*Measured:\* (?:one run|min–max of \d+ runs)\b[^\n]*\bload\b", re.M)
+    for table in tables:
+        title = table.splitlines()[0]
+        if title.startswith("Reliability"):
+            continue  # test results, not timings
+        assert form.search(table), f"'### {title}' does not say how it was measured"
