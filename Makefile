@@ -3,14 +3,17 @@
 #                 server, rich), then `toolwire demo`: an agent through the real openai client,
 #                 a cut stream refused, a retry replayed from the store (offline, under 30 s)
 #   make test   - everything the tests need (Debian's postgresql, redis-server and tmux too), then
-#                 ruff check, ruff format --check, mypy --strict on src/, and pytest
+#                 ruff check, ruff format --check, mypy --strict on src/, lint-imports, and the
+#                 whole pytest suite on every core (pytest-xdist, -n auto)
+# make test-fast is the same lint and the suite without the tests marked `slow` (the property
+# tests over the whole corpus, the fuzzers, the schedule and model explorations).
 # make bench prints toolwire's figures against the competitors measured in the same run.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint pytest test-pythons bench system-deps clean
+.PHONY: demo test test-fast lint pytest pytest-fast test-pythons bench system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV))
@@ -50,10 +53,21 @@ lint: $(VENV)/.dev-installed
 	$(BIN)/mypy --strict src/toolwire
 	$(BIN)/lint-imports
 
+# Each xdist worker is a session of its own: it starts its own throwaway PostgreSQL and Redis
+# (tests/servers.py, free ports, private directories), so workers share no server or file.
+# --dist loadfile keeps a module on one worker: its module-scoped simulators and servers start
+# once, and the truncation sweep's totals see the whole module.
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 pytest: $(VENV)/.dev-installed system-deps
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
+
+pytest-fast: $(VENV)/.dev-installed system-deps
+	$(BIN)/pytest $(XDIST) -m "not slow"
 
 test: lint pytest
+
+test-fast: lint pytest-fast
 
 # The oldest and newest supported Pythons as well (CI runs this after `make test`), each in
 # its own venv, wherever this machine has them (on PATH or under pyenv); a missing one is
@@ -71,7 +85,7 @@ test-pythons: system-deps
 		[ -x .venv-$$v/bin/python ] || $$py -m venv .venv-$$v || exit 1; \
 		.venv-$$v/bin/python -m pip install --quiet --upgrade "pip>=25.1" && \
 		.venv-$$v/bin/pip install --quiet -e . --group test && \
-		.venv-$$v/bin/pytest -p no:cacheprovider -q -m 'not compare' || exit 1; \
+		.venv-$$v/bin/pytest -p no:cacheprovider -q $(XDIST) -m 'not compare' || exit 1; \
 	done
 
 bench: $(BENCH_VENV)/.bench-installed

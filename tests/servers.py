@@ -1,7 +1,9 @@
 """Throwaway PostgreSQL and Redis servers for the store tests, started by the suite itself.
 
 Each fixture is session-scoped: the server starts once, on a free port, in a temporary
-directory that is removed at the end of the session, whatever happened in between.
+directory that is removed at the end of the session, whatever happened in between. Under
+pytest-xdist each worker is a session of its own, so each starts its own servers: workers
+share no server, port or directory.
 
 - PostgreSQL: ``initdb`` + ``pg_ctl`` from ``/usr/lib/postgresql/*/bin`` (or ``PATH``). As
   root, ``initdb`` refuses to run, so the data directory is handed to the ``postgres``
@@ -116,7 +118,6 @@ def postgres_server() -> Iterator[str]:
     )
     tmp = Path(tempfile.mkdtemp(prefix="toolwire-pg-"))
     data, log = tmp / "data", tmp / "server.log"
-    port = free_port()
     started = False
     try:
         if os.geteuid() == 0:
@@ -130,30 +131,36 @@ def postgres_server() -> Iterator[str]:
         assert init is not None
         done = subprocess.run(init, capture_output=True, text=True, timeout=120, check=False)
         _need(done.returncode == 0, f"initdb failed: {done.stderr.strip()[-2000:]}")
-        options = (
-            f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
-        start = _as_postgres_user(
-            [
-                pg_ctl,
-                "-D",
-                str(data),
-                "-l",
-                str(log),
-                "-o",
-                options,
-                "-w",
-                "-t",
-                str(int(_START_TIMEOUT)),
-                "start",
-            ]
-        )
-        assert start is not None
-        done = subprocess.run(
-            start, capture_output=True, text=True, timeout=_START_TIMEOUT + 10, check=False
-        )
-        started = done.returncode == 0
+        # A free port can be taken between the probe and the bind (by another xdist
+        # worker's server, say): try a few.
+        for _attempt in range(3):
+            port = free_port()
+            options = (
+                f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            )
+            start = _as_postgres_user(
+                [
+                    pg_ctl,
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(log),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    str(int(_START_TIMEOUT)),
+                    "start",
+                ]
+            )
+            assert start is not None
+            done = subprocess.run(
+                start, capture_output=True, text=True, timeout=_START_TIMEOUT + 10, check=False
+            )
+            started = done.returncode == 0
+            if started or "could not bind" not in _log_tail(log):
+                break
         _need(started, f"PostgreSQL did not start: {done.stderr.strip()}\n{_log_tail(log)}")
         yield f"host={tmp} port={port} user=postgres dbname=postgres"
     finally:

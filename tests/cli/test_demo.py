@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cli_support import Terminal
 from toolwire._cli.demo.agent import report_text
 
@@ -90,6 +92,7 @@ def test_demo_shows_the_four_parts_fast_and_exits_0() -> None:
     assert re.search(r"aborted streams' cost\s+\$0\.0\d+ for 3 streams", summary)
 
 
+@pytest.mark.slow
 def test_demo_with_pacing_stays_within_the_budget() -> None:
     """Without ``--fast`` into a pipe nothing is paced either (only the live view is),
     and the output is the same apart from times, ports, paths, keys and the lines that
@@ -110,6 +113,7 @@ def test_demo_with_pacing_stays_within_the_budget() -> None:
     assert steady(slow.stdout) == steady(fast.stdout)
 
 
+@pytest.mark.slow
 def test_workdir_keeps_a_store_that_toolwire_store_reads(tmp_path: Path) -> None:
     """``--workdir`` keeps the workspace and the SQLite store; ``toolwire store list``
     reads the eight completed records back."""
@@ -147,6 +151,7 @@ def test_workdir_that_is_not_empty_is_refused(tmp_path: Path) -> None:
     assert done.stderr == f"toolwire demo: --workdir {tmp_path}: not an empty directory\n"
 
 
+@pytest.mark.slow
 def test_terminal_shows_the_report_growing_and_typed_previews(terminal: Terminal) -> None:
     """In a terminal, the live view shows the parallel calls' previews and then the
     ``write_file`` panel with the content growing, and the demo ends with exit 0."""

@@ -353,8 +353,10 @@ def test_sync_stream_stall_ends_only_at_the_request_timeout(sim: Simulator, tool
     """Sync ``stream`` ends a stall only through the HTTP read timeout (``timeout=``),
     raised as OpenAITimeoutError."""
     sim.add_response(tool_calls=[WRITE], faults=[f"stall:{STALL}"])
+    llm = model(sim, tools, timeout=TIMEOUT)  # built before the clock starts
     start = time.perf_counter()
     with pytest.raises(OpenAITimeoutError):
-        gathered(sim, tools, timeout=TIMEOUT)
+        for _ in llm.stream(USER):
+            pass
     elapsed = time.perf_counter() - start
     assert TIMEOUT * 0.9 <= elapsed < TIMEOUT + BOUND

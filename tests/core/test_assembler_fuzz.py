@@ -15,12 +15,15 @@ import json
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolwire
 from corpus_support import NAMES, stream_payloads
 from toolwire import StreamAssembler, StreamError
+
+pytestmark = pytest.mark.slow
 
 _PAYLOADS: dict[str, list[tuple[str | None, Any]]] = {}
 _SCALE = max(1, int(os.environ.get("TOOLWIRE_FUZZ_SCALE", "1")))

@@ -146,6 +146,7 @@ def test_usage_fields_are_bounded() -> None:
     assert info.value.partial is not None and info.value.partial.usage is not None
 
 
+@pytest.mark.slow
 def test_usage_reports_cost_linear_time() -> None:
     """Four times the usage chunks cost about four times the CPU time (bound: under 8x, so
     a loaded machine cannot fail it, while quadratic work would be about 16x), with every

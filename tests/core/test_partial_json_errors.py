@@ -353,6 +353,7 @@ def fuzz_texts(draw: st.DrawFn) -> str:
     return _mutate(draw(st.sampled_from(_VALID)), rnd)
 
 
+@pytest.mark.slow
 @given(fuzz_texts(), st.randoms(use_true_random=False))
 @settings(max_examples=400)
 def test_agrees_with_json_loads_and_offset_is_minimal(doc: str, rnd: random.Random) -> None:

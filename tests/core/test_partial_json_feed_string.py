@@ -37,6 +37,7 @@ def both_ways(pieces: list[str]) -> tuple[list[Any], list[Any], Any, Any]:
     return plain_events, fast_events, (plain_snaps, plain.close()), (fast_snaps, fast.close())
 
 
+@pytest.mark.slow
 @given(split_documents())
 def test_feed_string_where_it_accepts_is_feed(case: tuple[str, list[str]]) -> None:
     """Whatever the split, the same decoded text, snapshots and final value."""

@@ -88,6 +88,7 @@ def test_every_payload_cut(corpus_dir: Any, name: str) -> None:
     CUTS[name] = (byte_cuts, len(items) + 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_byte_cut(corpus_dir: Any, name: str) -> None:
     """Cutting the raw bytes at any offset returns calls only after the terminal event."""

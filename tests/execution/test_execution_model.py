@@ -72,6 +72,8 @@ from toolwire._execution.decisions import (
 )
 from toolwire._execution.executor import _perform_store
 
+pytestmark = pytest.mark.slow
+
 LEASE = 30.0
 # (name, idempotent): two side-effecting tools and one read that may be repeated.
 CALLS = {"pay": False, "mail": False, "read": True}

@@ -262,6 +262,7 @@ STORES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", STORES)
 @pytest.mark.parametrize("tool_set", sorted(TOOL_SETS))
 def test_async_cancellation_at_every_await_point(

@@ -87,6 +87,7 @@ def _respell(value: Any, rng: random.Random) -> str:
     return "{" + ",".join(parts) + ws() + "}"
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(json_values, st.randoms(use_true_random=False))
 def test_equal_values_written_differently_hash_equal(value: Any, rng: random.Random) -> None:
@@ -107,6 +108,7 @@ def _normal(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(json_values, json_values)
 def test_different_values_hash_differently(a: Any, b: Any) -> None:
@@ -324,6 +326,7 @@ wide_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3000)
 @given(wide_values)
 def test_fast_canonical_form_is_the_reference_implementation(value: Any) -> None:

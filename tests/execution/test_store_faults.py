@@ -155,6 +155,7 @@ def make_tools(ledger: Ledger) -> Toolbox:
     return box
 
 
+@pytest.mark.slow
 def test_store_faults_never_execute_without_claim_nor_fake_completion() -> None:
     """Faults at claim/heartbeat/finish/release/get: 0 unclaimed runs, 0 false completions."""
     rng = random.Random(9)

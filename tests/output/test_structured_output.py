@@ -137,6 +137,7 @@ def test_shown_fields_are_typed_and_scalars_appear_only_complete(case: Any) -> N
             assert typed_as(p, spec)
 
 
+@pytest.mark.slow
 @_settings
 @given(cases())
 def test_previews_depend_only_on_the_text_read(case: Any) -> None:

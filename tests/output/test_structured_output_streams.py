@@ -73,6 +73,7 @@ def _outcome(data: bytes) -> Any:
         return exc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_byte_cut_of_a_structured_stream_gives_no_output(fmt: str) -> None:
     """Cut at every byte offset, a structured-output stream ends in a ``StreamError``; only

@@ -182,6 +182,7 @@ def _faulty_script(sim: Simulator) -> None:
     sim.add_response(text="Sunny in Lyon, Paris and Nice.")
 
 
+@pytest.mark.slow
 def test_readme_loops_survive_a_cut_a_stall_a_500_and_an_invalid_call(
     sim: Simulator, executions: Counter[str], turns: list[Any]
 ) -> None:
@@ -323,6 +324,7 @@ def test_readme_pytest_example_is_ten_lines() -> None:
     assert len(lines) <= 10, lines
 
 
+@pytest.mark.slow
 def test_readme_pytest_example_passes_through_the_plugin(tmp_path: Path) -> None:
     """The README's pytest example, with a tool and an agent loop filled in, passes under
     pytest with toolwire's installed plugin: the cut turn ran nothing, the retry ran once."""
@@ -340,6 +342,7 @@ def test_readme_pytest_example_passes_through_the_plugin(tmp_path: Path) -> None
     assert "1 passed" in done.stdout
 
 
+@pytest.mark.slow
 def test_readme_pytest_example_fails_for_an_agent_that_runs_cut_calls(tmp_path: Path) -> None:
     """The same example catches an agent that runs what a cut stream handed out (an
     accumulate-and-json.loads loop that ignores the broken connection)."""
@@ -363,3 +366,18 @@ def test_readme_pytest_example_fails_for_an_agent_that_runs_cut_calls(tmp_path: 
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'assert weather_calls == ["Lyon"]' in done.stdout  # it ran the cut call
+
+
+def test_measured_tables_state_their_runs_and_load() -> None:
+    """Every benchmark table of the README's "Measured" section says how many runs its
+    figures come from and how loaded the machine was, so a reader can reproduce it."""
+    text = (REPO / "README.md").read_text("utf-8")
+    section = text.split("\n## Measured\n", 1)[1].split("\n## ", 1)[0]
+    tables = section.split("\n### ")[1:]
+    assert tables, "README.md has no '## Measured' subsections"
+    form = re.compile(r"^\*Measured:\* (?:one run|min–max of \d+ runs)\b[^\n]*\bload\b", re.M)
+    for table in tables:
+        title = table.splitlines()[0]
+        if title.startswith("Reliability"):
+            continue  # test results, not timings
+        assert form.search(table), f"'### {title}' does not say how it was measured"

@@ -17,7 +17,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from toolwire import Executor, Response, SQLiteStore, Toolbox, ToolCall, ToolContext
+
+pytestmark = pytest.mark.slow
 
 PROCESSES = 8
 KEYS = 100

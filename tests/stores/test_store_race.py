@@ -38,6 +38,8 @@ from toolwire.stores.redis import RedisStore
 postgres_dsn = servers.postgres_dsn
 redis_url = servers.redis_url
 
+pytestmark = pytest.mark.slow
+
 WORKERS = 8
 KEYS = 1_000
 CALLS = 200

@@ -262,6 +262,7 @@ TIMED_OPERATION = st.one_of(
 )
 
 
+@pytest.mark.slow
 def test_timed_operation_sequences_match_the_model(backend: Backend) -> None:
     """Random claims, fenced writes, clock jumps and purges give the timed model's answers.
 

@@ -439,6 +439,7 @@ SWEEP_FAULTS: dict[str, tuple[type[toolwire.StreamError], str | None]] = {
 }
 
 
+@pytest.mark.slow
 def test_fault_sweep_through_sdk_sources_leaks_no_connection(server: FaultServer) -> None:
     """Every fault through the openai and anthropic clients (create, the stream managers)
     sharing one HTTP client ends typed within budget + 0.3 s and leaves 0 open

@@ -127,6 +127,7 @@ def test_handle_misuse_is_typed(corpus_dir: Any) -> None:
 # ------------------------------------------------------------------ corpus equality
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", byte_names())
 def test_bytes_whole_and_byte_by_byte_match_the_assembler(corpus_dir: Any, name: str) -> None:

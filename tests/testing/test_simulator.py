@@ -662,6 +662,7 @@ def test_gemini_without_alt_sse_streams_a_json_array(sim: Simulator) -> None:
     assert asm.close().tool_calls[0].arguments == {"a": 1}
 
 
+@pytest.mark.slow
 def test_faults_combine_and_a_seed_fixes_where_they_land() -> None:
     """Stalls then a cut all happen; one seed gives the same bytes, other seeds move them."""
     import time

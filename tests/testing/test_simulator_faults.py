@@ -155,6 +155,7 @@ def test_fault_ends_in_its_typed_error(sim: Simulator, provider: str, fault: str
     assert sim.wait_for_connections_closed(5)
 
 
+@pytest.mark.slow
 def test_fault_figures(sim: Simulator, capsys: pytest.CaptureFixture[str]) -> None:
     """Across seeds, faults and both SDKs: no execution, no connection left; figures shown."""
     counting = Counting()
@@ -378,6 +379,7 @@ def _clean_body(fmt: str, tmp: Path) -> tuple[Path, bytes, toolwire.Response]:
     return _BODIES[fmt]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(_TERMINAL))
 @settings(
     max_examples=30,

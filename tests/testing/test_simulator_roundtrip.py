@@ -61,6 +61,7 @@ def clients(sim: Simulator) -> Iterator[Clients]:
     assert sim.wait_for_connections_closed(10), f"{sim.open_connections} connections left open"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(
     max_examples=SDK_EXAMPLES,

@@ -22,6 +22,8 @@ from conftest import REPO, require
 from toolwire import ToolDefinitionError
 from toolwire._tools.jsonschema import compile_schema, format_path
 
+pytestmark = pytest.mark.slow
+
 SUITE = Path(
     os.environ.get("TOOLWIRE_JSONSCHEMA_SUITE", REPO.parent / "shared" / "jsonschema-suite")
 )
