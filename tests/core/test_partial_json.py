@@ -25,6 +25,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import toolwire
+from preview_support import is_prefix
 from toolwire import (
     MISSING,
     JSONSyntaxError,
@@ -37,23 +38,6 @@ from toolwire import (
 from toolwire._core.partial_json import _cut_length
 
 # ----------------------------------------------------------------------------- checkers
-
-
-def is_prefix(a: Any, b: Any) -> bool:
-    """API.md's "prefix": same type; strings by startswith; lists by length and element-wise
-    prefix; dicts by key subset with prefix values; other scalars equal. MISSING is a
-    prefix of everything."""
-    if a is MISSING:
-        return True
-    if b is MISSING or type(a) is not type(b):
-        return False
-    if isinstance(a, str):
-        return b.startswith(a)
-    if isinstance(a, list):
-        return len(a) <= len(b) and all(is_prefix(x, y) for x, y in zip(a, b, strict=False))
-    if isinstance(a, dict):
-        return all(k in b and is_prefix(v, b[k]) for k, v in a.items())
-    return bool(a == b)
 
 
 def chunks_at(doc: str, cuts: Iterable[int]) -> list[str]:

@@ -4,6 +4,7 @@ refused."""
 
 from __future__ import annotations
 
+import copy
 import datetime
 import itertools
 import json
@@ -14,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import AfterValidator, BaseModel, Field, field_validator
-from test_partial_json import is_prefix
 
 import toolwire
 from output_support import (
@@ -28,6 +28,7 @@ from output_support import (
     typed_prefix,
     values,
 )
+from preview_support import is_prefix
 from toolwire import (
     MISSING,
     OutputPreview,
@@ -51,12 +52,13 @@ def cases(draw: st.DrawFn) -> tuple[Any, tuple[Any, ...], str, list[str]]:
 
 
 def previews(target: Any, pieces: list[str]) -> tuple[list[Any], Any]:
-    """The preview after each piece (held, so nothing may change them) and the output."""
+    """The preview after each piece (copied: a preview is live, later input extends it)
+    and the output."""
     parser = OutputParser(compile_output(target))
     seen = []
     for piece in pieces:
         parser.feed(piece)
-        seen.append(parser.preview())
+        seen.append(copy.deepcopy(parser.preview()))
     return seen, parser.finish()
 
 
@@ -302,16 +304,20 @@ def test_types_and_lists_as_targets() -> None:
     assert number.finish() == 42
 
 
-def test_a_held_preview_never_changes_while_the_string_grows() -> None:
-    """Previews a caller keeps stay as they were; dropped ones may be reused."""
+def test_a_held_preview_is_live_and_only_grows() -> None:
+    """A preview a caller keeps is the live one: later input only extends it (a copy keeps
+    it as it was), and each state is a prefix of the next."""
     parser = OutputParser(compile_output(Author))
     parser.feed('{"name": "A')
     kept = parser.preview()
+    frozen = copy.deepcopy(kept)
+    states = [frozen.name]
     for ch in "nnabelle":
         parser.feed(ch)
-        parser.preview()
-    assert kept.name == "A"
-    assert parser.preview().name == "Annabelle"
+        assert parser.preview() is kept
+        states.append(kept.name)
+    assert frozen.name == "A" and kept.name == "Annabelle"
+    assert all(b.startswith(a) for a, b in zip(states, states[1:], strict=False))
 
 
 # ----------------------------------------------------------------------- schemas

@@ -6,7 +6,6 @@ every later one and of the final value; each completed subtree is validated once
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Any, Final
@@ -21,15 +20,6 @@ __all__ = ["Invalid", "TypedPreview"]
 _STALE: Final[Any] = object()  # the preview must be rebuilt
 _GROWN: Final[Any] = object()  # only the open string grew since the last preview
 
-_refcount: Callable[[object], int] = getattr(sys, "getrefcount", lambda _obj: sys.maxsize)
-
-
-def _sole_count() -> int:
-    probe: list[Any] = []
-    return _refcount(probe)
-
-
-_SOLE: Final = _sole_count() if hasattr(sys, "getrefcount") else -1
 _CONTAINER = {"object": "object", "array": "array"}
 
 
@@ -116,8 +106,8 @@ class _Frame:
         return view
 
     def sync(self, view: Any) -> None:
-        """Bring a preview object that nobody else holds up to date in place: drop the
-        open member's entry, add the members shown since."""
+        """Bring a preview object up to date in place: drop the open member's entry, add
+        the members shown since."""
         shown = self.shown
         n = len(shown)
         synced = self.synced
@@ -132,7 +122,7 @@ class _Frame:
             return
         values = view.__dict__ if self.is_model else view
         if slot is not None:
-            values[slot] = None  # freed, so that the open member's preview counts no ref
+            values[slot] = None  # the open member's entry: filled again by put() or update()
             self.vslot = None
         if n > synced:
             fresh = list(islice(reversed(shown.items()), n - synced))
@@ -378,25 +368,22 @@ class TypedPreview:
 
     def _build(self) -> Any:
         """The preview, top-down: a container's previous preview object is updated in
-        place when nobody but the parser holds it and every container above it was
-        updated in place too (a caller holding a preview pins everything in it); else it
-        is built afresh from the shown members. Then each open member's preview goes in
-        its container's entry, the open string's text last."""
+        place (a preview is live: a held one grows with the document), a new container's
+        is built from its shown members. Then each open member's preview goes in its
+        container's entry, the open string's text last."""
         if self.complete:
             return self._root
         stack = self._stack
         self._path = None
         if not stack:
             return self._text() if self._sopen else MISSING
-        reuse = True
         parent: _Frame | None = None
         pview: Any = None
         for frame in stack:
             view = frame.view
-            if reuse and view is not None and _refcount(view) <= _SOLE + 1:
+            if view is not None:
                 frame.sync(view)
             else:
-                reuse = False
                 view = frame.fresh()
             if parent is not None:
                 parent.put(pview, view)
@@ -413,22 +400,15 @@ class TypedPreview:
         return stack[0].view
 
     def _grown(self) -> Any:
-        """Only the open string grew: put the longer text in the innermost preview object
-        in place when nobody holds a preview object on the path (else rebuild).
+        """Only the open string grew: put the longer text in the innermost preview object,
+        in place.
 
         ``_path`` (set by :meth:`_build`) holds the path's preview objects, root first, and
-        ``_slot`` the container and key of the string's entry. Each object is referred to
-        by its frame, by ``_path`` and (below the root) by its parent's entry, and by the
-        loop variable here: anything more is a caller's.
+        ``_slot`` the container and key of the string's entry.
         """
         path = self._path
         if path is None:
             return self._build()
-        limit = _SOLE + 2
-        for view in path:
-            if _refcount(view) > limit:
-                return self._build()
-            limit = _SOLE + 3
         holder, slot = self._slot
         holder[slot] = None  # let go of the old text so that += can extend it in place
         pieces = self._spieces
