@@ -137,3 +137,21 @@ def test_with_a_memory_store_the_killed_tool_runs_twice(tmp_path: Path) -> None:
     assert ran(lines) == Counter({"pay:Ann": 2, "note:paid": 1})
     keys = [line.split()[0] for line in lines if "pay:" in line]
     assert keys[0] == keys[1]  # the same call, under the same key: only the store tells
+
+
+def test_run_conversation_outside_a_workflow_is_refused() -> None:
+    """run_conversation outside a DBOS workflow raises UsageError and asks nothing."""
+    from toolwire.integrations.dbos import run_conversation
+
+    asked_for: list[object] = []
+    with pytest.raises(toolwire.UsageError, match="inside a DBOS workflow"):
+        run_conversation(asked_for.append, toolwire.Toolbox(), [])
+    assert asked_for == []
+
+
+def test_a_factory_without_a_stable_name_needs_a_workflow_name() -> None:
+    """A lambda factory has no name recovery could find: conversation_workflow asks for one."""
+    from toolwire.integrations.dbos import conversation_workflow
+
+    with pytest.raises(toolwire.UsageError, match="name="):
+        conversation_workflow(lambda messages: None, toolwire.Toolbox())
