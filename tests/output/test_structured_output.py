@@ -317,7 +317,7 @@ def test_a_held_preview_is_live_and_only_grows() -> None:
         assert parser.preview() is kept
         states.append(kept.name)
     assert frozen.name == "A" and kept.name == "Annabelle"
-    assert all(b.startswith(a) for a, b in zip(states, states[1:], strict=False))
+    assert all(b.startswith(a) for a, b in itertools.pairwise(states))
 
 
 # ----------------------------------------------------------------------- schemas
