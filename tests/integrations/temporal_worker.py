@@ -58,6 +58,7 @@ async def main() -> None:
             workflows=[ConversationWorkflow],
             activities=activities.activities,
             activity_executor=pool,
+            max_cached_workflows=0,  # no sticky queue: a dead worker's tasks move on at once
         )
         async with worker:
             print("ready", flush=True)

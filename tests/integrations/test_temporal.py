@@ -111,6 +111,29 @@ def in_process(
     return ConversationActivities(tools, ask, store=store, lease=0.5, timeout=5.0), client
 
 
+def run_in_process(activities: list[Callable[..., Any]]) -> ConversationResult:
+    """The conversation run to its end by a worker in this process with ``activities``."""
+
+    async def body(client: Client) -> None:
+        with ThreadPoolExecutor(4) as pool:
+            async with Worker(
+                client,
+                task_queue="q-local",
+                workflows=[ConversationWorkflow],
+                activities=activities,
+                activity_executor=pool,
+            ):
+                done.append(
+                    await client.execute_workflow(
+                        ConversationWorkflow.run, conversation(), id="chat", task_queue="q-local"
+                    )
+                )
+
+    done: list[ConversationResult] = []
+    on_dev_server(body)
+    return done[0]
+
+
 def assert_finished(result: ConversationResult, turns: int = 2) -> None:
     assert result.turns == turns
     assert result.messages[-1] == {"role": "assistant", "content": "Ann is paid."}
@@ -125,17 +148,19 @@ def start_worker(
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     target = client.service_client.config.target_host
     args = [target, queue, store, sim.base_url("openai-chat"), str(effects), str(marker)]
-    worker = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, str(WORKER), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+def wait_ready(worker: subprocess.Popen[str]) -> None:
     assert worker.stdout is not None
     ready = worker.stdout.readline()
     assert ready == "ready\n", worker.stderr.read() if worker.stderr else ""
-    return worker
 
 
 def stop(worker: subprocess.Popen[str]) -> None:
@@ -148,8 +173,8 @@ def stop(worker: subprocess.Popen[str]) -> None:
 
 
 def killed_worker_run(tmp_path: Path, store: str) -> tuple[ConversationResult, list[str], int]:
-    """A conversation whose first worker process dies inside ``pay``; a second worker
-    finishes it. The result, the side effects and the model's requests."""
+    """A conversation on two worker processes, the one that first runs ``pay`` dying
+    inside it; the other finishes. The result, the side effects and the model's requests."""
     effects, marker = tmp_path / "effects.txt", tmp_path / "killed"
     results: list[ConversationResult] = []
     with Simulator() as sim:
@@ -157,20 +182,19 @@ def killed_worker_run(tmp_path: Path, store: str) -> tuple[ConversationResult, l
 
         async def body(client: Client) -> None:
             queue = f"q-{uuid.uuid4().hex}"
-            first = start_worker(client, queue, store, sim, effects, marker)
+            workers = [start_worker(client, queue, store, sim, effects, marker) for _ in "ab"]
             try:
+                for worker in workers:
+                    wait_ready(worker)
                 handle = await client.start_workflow(
                     ConversationWorkflow.run, conversation(), id="chat-1", task_queue=queue
                 )
-                code = await asyncio.to_thread(first.wait, 30)
-                assert code == 17 and marker.exists()  # died inside the tool
-            finally:
-                stop(first)
-            second = start_worker(client, queue, store, sim, effects, marker)
-            try:
                 results.append(await asyncio.wait_for(handle.result(), 40))
+                died = [worker.poll() for worker in workers if worker.poll() is not None]
+                assert died == [17] and marker.exists()  # one died inside the tool
             finally:
-                stop(second)
+                for worker in workers:
+                    stop(worker)
 
         on_dev_server(body)
         requests = len(sim.requests)
@@ -208,23 +232,7 @@ def test_cut_model_activity_is_retried_and_records_one_turn(tmp_path: Path) -> N
         script(sim, cut=True)
         acts, model = in_process(sim, toolwire.SQLiteStore(str(tmp_path / "tw.db")), effects)
 
-        async def body(client: Client) -> None:
-            with ThreadPoolExecutor(4) as pool:
-                async with Worker(
-                    client,
-                    task_queue="q-cut",
-                    workflows=[ConversationWorkflow],
-                    activities=acts.activities,
-                    activity_executor=pool,
-                ):
-                    results.append(
-                        await client.execute_workflow(
-                            ConversationWorkflow.run, conversation(), id="chat-cut",
-                            task_queue="q-cut",
-                        )  # fmt: skip
-                    )
-
-        on_dev_server(body)
+        results.append(run_in_process(acts.activities))
         model.close()
         requests = len(sim.requests)
     assert requests == 3  # the cut one, its retry, the second turn
@@ -252,23 +260,7 @@ def test_tools_activity_failing_after_its_side_effect_is_retried_without_a_dupli
                 raise RuntimeError("the worker lost its result after the tools ran")
             return result
 
-        async def body(client: Client) -> None:
-            with ThreadPoolExecutor(4) as pool:
-                async with Worker(
-                    client,
-                    task_queue="q-flaky",
-                    workflows=[ConversationWorkflow],
-                    activities=[acts.model, flaky_tools],
-                    activity_executor=pool,
-                ):
-                    results.append(
-                        await client.execute_workflow(
-                            ConversationWorkflow.run, conversation(), id="chat-flaky",
-                            task_queue="q-flaky",
-                        )  # fmt: skip
-                    )
-
-        on_dev_server(body)
+        results.append(run_in_process([acts.model, flaky_tools]))
         model.close()
         requests = len(sim.requests)
     assert attempts == [1, 2, 1, 2]  # each turn's tools activity failed once, then passed
