@@ -12,8 +12,14 @@ import sys
 from pathlib import Path
 
 from mcp import types
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context
+    from mcp.server.fastmcp import FastMCP as MCPServer
+    from mcp.server.fastmcp.exceptions import ToolError
 
 RUNS = Path(sys.argv[2])
 KEY = "toolwire/idempotency_key"
@@ -22,8 +28,9 @@ server = MCPServer("toolwire-test")
 
 def ran(tool: str, ctx: Context) -> str:
     """Record one execution of ``tool``; the idempotency key the request carried."""
-    meta = ctx.request_context.meta or {}
-    key = str(meta.get(KEY))
+    meta = ctx.request_context.meta
+    extra = meta if isinstance(meta, dict) else getattr(meta, "model_extra", None) or {}
+    key = str(extra.get(KEY))
     with open(RUNS / tool, "a") as f:
         f.write(key + "\n")
     return key
@@ -56,7 +63,7 @@ def picture(ctx: Context) -> list[types.TextContent | types.ImageContent]:
     ran("picture", ctx)
     return [
         types.TextContent(type="text", text="a red dot"),
-        types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
+        types.ImageContent(type="image", data="iVBORw0KGgo=", mimeType="image/png"),
     ]
 
 
