@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from executor_support import response
 from servers import free_port
@@ -23,10 +26,12 @@ from toolwire import (
     Executor,
     MCPTools,
     SQLiteStore,
+    StreamAssembler,
     Toolbox,
     ToolDefinitionError,
     UsageError,
 )
+from toolwire._turn.early_abort import AbortWatch
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -347,3 +352,51 @@ def test_import_toolwire_does_not_import_mcp() -> None:
         "toolwire.AsyncExecutor; assert 'mcp' not in sys.modules, 'mcp imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("server", ["stdio"], indirect=True)
+def test_streamed_arguments_are_judged_by_the_servers_schema(server: Server) -> None:
+    """While a call streams, a value breaking the server's inputSchema stops it early,
+    fed whole, byte by byte and at Hypothesis-chosen splits."""
+
+    async def listed() -> Toolbox:
+        tools = Toolbox()
+        async with server.session() as session:
+            await tools.add_mcp(session)
+        return tools
+
+    tools = run(listed())
+    text = json.dumps({"amount": "ten", "to": "acct_9"})
+
+    end = text.index('"ten"') + len('"ten"')  # the breaking value is complete here
+
+    def verdict_at(cuts: list[int]) -> tuple[Any, int]:
+        """The verdict, and how far the stream had to go past the bad value for it."""
+        points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+        assembler = StreamAssembler(format="openai-chat")
+        watch = AbortWatch(tools)
+        for i, (a, b) in enumerate(itertools.pairwise(points)):
+            function: dict[str, Any] = {"arguments": text[a:b]}
+            call: dict[str, Any] = {"index": 0, "function": function}
+            if i == 0:
+                call = {"index": 0, "id": "call_1", "function": {"name": "charge", **function}}
+            for event in assembler.feed(
+                {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+            ):
+                if watch.see(event) is not None:
+                    # stopped in the chunk that completed the bad value, never later
+                    assert a < end, (a, end)
+                    return watch.verdict, b
+        return None, len(text)
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(st.integers(0, 100), max_size=8))
+    def at_splits(cuts: list[int]) -> None:
+        verdict, _ = verdict_at(cuts)
+        assert verdict is not None and verdict.path == ("amount",)
+
+    verdict, _ = verdict_at([])  # whole
+    assert verdict is not None and verdict.path == ("amount",)
+    verdict, at = verdict_at(list(range(len(text))))  # byte by byte
+    assert verdict is not None and verdict.path == ("amount",) and at <= end
+    at_splits()
