@@ -400,3 +400,109 @@ def test_streamed_arguments_are_judged_by_the_servers_schema(server: Server) -> 
     verdict, at = verdict_at(list(range(len(text))))  # byte by byte
     assert verdict is not None and verdict.path == ("amount",) and at <= end
     at_splits()
+
+
+@pytest.mark.parametrize("server", ["stdio"], indirect=True)
+def test_a_tool_the_server_dropped_fails_before_a_refresh(server: Server) -> None:
+    """Calling a tool the server removed is answered by the server: failed, not unknown."""
+
+    async def main() -> Any:
+        tools = Toolbox()
+        async with server.session() as session:
+            await tools.add_mcp(session)
+            await session.call_tool("grow", {})  # removes "picture"
+            [outcome] = await AsyncExecutor(tools, scope="c").run(
+                response(("call_1", "picture", {}))
+            )
+        return outcome
+
+    outcome = run(main())
+    assert outcome.status == "failed", outcome
+    assert "picture" in (outcome.error or "")
+    assert server.executions("picture") == []
+
+
+class _Listing:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return self.data
+
+
+class _Failing:
+    """A session whose every tools/call ends in ``error`` (as the SDK raises it)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        self.sent: list[dict[str, Any]] = []
+
+    async def list_tools(self) -> _Listing:
+        return _Listing({"tools": [{"name": "pay", "inputSchema": {"type": "object"}}]})
+
+    async def call_tool(self, name: str, arguments: Any, *, meta: Any) -> Any:
+        self.sent.append(meta)
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        ("answered", "failed"),  # a JSON-RPC error response from the server
+        ("closed", "unknown"),  # the SDK's CONNECTION_CLOSED: no answer came
+        ("timeout", "unknown"),  # the SDK's REQUEST_TIMEOUT
+        ("reset", "unknown"),  # a ConnectionError would otherwise release the claim
+        ("broken", "unknown"),  # anyio's broken stream
+    ],
+)
+def test_errors_of_call_tool_fail_only_when_the_server_answered(error: str, status: str) -> None:
+    """A server's JSON-RPC error is failed; every other error of call_tool is unknown and
+    the request is not sent again."""
+    import anyio
+
+    try:
+        from mcp.shared.exceptions import MCPError
+    except ImportError:  # mcp 1.x
+        from mcp.shared.exceptions import McpError as MCPError  # type: ignore[attr-defined,no-redef]
+
+    def sdk(code: int) -> Exception:
+        data = mcp.types.ErrorData(code=code, message="m")
+        if hasattr(MCPError, "from_error_data"):  # mcp 2
+            return MCPError.from_error_data(data)
+        return MCPError(data)  # type: ignore[call-arg]
+
+    errors: dict[str, BaseException] = {
+        "answered": sdk(-32601),
+        "closed": sdk(-32000),
+        "timeout": sdk(-32001),
+        "reset": ConnectionResetError("reset by peer"),
+        "broken": anyio.BrokenResourceError(),
+    }
+    session = _Failing(errors[error])
+
+    async def main() -> tuple[Any, Any]:
+        tools = Toolbox()
+        await tools.add_mcp(session)
+        executor = AsyncExecutor(tools, scope="c")
+        [first] = await executor.run(response(("call_1", "pay", {})))
+        [again] = await executor.run(response(("call_1", "pay", {})))
+        return first, again
+
+    first, again = run(main())
+    assert first.status == again.status == status, first
+    assert session.sent == [{"toolwire/idempotency_key": first.idempotency_key}]
+
+
+def test_add_mcp_refuses_what_is_not_a_session_or_a_prefix() -> None:
+    """add_mcp takes an MCP session and a non-empty str prefix, or raises ToolDefinitionError."""
+
+    async def main() -> None:
+        tools = Toolbox()
+        with pytest.raises(ToolDefinitionError, match=r"mcp\.ClientSession"):
+            await tools.add_mcp(object())
+        for prefix in ("", 3):
+            with pytest.raises(ToolDefinitionError, match="prefix"):
+                await tools.add_mcp(_Failing(RuntimeError()), prefix=prefix)  # type: ignore[arg-type]
+        assert len(tools) == 0
+
+    run(main())
