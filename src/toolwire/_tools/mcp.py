@@ -1,7 +1,7 @@
 """Tools from an MCP server: each tool a session lists becomes a toolwire tool calling it.
 
-Needs the ``mcp`` SDK only through the session it is given (extra ``toolwire[mcp]``); this
-module imports nothing of it.
+Works on the session it is given (extra ``toolwire[mcp]``); the SDK itself is imported only
+to ask for a second page of tools.
 """
 
 from __future__ import annotations
