@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "ArgumentsInvalid": "_errors",
     "ContentFiltered": "_errors",
     "DriverUsageError": "_errors",
+    "EffectInDoubt": "_errors",
     "IdempotencyKeyError": "_errors",
     "InvalidOutcome": "_errors",
     "JSONDepthError": "_errors",
@@ -90,6 +91,8 @@ _EXPORTS: dict[str, str] = {
     "Tool": "_tools.toolbox",
     "ToolContext": "_tools.context",
     "Toolbox": "_tools.toolbox",
+    "MCPToolError": "_tools.mcp",
+    "MCPTools": "_tools.mcp",
     "arguments_hash": "_execution.idempotency",
     "tool_results": "_core.messages",
     # a whole turn
@@ -119,6 +122,7 @@ __all__ = [
     "ConversationMismatch",
     "DriverUsageError",
     "EarlyAbort",
+    "EffectInDoubt",
     "Executor",
     "Finished",
     "IdempotencyKeyError",
@@ -128,6 +132,8 @@ __all__ = [
     "JSONDuplicateKeyError",
     "JSONSizeError",
     "JSONSyntaxError",
+    "MCPToolError",
+    "MCPTools",
     "MISSING",
     "MemoryStore",
     "Outcome",
@@ -270,6 +276,7 @@ if TYPE_CHECKING:
         ContentFiltered,
         ConversationMismatch,
         DriverUsageError,
+        EffectInDoubt,
         IdempotencyKeyError,
         InvalidOutcome,
         JSONDepthError,
@@ -303,6 +310,7 @@ if TYPE_CHECKING:
     from ._output.assembler import StreamAssembler
     from ._streaming.drivers import AsyncStreamHandle, StreamHandle, astream, stream
     from ._tools.context import ToolContext
+    from ._tools.mcp import MCPToolError, MCPTools
     from ._tools.toolbox import InvalidCall, Tool, Toolbox, ValidCall
     from ._turn.early_abort import EarlyAbort
     from ._turn.run import Turn, arun_turn, run_turn

@@ -36,6 +36,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
     RetryableError                            raised by a tool: nothing happened, may retry
+    EffectInDoubt                             raised by a tool: it may have acted; never re-run
 
 An HTTP error of the request itself reaches the caller as the SDK's own exception: it
 happens before any stream exists.
@@ -56,6 +57,7 @@ __all__ = [
     "ContentFiltered",
     "ConversationMismatch",
     "DriverUsageError",
+    "EffectInDoubt",
     "IdempotencyKeyError",
     "InvalidOutcome",
     "JSONDepthError",
@@ -361,6 +363,14 @@ class RetryableError(Exception):
     The executor releases the call's claim so that a later attempt runs the tool again.
     Raise it only before any side effect; any other exception is recorded as ``failed``
     and replayed.
+    """
+
+
+class EffectInDoubt(Exception):
+    """Raised by a tool to say: the effect is in doubt, the call must not run again.
+
+    For a request that went out and got no answer (the connection dropped, the server
+    died): the executor records the call as ``unknown`` and never re-runs it on its own.
     """
 
 

@@ -16,6 +16,7 @@ import executor_support
 from executor_support import Counter, response
 from toolwire import (
     AsyncExecutor,
+    EffectInDoubt,
     Executor,
     MemoryStore,
     RetryableError,
@@ -261,3 +262,33 @@ def test_context_key_survives_a_retry(tools: Toolbox) -> None:
     r = response(("c1", "charge", {"amount": 5}))
     assert [o.status for o in ex.run(r) + ex.run(r)] == ["failed", "completed"]
     assert keys[0] == keys[1]
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+@pytest.mark.parametrize("idempotent", [False, True])
+def test_effect_in_doubt_is_unknown_and_never_run_again(kind: str, idempotent: bool) -> None:
+    """EffectInDoubt, even as a ConnectionError, ends unknown; only an idempotent tool reruns."""
+
+    class CutOff(EffectInDoubt, ConnectionError):
+        """A request cut off after it was sent (also a ConnectionError: retry_on's)."""
+
+    tools = Toolbox()
+    sent: list[str] = []
+
+    @tools.tool(idempotent=idempotent)
+    def send(text: str) -> str:
+        """Sends a request whose answer never comes."""
+        sent.append(text)
+        raise CutOff("the connection dropped after the request went out")
+
+    store = MemoryStore()
+    r = response(("c1", "send", {"text": "t"}))
+    [first] = run(kind, {"scope": "s", "store": store}, tools, r)
+    assert first.status == "unknown" and "connection dropped" in (first.error or "")
+    record = store.get(call_key("s", "resp_1", "send", "c1"))
+    [second] = run(kind, {"scope": "s", "store": store}, tools, r)
+    if idempotent:  # safe to repeat: the claim is given back and the call runs again
+        assert record is None and len(sent) == 2
+    else:
+        assert record is not None and record.status == "unknown"
+        assert second.status == "unknown" and second.replayed and sent == ["t"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._core.outcome import Outcome, OutcomeStatus
-from .._errors import RetryableError
+from .._errors import EffectInDoubt, RetryableError
 from ..stores._protocol import Claim, FinalStatus, Record
 from ..stores._requests import ClaimRequest, FinishRequest, HeartbeatRequest, ReleaseRequest
 
@@ -390,6 +390,10 @@ def _settle(
         return _outcome(plan, "unknown", error=message, value=event.value)
     raised = event.exception
     message = event.text if event.text is not None else describe(raised)
+    if isinstance(raised, EffectInDoubt):
+        # The tool says its effect is in doubt (a request sent, no answer): never re-run.
+        yield from _in_doubt(held, plan.claim.reclaim, message)
+        return _outcome(plan, "unknown", error=message)
     if isinstance(raised, (RetryableError, *plan.retry_on)):
         released = yield from _release_quietly(held)
         if released:

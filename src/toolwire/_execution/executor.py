@@ -25,9 +25,16 @@ from typing import Any, Generic, TypeVar, cast
 
 from .._core.outcome import Outcome
 from .._core.response import Response, ToolCall
-from .._errors import IdempotencyKeyError, RetryableError, SettingsError, StoreError
+from .._errors import (
+    IdempotencyKeyError,
+    RetryableError,
+    SettingsError,
+    StoreError,
+    UsageError,
+)
 from .._telemetry import ToolObserver, decided_tool, tool_observer
 from .._tools.context import ToolContext
+from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Store
 from ..stores.memory import MemoryStore
@@ -905,6 +912,13 @@ class Executor(_ExecutorBase[Store]):
         been finalised.
         """
         decided, jobs = self._prepare(response, turn)
+        for job in jobs:
+            if isinstance(job.tool.fn, MCPCall):  # its session lives on an event loop
+                raise UsageError(
+                    f"the tool {job.tool.name!r} calls an MCP server through its session, "
+                    "which runs on an event loop: run it with toolwire.AsyncExecutor on that "
+                    "loop (await executor.run(response)); nothing was run"
+                )
         _observe_decided(decided)
         if jobs:
             with DeferredInterrupts() as guard:

@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import pydantic
 import pydantic_core
@@ -35,6 +35,9 @@ from .jsonschema import (
     scan_json,
 )
 from .schema import FunctionSpec, describe_function, describe_model, parse_docstring
+
+if TYPE_CHECKING:
+    from .mcp import MCPTools
 
 __all__ = [
     "InvalidCall",
@@ -209,6 +212,17 @@ class _RawBinding(_Binding):
         if self._pass_ctx:
             return self._fn(**built, ctx=ctx)
         return self._fn(**built)
+
+
+class _DictBinding(_RawBinding):
+    """A raw schema whose callable takes the arguments as one dict: ``fn(arguments, ctx)``
+    (so an argument may have any name, ``ctx`` included)."""
+
+    __slots__ = ()
+
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """``fn(arguments, ctx)``."""
+        return self._fn(built, ctx)
 
 
 class Tool:
@@ -394,6 +408,37 @@ def _check_options(name: str, idempotent: Any, timeout: Any) -> None:
         )
 
 
+def _raw_schema(name: str, parameters: Any) -> tuple[dict[str, Any], SchemaValidator]:
+    """A private copy of a raw JSON Schema of arguments, and its compiled validator."""
+    if not isinstance(parameters, dict):
+        raise ToolDefinitionError(
+            f"tool {name!r}: parameters must be a JSON Schema dict, not {parameters!r}"
+        )
+    kind = parameters.get("type", "object")
+    if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
+        raise ToolDefinitionError(
+            f'tool {name!r}: the parameters schema must have "type": "object", not {kind!r}'
+        )
+    try:
+        json.dumps(parameters, allow_nan=False)
+        # A private copy: later changes to the caller's dict must not change the tool.
+        schema = copy.deepcopy(parameters)
+        if "type" not in schema:
+            schema = {"type": "object", **schema}
+        validator = compile_schema(schema)
+    except ToolDefinitionError:
+        raise  # already says what is wrong with the schema
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(
+            f"tool {name!r}: the parameters schema is not JSON: {exc}"
+        ) from None
+    except RecursionError:
+        raise ToolDefinitionError(
+            f"tool {name!r}: the parameters schema is nested too deeply"
+        ) from None
+    return schema, validator
+
+
 class Toolbox:
     """The tools an application offers the model, by name.
 
@@ -563,33 +608,7 @@ class Toolbox:
             raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
         if not isinstance(description, str):
             raise ToolDefinitionError(f"tool {name!r}: description must be a string")
-        if not isinstance(parameters, dict):
-            raise ToolDefinitionError(
-                f"tool {name!r}: parameters must be a JSON Schema dict, not {parameters!r}"
-            )
-        kind = parameters.get("type", "object")
-        if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
-            raise ToolDefinitionError(
-                f'tool {name!r}: the parameters schema must have "type": "object", not {kind!r}'
-            )
-        try:
-            json.dumps(parameters, allow_nan=False)
-            # A private copy: later changes to the caller's dict must not change the tool.
-            schema = copy.deepcopy(parameters)
-            if "type" not in schema:
-                schema = {"type": "object", **schema}
-            validator = compile_schema(schema)
-        except ToolDefinitionError:
-            raise  # already says what is wrong with the schema
-        except (TypeError, ValueError) as exc:
-            raise ToolDefinitionError(
-                f"tool {name!r}: the parameters schema is not JSON: {exc}"
-            ) from None
-        except RecursionError:
-            raise ToolDefinitionError(
-                f"tool {name!r}: the parameters schema is nested too deeply"
-            ) from None
-        required = schema.get("required", [])
+        schema, validator = _raw_schema(name, parameters)
         try:
             pass_ctx = "ctx" in inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -600,12 +619,41 @@ class Toolbox:
             parameters=schema,
             fn=fn,
             binding=_RawBinding(fn, validator, pass_ctx),
-            required=tuple(required),
+            required=tuple(schema.get("required", [])),
             idempotent=idempotent,
             timeout=timeout,
         )
         self._tools[name] = tool
         return tool
+
+    async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
+        """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
+
+        ``session`` is an initialised ``mcp.ClientSession`` (extra ``toolwire[mcp]``). Each
+        tool keeps the server's name (``prefix + "_" + name`` with ``prefix``), its
+        ``inputSchema`` is validated like :meth:`add`'s, and a call goes through the
+        session (run it with an :class:`AsyncExecutor` on the session's event loop). A
+        name already taken raises :class:`ToolDefinitionError` and adds nothing.
+        """
+        from .mcp import MCPTools
+
+        tools = MCPTools(self, session, prefix)
+        await tools.refresh()
+        return tools
+
+    @staticmethod
+    def _raw_tool(name: str, parameters: Any, description: str, fn: Callable[..., Any]) -> Tool:
+        """A tool, not registered, from a raw schema; ``fn(arguments, ctx)`` runs it."""
+        _check_name(name)
+        schema, validator = _raw_schema(name, parameters)
+        return Tool(
+            name=name,
+            description=description,
+            parameters=schema,
+            fn=fn,
+            binding=_DictBinding(fn, validator, True),
+            required=tuple(schema.get("required", [])),
+        )
 
     def _check_free(self, name: str) -> None:
         if name in self._tools:
