@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._errors import ApprovalError, SettingsError, UsageError
-from ..stores._protocol import LEASE_LOST, Record
+from ..stores._protocol import Record
 from ..stores._requests import GetRequest, Request, ResolveRequest, identifier
 
 __all__ = ["PendingCall"]
@@ -214,6 +214,22 @@ def _key(key: Any) -> str:
         raise UsageError(f"an approval key is a non-empty str, not {key!r}") from None
 
 
-def lease_lost(record: Record) -> bool:
-    """Whether an awaiting record lost its details to a worker that stopped midway."""
-    return record.status == "unknown" and record.error == LEASE_LOST
+def perform(store: Any, request: Request[Any]) -> Any:
+    """Perform one request of the flows above on ``store`` (an awaitable on an async one)."""
+    if isinstance(request, GetRequest):
+        return store.get(request.key)
+    assert isinstance(request, ResolveRequest)
+    return store.resolve(
+        request.key, status=request.status, result=request.result, error=request.error
+    )
+
+
+def run(store: Any, flow: Flow) -> Record:
+    """Drive ``flow`` on a synchronous ``store``."""
+    reply = None
+    while True:
+        try:
+            request = flow.send(reply)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        reply = perform(store, request)

@@ -30,7 +30,7 @@ from .._telemetry import ToolObserver, decided_tool, tool_observer
 from .._tools.context import ToolContext
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Record, Store
-from ..stores._requests import GetRequest, Request, ResolveRequest
+from ..stores._requests import GetRequest
 from ..stores.memory import MemoryStore
 from . import approvals
 from .approvals import PendingCall
@@ -640,26 +640,6 @@ def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
     raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
 
 
-def _perform_request(store: Any, request: Request[Any]) -> Any:
-    """Perform a read or a resolve of the approval flows (an awaitable on an async store)."""
-    if isinstance(request, GetRequest):
-        return store.get(request.key)
-    assert isinstance(request, ResolveRequest)
-    return store.resolve(
-        request.key, status=request.status, result=request.result, error=request.error
-    )
-
-
-def _run_sync(store: Any, flow: Any) -> Any:
-    reply = None
-    while True:
-        try:
-            request = flow.send(reply)
-        except StopIteration as stop:
-            return stop.value
-        reply = _perform_request(store, request)
-
-
 async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
     reply = None
     while True:
@@ -668,9 +648,9 @@ async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
         except StopIteration as stop:
             return stop.value
         if native:
-            reply = await _perform_request(store, request)
+            reply = await approvals.perform(store, request)
         else:
-            reply = await asyncio.to_thread(_perform_request, store, request)
+            reply = await asyncio.to_thread(approvals.perform, store, request)
 
 
 def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> list[PendingCall]:
@@ -998,13 +978,13 @@ class Executor(_ExecutorBase[Store]):
         nothing stored, if they do not fit), and recorded with the decision.
         :class:`ApprovalError` when no call awaits approval under ``key``."""
         store = self._decider()
-        _run_sync(store, approvals.approve(key, arguments, self._check_edit))
+        approvals.run(store, approvals.approve(key, arguments, self._check_edit))
 
     def deny(self, key: str, reason: str) -> None:
         """Deny the call awaiting approval under ``key``: it never runs; the next run of
         its response answers it ``denied``, with ``reason`` for the model.
         :class:`ApprovalError` when no call awaits approval under ``key``."""
-        _run_sync(self._decider(), approvals.deny(key, reason))
+        approvals.run(self._decider(), approvals.deny(key, reason))
 
     def pending(self, response: Response, *, turn: str | None = None) -> list[PendingCall]:
         """The calls of ``response`` (run with this ``turn``) that await approval."""
