@@ -198,7 +198,8 @@ def test_requires_approval_must_be_a_bool_or_a_callable() -> None:
 
     with pytest.raises(toolwire.ToolDefinitionError):
         tools.add("raw", {"type": "object"}, lambda: None, requires_approval=1)  # type: ignore[arg-type]
-    assert tools.add("ok", {"type": "object"}, lambda: None, requires_approval=True).requires_approval
+    gated = tools.add("ok", {"type": "object"}, lambda: None, requires_approval=True)
+    assert gated.requires_approval is True
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres", "redis"])
