@@ -164,6 +164,13 @@ class _State:
         """Whether any tool may wait for approval (else no turn can be pending)."""
         return any(tool.requires_approval is not False for tool in self.tools)
 
+    def decided(self, turn: Turn) -> bool:
+        """Whether a replayed turn, now settled, answered calls that waited for a decision
+        (the caller then asks the model on at once)."""
+        if self.finished or not self.gated():
+            return False
+        return bool(self.executor._gated(turn.response, turn.identity))
+
     @staticmethod
     def response_of(text: str) -> Response:
         """The response a turn's recording holds (assembled again; nothing runs)."""
@@ -382,6 +389,7 @@ class Conversation:
         live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
         number = len(state.history)
         text = self._read(state.key("turn", number, "response"))
+        replayed = text is not None
         if text is None:
             if not callable(factory):
                 raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
@@ -396,7 +404,6 @@ class Conversation:
                 return state.cut_turn(exc, notes)
             text = self._write(state.key("turn", number, "response"), recording.to_json())
         recording = Recording.from_json(text)
-        waited = state.gated() and bool(self.pending)
         deadline = state.busy_deadline()
         while True:
             turn = run_turn(
@@ -415,7 +422,7 @@ class Conversation:
             return turn  # recorded, not settled: the next run_turn replays it
         key = state.key("turn", number, "messages")
         state.add_turn(self._write(key, state.turn_text(turn.messages, turn.done)))
-        if waited and not state.finished:
+        if replayed and state.decided(turn):
             return self.run_turn(factory, **options)  # the decisions are answered: ask on
         return turn
 
@@ -553,6 +560,7 @@ class AsyncConversation:
         live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
         number = len(state.history)
         text = await self._read(state.key("turn", number, "response"))
+        replayed = text is not None
         if text is None:
             if not callable(factory):
                 raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
@@ -567,7 +575,6 @@ class AsyncConversation:
                 return state.cut_turn(exc, notes)
             text = await self._write(state.key("turn", number, "response"), recording.to_json())
         recording = Recording.from_json(text)
-        waited = bool(await self.refresh())
         deadline = state.busy_deadline()
         while True:
             turn = await arun_turn(
@@ -588,6 +595,6 @@ class AsyncConversation:
         key = state.key("turn", number, "messages")
         state.add_turn(await self._write(key, state.turn_text(turn.messages, turn.done)))
         self._pending = []
-        if waited and not state.finished:
+        if replayed and state.decided(turn):
             return await self.run_turn(factory, **options)  # the decisions are answered
         return turn
