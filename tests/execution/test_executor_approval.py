@@ -297,3 +297,34 @@ def test_racing_decisions_have_exactly_one_winner(backend: Backend) -> None:
     assert len(won) == 1 and len(lost) == len(sides) - 1
     status = sides[0].run(PAY)[0].status
     assert status == ("denied" if won == ["denied"] else "completed")
+
+
+def test_approved_arguments_that_no_longer_fit_fail_without_running() -> None:
+    """An approval record whose edited arguments the tool refuses at run time (its schema
+    changed since) gives a failed outcome; the tool does not run."""
+    runs: Counter[str] = Counter()
+    store = toolwire.MemoryStore()
+    executor = toolwire.Executor(money_tools(runs), store=store, scope="s")
+    key = executor.run(PAY)[0].idempotency_key
+    assert key is not None
+    executor.approve(key, arguments={"amount": 1, "to": "ann"})
+    record = store.get(f"approval/{key}")
+    assert record is not None and record.result is not None
+    stale = record.result.replace('"amount":1', '"amount":"one"')
+    store.close()
+    later = toolwire.MemoryStore()
+    claim = later.claim(
+        f"approval/{key}",
+        args_hash=record.args_hash,
+        idempotency_key=key,
+        owner="w",
+        lease=30.0,
+        retention=3600.0,
+        reclaim=False,
+    )
+    later.finish(f"approval/{key}", owner="w", fence=claim.record.fence, status="unknown",
+                 result=record.result, error="waiting")  # fmt: skip
+    assert later.resolve(f"approval/{key}", status="completed", result=stale)
+    failed = toolwire.Executor(money_tools(runs), store=later, scope="s").run(PAY)[0]
+    assert failed.status == "failed" and "could not be started" in (failed.error or "")
+    assert runs["transfer 1 ann"] == 0 and sum(runs.values()) == 2  # only the two balance reads
