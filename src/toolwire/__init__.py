@@ -19,6 +19,7 @@ from . import _providers as _providers
 # name -> private module that defines it
 _EXPORTS: dict[str, str] = {
     # errors
+    "ApprovalError": "_errors",
     "ArgumentsInvalid": "_errors",
     "ContentFiltered": "_errors",
     "DriverUsageError": "_errors",
@@ -86,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "Executor": "_execution.executor",
     "MemoryStore": "stores.memory",
     "Outcome": "_core.outcome",
+    "PendingCall": "_execution.approvals",
     "RunawayCall": "_execution.runaways",
     "SQLiteStore": "stores.sqlite",
     "Tool": "_tools.toolbox",
@@ -113,6 +115,7 @@ _EXPORTS: dict[str, str] = {
 # A literal list, so that type checkers see what is re-exported; a test keeps it equal to
 # the keys of _EXPORTS.
 __all__ = [
+    "ApprovalError",
     "ArgumentsInvalid",
     "AsyncConversation",
     "AsyncExecutor",
@@ -146,6 +149,7 @@ __all__ = [
     "Partial",
     "PartialCall",
     "PartialJSONParser",
+    "PendingCall",
     "ProviderError",
     "ReasoningDelta",
     "Recording",
@@ -272,6 +276,7 @@ if TYPE_CHECKING:
     from ._core.recording import Recording
     from ._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall, Usage
     from ._errors import (
+        ApprovalError,
         ArgumentsInvalid,
         ContentFiltered,
         ConversationMismatch,
@@ -304,6 +309,7 @@ if TYPE_CHECKING:
         UnknownFormat,
         UsageError,
     )
+    from ._execution.approvals import PendingCall
     from ._execution.executor import AsyncExecutor, Executor
     from ._execution.idempotency import arguments_hash
     from ._execution.runaways import RunawayCall

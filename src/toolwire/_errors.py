@@ -33,6 +33,7 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
         ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
         ├── SettingsError (ValueError)        settings of an Executor, stream(), a store, Prices
         ├── ConversationMismatch              a Conversation at odds with what its store holds
+        ├── ApprovalError (LookupError)       approve/deny of a key no call awaits; .key, .status
         └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
 
     RetryableError                            raised by a tool: nothing happened, may retry
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from ._core.response import Partial
 
 __all__ = [
+    "ApprovalError",
     "ArgumentsInvalid",
     "ContentFiltered",
     "ConversationMismatch",
@@ -355,6 +357,17 @@ class DriverUsageError(UsageError, RuntimeError):
 class ConversationMismatch(UsageError):
     """A ``Conversation`` used against what its store holds: other initial messages for a
     known conversation id, or a turn whose calls another process is still running."""
+
+
+class ApprovalError(UsageError, LookupError):
+    """``approve`` or ``deny`` of a key under which no call awaits approval: ``status`` is
+    ``None`` when the store holds no such call, else what it is (``"approved"``,
+    ``"denied"``, ``"recording"`` while another worker is still storing it)."""
+
+    def __init__(self, message: str, *, key: str, status: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.status = status
 
 
 class RetryableError(Exception):

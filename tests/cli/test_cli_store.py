@@ -333,6 +333,103 @@ def test_a_resolved_value_is_stored_in_the_executors_own_form(
 # ------------------------------------------------------------------------------ purge
 
 
+# --------------------------------------------------------------------- approvals
+
+
+def _gated_tools(runs: list[Any]) -> Toolbox:
+    tools = Toolbox()
+
+    @tools.tool(requires_approval=True)
+    def transfer(amount: int, to: str) -> str:
+        """Move money."""
+        runs.append((amount, to))
+        return f"sent {amount}"
+
+    return tools
+
+
+def _awaiting(target: Target, runs: list[Any]) -> tuple[Executor, Response, str]:
+    """An executor on the target whose response has one call awaiting approval."""
+    from executor_support import response
+
+    executor = Executor(_gated_tools(runs), store=target.store, scope=f"s-{uuid.uuid4().hex}")
+    r = response(("c1", "transfer", {"amount": 5, "to": "ann"}))
+    (first,) = executor.run(r)
+    assert first.status == "awaiting_approval" and first.idempotency_key is not None
+    return executor, r, first.idempotency_key
+
+
+def test_list_shows_the_calls_awaiting_approval(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``list --status awaiting_approval`` lists the waiting call (and no other record);
+    ``--status unknown`` does not; the details hold the tool, call id and arguments."""
+    completed(target.store, f"done-{uuid.uuid4().hex}")
+    _executor, _r, key = _awaiting(target, [])
+    status, out, _ = cli(target, capsys, "list", "--json", "--status", "awaiting_approval")
+    assert status == 0
+    [listed] = json.loads(out)
+    assert listed["key"] == f"approval/{key}" and listed["status"] == "awaiting_approval"
+    details = json.loads(listed["result"])
+    assert (details["name"], details["call_id"]) == ("transfer", "c1")
+    assert details["arguments"] == {"amount": 5, "to": "ann"}
+    _, out, _ = cli(target, capsys, "list", "--json", "--status", "unknown")
+    assert json.loads(out) == []
+    _, out, _ = cli(target, capsys, "list")
+    assert "awaiting_approval" in out
+
+
+def test_approve_with_edited_arguments_is_what_the_executor_runs(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``approve KEY --arguments JSON``: a bad edit exits 2 and changes nothing; a good
+    one is recorded, the next run runs it once; approving again exits 1."""
+    runs: list[Any] = []
+    executor, r, key = _awaiting(target, runs)
+    status, _, err = cli(
+        target, capsys, "approve", key, "--arguments", '{"amount": "x", "to": "a"}'
+    )
+    assert status == 2 and "amount" in err
+    status, _, err = cli(target, capsys, "approve", key, "--arguments", "[1]")
+    assert status == 2 and "JSON object" in err
+    assert executor.run(r)[0].status == "awaiting_approval"
+    status, out, _ = cli(target, capsys, "approve", key, "--arguments", '{"amount": 3, "to": "bo"}')
+    assert status == 0 and out.startswith(f"approved {key}\n") and "approved" in out
+    (ran,) = executor.run(r)
+    assert (ran.status, ran.value, runs) == ("completed", "sent 3", [(3, "bo")])
+    status, _, err = cli(target, capsys, "approve", key)
+    assert status == 1 and "already approved" in err
+    _, out, _ = cli(target, capsys, "list", "--json", "--status", "approved")
+    assert [row["key"] for row in json.loads(out)] == [f"approval/{key}"]
+
+
+def test_deny_is_what_the_model_reads(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
+    """``deny KEY --reason TEXT`` (the listed key works too): the call never runs and is
+    answered denied with the reason; resolve refuses an approval record."""
+    runs: list[Any] = []
+    executor, r, key = _awaiting(target, runs)
+    status, _, err = cli(target, capsys, "resolve", f"approval/{key}", "--failed", "x")
+    assert status == 1 and "approve" in err
+    status, out, _ = cli(
+        target, capsys, "deny", f"approval/{key}", "--reason", "over budget", "--json"
+    )
+    assert status == 0 and json.loads(out)["record"]["status"] == "denied"
+    (denied,) = executor.run(r)
+    assert (denied.status, denied.error, runs) == ("denied", "over budget", [])
+
+
+def test_approve_or_deny_of_an_unknown_key_exits_1(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No call awaits approval under the key: exit 1, saying so; deny needs --reason."""
+    status, _, err = cli(target, capsys, "approve", "nope")
+    assert status == 1 and "no call awaits approval" in err
+    status, _, err = cli(target, capsys, "deny", "nope", "--reason", "r")
+    assert status == 1 and "no call awaits approval" in err
+    with pytest.raises(SystemExit):
+        cli(target, capsys, "deny", "nope")
+
+
 def test_purge_deletes_expired_records_and_says_how_many(
     target: Target, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,6 +53,9 @@ EXPECTED_TEXT = {
     "it); its result is not available yet. Do not assume it failed.",
     "conflict": 'The tool "transfer" was already called with this call id but different '
     "arguments, so this call was not run. Use a new call for different arguments.",
+    "awaiting_approval": 'The call to "transfer" is waiting for a person to approve it; it has '
+    "not run yet. Do not assume it ran or failed.",
+    "denied": 'The call to "transfer" was denied by a person and did not run. Their reason: boom',
 }
 
 

@@ -95,6 +95,7 @@ def test_a_bad_store_argument_is_a_usage_error_not_an_outage() -> None:
 
 # The exceptions toolwire exports: a new one, or one merged away, is a decision to make here.
 EXCEPTIONS = [
+    "ApprovalError",
     "ArgumentsInvalid",
     "ContentFiltered",
     "ConversationMismatch",
@@ -128,6 +129,13 @@ EXCEPTIONS = [
     "UnknownFormat",
     "UsageError",
 ]
+
+
+def test_the_approval_names_are_exported() -> None:
+    """``PendingCall`` (what ``pending`` lists) and ``ApprovalError`` (a decision on a key
+    no call awaits, a usage error and a LookupError) are public."""
+    assert toolwire.PendingCall.__name__ == "PendingCall" and "PendingCall" in toolwire.__all__
+    assert issubclass(toolwire.ApprovalError, (toolwire.UsageError, LookupError))
 
 
 def test_the_exported_exceptions_are_exactly_these() -> None:

@@ -1,6 +1,8 @@
-"""``toolwire store``: list, show, resolve and purge the records of an idempotency store.
+"""``toolwire store``: list, show, resolve and purge the records of an idempotency store;
+approve or deny the calls awaiting approval.
 
-``resolve`` settles only an ``unknown`` record (the store checks again, atomically).
+``resolve`` settles only an ``unknown`` record, ``approve``/``deny`` only an awaiting call
+(the store checks again, atomically).
 Exit status: 0 done, 1 not found or refused, 2 unusable arguments, 4 the store failed,
 130 interrupted.
 """
@@ -8,6 +10,7 @@ Exit status: 0 done, 1 not found or refused, 2 unusable arguments, 4 the store f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -17,7 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import SettingsError, StoreError
+from .._errors import ApprovalError, ArgumentsInvalid, StoreError, UsageError
+from .._execution import approvals
+from .._tools.jsonschema import compile_schema
 from ..stores import AdminStore, Record
 from .json_documents import dumps
 from .store_view import plain_details, plain_table, rich_details, rich_table
@@ -35,7 +40,8 @@ from .subcommand import (
 __all__ = ["add_parser", "main", "result_text", "run"]
 
 _EPILOG = """\
-exit status: 0 done; 1 not found, or refused (resolve touches only unknown records);
+exit status: 0 done; 1 not found, or refused (resolve touches only unknown records,
+approve and deny only calls awaiting approval);
 2 unusable arguments; 4 the store failed (cannot connect, an operation failed);
 130 interrupted.
 """
@@ -76,7 +82,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         commands,
         "store",
         run,
-        help="list, show, resolve (unknown calls) and purge idempotency-store records",
+        help="list, show, resolve (unknown calls), approve or deny, and purge store records",
         description=(
             "See and settle the records of an idempotency store: SQLite (--db),\n"
             "PostgreSQL (--dsn) or Redis (--url). Each action takes the store options;\n"
@@ -104,9 +110,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing = actions.add_parser(
         "list", parents=[where], help="records by status and age, newest first"
     )
-    listing.add_argument(
-        "--status", choices=("in_progress", "completed", "failed", "unknown"), default=None
-    )
+    listing.add_argument("--status", choices=_STATUSES, default=None)
     listing.add_argument("--limit", type=_limit, default=50, help="at most this many (50)")
     order = listing.add_mutually_exclusive_group()
     order.add_argument("--newest", dest="oldest", action="store_false", help="newest first")
@@ -132,7 +136,30 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--failed", metavar="MESSAGE", help="the effect did not happen; later runs get MESSAGE"
     )
 
+    approve = actions.add_parser(
+        "approve", parents=[where], help="approve a call awaiting approval; the next run runs it"
+    )
+    approve.add_argument(
+        "key", metavar="KEY", help="the call's key (as listed, or without approval/)"
+    )
+    approve.add_argument(
+        "--arguments",
+        metavar="JSON",
+        help="run it with these arguments instead (a JSON object, checked against its schema)",
+    )
+    deny = actions.add_parser(
+        "deny", parents=[where], help="deny a call awaiting approval; the model reads the reason"
+    )
+    deny.add_argument("key", metavar="KEY", help="the call's key (as listed, or without approval/)")
+    deny.add_argument("--reason", required=True, metavar="TEXT", help="what the model is told")
+
     actions.add_parser("purge", parents=[where], help="delete the records past their expiry")
+
+
+_RECORD_STATUSES = ("in_progress", "completed", "failed", "unknown")
+_APPROVAL_STATUSES = ("awaiting_approval", "approved", "denied")
+_STATUSES = (*_RECORD_STATUSES, *_APPROVAL_STATUSES)
+_STORED_AS = {"awaiting_approval": "unknown", "approved": "completed", "denied": "failed"}
 
 
 # ------------------------------------------------------------------------------ opening
@@ -217,8 +244,26 @@ def _emit(args: argparse.Namespace, document: Any, plain: str, fancy: Any = None
     sys.stdout.flush()
 
 
+def _shown(record: Record) -> Record:
+    """An approval record with the status it stands for (``awaiting_approval``...)."""
+    if approvals.call_key(record.key) is None:
+        return record
+    return dataclasses.replace(record, status=approvals.view_status(record))  # type: ignore[arg-type]
+
+
 def _list(store: AdminStore, args: argparse.Namespace) -> int:
-    records = store.records(status=args.status, newest_first=not args.oldest, limit=args.limit)
+    wanted = args.status
+    stored = _STORED_AS.get(wanted, wanted)
+    found = store.records(status=stored, newest_first=not args.oldest, limit=args.limit)
+    records = [_shown(r) for r in found]
+    if wanted is not None:
+        if wanted == "awaiting_approval":  # also those being stored right now
+            busy = store.records(
+                status="in_progress", newest_first=not args.oldest, limit=args.limit
+            )
+            records += [_shown(r) for r in busy if approvals.call_key(r.key) is not None]
+            records.sort(key=lambda r: (r.created_at, r.key), reverse=not args.oldest)
+        records = [r for r in records if r.status == wanted][: args.limit]
     now = time.time()
     _emit(args, records, plain_table(records, now), rich_table(records, now))
     return EXIT_OK
@@ -241,6 +286,11 @@ def _show(store: AdminStore, args: argparse.Namespace) -> int:
 def _resolve(store: AdminStore, args: argparse.Namespace) -> int:
     result = result_text(args.completed) if args.completed is not None else None
     record = _get(store, args.key)
+    if approvals.call_key(record.key) is not None:
+        raise _Refused(
+            f"refused: {args.key} is a call's approval; decide it with toolwire store approve "
+            "or toolwire store deny"
+        )
     if record.status != "unknown":
         raise _Refused(
             f"refused: record {args.key} is {record.status}, not unknown; only a call whose "
@@ -264,6 +314,58 @@ def _resolve(store: AdminStore, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def edited_arguments(text: str | None) -> dict[str, Any] | None:
+    """``--arguments`` as a JSON object; :class:`_Unusable` when it is not one."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _Unusable(f"--arguments must be a JSON object ({exc})") from None
+    if not isinstance(value, dict):
+        raise _Unusable(f"--arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _schema_check(name: str, parameters: Any, arguments: Any) -> dict[str, Any]:
+    """Edited arguments checked against the schema stored with the call (the executor
+    validates them again with the tool itself before it runs them)."""
+    if not isinstance(parameters, dict):
+        raise _Unusable(f"the call of {name!r} was stored without its schema: cannot check it")
+    errors = compile_schema(parameters).errors(arguments)
+    if errors:
+        listing = "; ".join(str(error) for error in errors)
+        raise ArgumentsInvalid(f"the arguments do not fit tool {name!r}: {listing}", tool=name)
+    return dict(arguments)
+
+
+def _decided(args: argparse.Namespace, verb: str, record: Record) -> int:
+    shown = _shown(record)
+    now = time.time()
+    _emit(
+        args,
+        {verb: True, "record": shown},
+        f"{verb} {args.key}\n{plain_details(shown, now)}",
+        rich_details(shown, now),
+    )
+    return EXIT_OK
+
+
+def _call_key(text: str) -> str:
+    return approvals.call_key(text) or text
+
+
+def _approve(store: AdminStore, args: argparse.Namespace) -> int:
+    edit = edited_arguments(args.arguments)
+    flow = approvals.approve(_call_key(args.key), edit, _schema_check)
+    return _decided(args, "approved", approvals.run(store, flow))
+
+
+def _deny(store: AdminStore, args: argparse.Namespace) -> int:
+    flow = approvals.deny(_call_key(args.key), args.reason)
+    return _decided(args, "denied", approvals.run(store, flow))
+
+
 def _purge(store: AdminStore, args: argparse.Namespace) -> int:
     purged = store.purge()
     noun = "record" if purged == 1 else "records"
@@ -271,7 +373,14 @@ def _purge(store: AdminStore, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_ACTIONS = {"list": _list, "show": _show, "resolve": _resolve, "purge": _purge}
+_ACTIONS = {
+    "list": _list,
+    "show": _show,
+    "resolve": _resolve,
+    "approve": _approve,
+    "deny": _deny,
+    "purge": _purge,
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -280,14 +389,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "resolve" and args.completed is not None:
             result_text(args.completed)  # refuse a bad VALUE before touching the store
+        if args.action == "approve":
+            edited_arguments(args.arguments)
         store = _open(args)
         try:
             return _ACTIONS[args.action](store, args)
         finally:
             store.close()
-    except _Refused as exc:
+    except (_Refused, ApprovalError) as exc:
         return fail("store", str(exc), EXIT_REFUSED)
-    except (_Unusable, SettingsError) as exc:
+    except (_Unusable, UsageError, ArgumentsInvalid) as exc:
         return fail("store", str(exc), EXIT_USAGE)
     except StoreError as exc:
         return fail("store", f"the store failed: {exc}", EXIT_STORE_FAILED)

@@ -24,7 +24,9 @@ from .._core.recording import Recording
 from .._core.response import ContentPart, Response
 from .._core.signatures import check_keywords
 from .._errors import ConversationMismatch, StoreError, TokenLimitExceeded, UsageError
+from .._execution.approvals import PendingCall
 from .._execution.executor import AsyncExecutor, Executor
+from .._streaming.drivers import StreamHandle
 from .._tools.toolbox import Toolbox
 from .._turn.run import Turn, arun_turn, run_turn
 from ..stores._requests import MAX_SECONDS
@@ -158,6 +160,25 @@ class _State:
     def identity(self, turn: int) -> str:
         return f"turn-{turn}"
 
+    def gated(self) -> bool:
+        """Whether any tool may wait for approval (else no turn can be pending)."""
+        return any(tool.requires_approval is not False for tool in self.tools)
+
+    def decided(self, turn: Turn) -> bool:
+        """Whether a replayed turn, now settled, answered calls that waited for a decision
+        (the caller then asks the model on at once)."""
+        if self.finished or not self.gated():
+            return False
+        return bool(self.executor._gated(turn.response, turn.identity))
+
+    @staticmethod
+    def response_of(text: str) -> Response:
+        """The response a turn's recording holds (assembled again; nothing runs)."""
+        with StreamHandle(Recording.from_json(text)) as handle:
+            for _ in handle:
+                pass
+        return handle.response
+
     def busy_deadline(self) -> float:
         """When a call still held by another worker is given up on: a dead worker's lease
         has run out long before, a live one has had its longest timeout."""
@@ -208,6 +229,10 @@ def _decode(text: str) -> dict[str, Any]:
     return data
 
 
+def _awaiting(turn: Turn) -> bool:
+    return any(outcome.status == "awaiting_approval" for outcome in turn.outcomes)
+
+
 def _format_of(error: TokenLimitExceeded, live: dict[str, Any]) -> str:
     fmt = error.partial.format if error.partial is not None else None
     if fmt is None:
@@ -250,7 +275,7 @@ class Conversation:
 
     ``messages`` is the whole history (provider format), ``turns`` the number of turns
     recorded, ``done`` whether the model asked for no tool in the last one, ``pending``
-    the calls waiting for a decision (none yet: approvals come later).
+    the calls of the current turn waiting for approval (:meth:`approve`, :meth:`deny`).
     """
 
     def __init__(
@@ -291,9 +316,27 @@ class Conversation:
         return self._state.finished
 
     @property
-    def pending(self) -> list[Any]:
-        """Calls waiting for approval (always empty for now)."""
-        return []
+    def pending(self) -> list[PendingCall]:
+        """The calls of the current turn awaiting approval, as the store holds them now
+        (a decision taken by another process shows at once)."""
+        state = self._state
+        if not state.gated():
+            return []
+        text = self._read(state.key("turn", len(state.history), "response"))
+        if text is None:
+            return []
+        number = len(state.history)
+        return self.executor.pending(state.response_of(text), turn=state.identity(number))
+
+    def approve(self, key: str, *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve the pending call ``key`` (optionally with edited ``arguments``, validated
+        again); the next :meth:`run_turn` runs it. See :meth:`Executor.approve`."""
+        self.executor.approve(key, arguments=arguments)
+
+    def deny(self, key: str, reason: str) -> None:
+        """Deny the pending call ``key``; the next :meth:`run_turn` tells the model
+        ``reason``. See :meth:`Executor.deny`."""
+        self.executor.deny(key, reason)
 
     def _read(self, key: str) -> str | None:
         record = self._store.get(key)
@@ -346,6 +389,7 @@ class Conversation:
         live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
         number = len(state.history)
         text = self._read(state.key("turn", number, "response"))
+        replayed = text is not None
         if text is None:
             if not callable(factory):
                 raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
@@ -374,8 +418,12 @@ class Conversation:
             if time.monotonic() > deadline:
                 raise state.busy(number)
             time.sleep(min(0.25, self.executor.lease / 4))
+        if _awaiting(turn):
+            return turn  # recorded, not settled: the next run_turn replays it
         key = state.key("turn", number, "messages")
         state.add_turn(self._write(key, state.turn_text(turn.messages, turn.done)))
+        if replayed and state.decided(turn):
+            return self.run_turn(factory, **options)  # the decisions are answered: ask on
         return turn
 
 
@@ -399,6 +447,7 @@ class AsyncConversation:
         self._store = executor.store
         self._async = inspect.iscoroutinefunction(getattr(self._store, "claim", None))
         self.executor = executor
+        self._pending: list[PendingCall] = []
 
     @property
     def conversation_id(self) -> str:
@@ -423,9 +472,35 @@ class AsyncConversation:
         return self._state.finished
 
     @property
-    def pending(self) -> list[Any]:
-        """Calls waiting for approval (always empty for now)."""
-        return []
+    def pending(self) -> list[PendingCall]:
+        """The calls of the current turn awaiting approval, as of the last ``load()``,
+        ``run_turn()``, ``approve()`` or ``deny()`` (``await conv.refresh()`` reads them
+        again)."""
+        self._state.loaded()
+        return list(self._pending)
+
+    async def refresh(self) -> list[PendingCall]:
+        """Read the pending calls from the store again; return them."""
+        await self.load()
+        state = self._state
+        self._pending = []
+        if state.gated():
+            text = await self._read(state.key("turn", len(state.history), "response"))
+            if text is not None:
+                response = state.response_of(text)
+                number = len(state.history)
+                self._pending = await self.executor.pending(response, turn=state.identity(number))
+        return list(self._pending)
+
+    async def approve(self, key: str, *, arguments: dict[str, Any] | None = None) -> None:
+        """:meth:`Conversation.approve`, awaited."""
+        await self.executor.approve(key, arguments=arguments)
+        self._pending = [call for call in self._pending if call.key != key]
+
+    async def deny(self, key: str, reason: str) -> None:
+        """:meth:`Conversation.deny`, awaited."""
+        await self.executor.deny(key, reason)
+        self._pending = [call for call in self._pending if call.key != key]
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         method = getattr(self._store, name)
@@ -475,6 +550,7 @@ class AsyncConversation:
             text := await self._read(state.key("turn", len(state.history), "messages"))
         ) is not None:
             state.add_turn(text)
+        await self.refresh()
         return self
 
     async def run_turn(self, factory: Factory, **options: Any) -> Turn:
@@ -484,6 +560,7 @@ class AsyncConversation:
         live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
         number = len(state.history)
         text = await self._read(state.key("turn", number, "response"))
+        replayed = text is not None
         if text is None:
             if not callable(factory):
                 raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
@@ -512,6 +589,12 @@ class AsyncConversation:
             if time.monotonic() > deadline:
                 raise state.busy(number)
             await asyncio.sleep(min(0.25, self.executor.lease / 4))
+        if _awaiting(turn):
+            await self.refresh()
+            return turn  # recorded, not settled: the next run_turn replays it
         key = state.key("turn", number, "messages")
         state.add_turn(await self._write(key, state.turn_text(turn.messages, turn.done)))
+        self._pending = []
+        if replayed and state.decided(turn):
+            return await self.run_turn(factory, **options)  # the decisions are answered
         return turn

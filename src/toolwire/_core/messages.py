@@ -34,6 +34,9 @@ STATUS_TEXTS: dict[str, str] = {
     "do not assume it failed.",
     "in_progress": 'The tool "{name}" is already running for this call (another worker holds '
     "it); its result is not available yet. Do not assume it failed.",
+    "awaiting_approval": 'The call to "{name}" is waiting for a person to approve it; it has '
+    "not run yet. Do not assume it ran or failed.",
+    "denied": 'The call to "{name}" was denied by a person and did not run. Their reason: {error}',
     "conflict": 'The tool "{name}" was already called with this call id but different '
     "arguments, so this call was not run. Use a new call for different arguments.",
 }

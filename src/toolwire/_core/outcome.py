@@ -19,6 +19,8 @@ OutcomeStatus = Literal[
     "unknown",
     "in_progress",
     "conflict",
+    "awaiting_approval",
+    "denied",
 ]
 
 
@@ -40,7 +42,10 @@ class Outcome:
     - ``"unknown"``: the tool may have run (crash, cancellation, lost lease, a return value
       that JSON cannot carry); never re-run automatically;
     - ``"in_progress"``: another worker holds the call right now;
-    - ``"conflict"``: the same call identity was seen before with different arguments.
+    - ``"conflict"``: the same call identity was seen before with different arguments;
+    - ``"awaiting_approval"``: the tool requires approval and none was decided yet; nothing
+      ran (``executor.approve`` / ``executor.deny`` decide, by ``idempotency_key``);
+    - ``"denied"``: a person denied the call; nothing ran; ``error`` is their reason.
 
     ``value`` is the tool's return value (for ``replayed``, decoded from the stored JSON);
     ``result_json`` is the stored JSON text of it, byte-identical between the first run

@@ -16,10 +16,12 @@ from .._core.outcome import Outcome, OutcomeStatus
 from .._errors import EffectInDoubt, RetryableError
 from ..stores._protocol import Claim, FinalStatus, Record
 from ..stores._requests import ClaimRequest, FinishRequest, HeartbeatRequest, ReleaseRequest
+from .approvals import AWAITING, Decision, read_decision
 
 __all__ = [
     "INTERRUPTIBLE",
     "AbandonTool",
+    "ApprovalGate",
     "AwaitTool",
     "CallPlan",
     "ClaimCall",
@@ -57,6 +59,17 @@ class CallPlan:
     heartbeat_interval: float
     timeout: float | None
     retry_on: tuple[type[Exception], ...] = ()
+    approval: ApprovalGate | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalGate:
+    """The approval a call waits for: ``park`` claims its approval record (see
+    :mod:`toolwire._execution.approvals`), which is then finished ``unknown`` with
+    ``details`` (the call's JSON, for whoever decides) while no decision is stored."""
+
+    park: ClaimRequest
+    details: str
 
 
 # ------------------------------------------------------------------------- commands
@@ -81,6 +94,9 @@ class StartTool:
 
     fence: int
     timeout: float | None
+    arguments: dict[str, Any] | None = None
+    """The arguments a person approved instead of the model's, or ``None``: the driver
+    validates them again and runs the tool on them (a failure: the tool could not start)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -252,6 +268,12 @@ def report_record(plan: CallPlan, record: Record) -> Outcome:
 
 def execute_call(plan: CallPlan) -> CallFlow:
     """Decide one call: yield commands, receive their results, return the ``Outcome``."""
+    edited: dict[str, Any] | None = None
+    if plan.approval is not None:
+        gate = yield from _approval(plan, plan.approval)
+        if isinstance(gate, Outcome):
+            return gate
+        edited = gate.arguments
     try:
         claim: Claim = yield plan.claim
     except Exception as exc:
@@ -267,7 +289,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
     # the claim is fenced on its key, owner and fence.
     held = ReleaseCall(plan.claim.key, plan.claim.owner, fence)
     try:
-        yield StartTool(fence=fence, timeout=plan.timeout)
+        yield StartTool(fence=fence, timeout=plan.timeout, arguments=edited)
     except Exception as exc:
         # The tool could not be started (no thread available...): nothing ran.
         yield from _release_quietly(held)
@@ -321,6 +343,35 @@ def execute_call(plan: CallPlan) -> CallFlow:
         yield from _in_doubt(held, plan.claim.reclaim, message)
         return _outcome(plan, "timed_out", error=message)
     return (yield from _settle(plan, held, event))
+
+
+def _approval(plan: CallPlan, gate: ApprovalGate) -> Generator[Command, Any, Outcome | Decision]:
+    """The approval phase: the outcome when the call is not to run (awaiting, denied, or
+    a store that cannot say), else the approval, and with it any edited arguments."""
+    park = gate.park
+    try:
+        claim: Claim = yield park
+    except Exception as exc:
+        return _outcome(
+            plan, "failed", error=f"StoreError: could not read the call's approval: {exc}"
+        )
+    if claim.acquired:
+        # A new approval record: store the call's details for the decider to read.
+        yield from _finish_quietly(
+            ReleaseCall(park.key, park.owner, claim.record.fence), "unknown", gate.details, AWAITING
+        )
+        return _outcome(plan, "awaiting_approval", error=AWAITING)
+    record = claim.record
+    if record.args_hash != park.args_hash:
+        return report_record(plan, record)  # a conflict
+    decision = read_decision(record)
+    if decision.status == "approved":
+        return decision
+    if decision.status == "denied":
+        return _outcome(plan, "denied", error=decision.reason, replayed=True)
+    if decision.status == "invalid":
+        return _outcome(plan, "failed", error=decision.reason)
+    return _outcome(plan, "awaiting_approval", error=AWAITING)
 
 
 def keep_running(plan: CallPlan, fence: int) -> CallFlow:

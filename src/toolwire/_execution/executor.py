@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar, cast
 from .._core.outcome import Outcome
 from .._core.response import Response, ToolCall
 from .._errors import (
+    ApprovalError,
     IdempotencyKeyError,
     RetryableError,
     SettingsError,
@@ -36,11 +37,15 @@ from .._telemetry import ToolObserver, decided_tool, tool_observer
 from .._tools.context import ToolContext
 from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
-from ..stores._protocol import AsyncStore, Store
+from ..stores._protocol import AsyncStore, Record, Store
+from ..stores._requests import GetRequest
 from ..stores.memory import MemoryStore
+from . import approvals
+from .approvals import PendingCall
 from .decisions import (
     INTERRUPTIBLE,
     AbandonTool,
+    ApprovalGate,
     AwaitTool,
     CallFlow,
     CallPlan,
@@ -357,15 +362,31 @@ class _ExecutorBase(Generic[S]):
             timeout = self._timeout_of(tool)
             if timeout > self.timeout:  # the default was checked at __init__
                 self._check_retention(tool.name, timeout)  # a tool registered since
+            idem = idempotency_key(key, digest)
             claim = ClaimCall(
                 key,
                 digest,
-                idempotency_key(key, digest),
+                idem,
                 owner,
                 self.lease,
                 self.retention,
                 bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
             )
+            gate = None
+            if tool.needs_approval(check):
+                park = ClaimCall(
+                    approvals.record_key(idem),
+                    digest,
+                    idem,
+                    owner,
+                    self.lease,
+                    self.retention,
+                    False,
+                )
+                details = approvals.details_text(
+                    tool.name, call.id, check.arguments, tool.parameters
+                )
+                gate = ApprovalGate(park=park, details=details)
             plan = CallPlan(
                 call_id=call.id,
                 name=tool.name,
@@ -373,6 +394,7 @@ class _ExecutorBase(Generic[S]):
                 heartbeat_interval=self.heartbeat_interval,
                 timeout=timeout,
                 retry_on=self.retry_on,
+                approval=gate,
             )
             candidates.append((position, check, plan))
         if rejected and not self.run_on_rejection:
@@ -396,6 +418,37 @@ class _ExecutorBase(Generic[S]):
             for position, check, plan in candidates
         ]
         return decided, jobs
+
+    def _gated(self, response: Response, turn: str | None) -> list[tuple[str, _Job]]:
+        """The approval record keys of the calls of ``response`` that need approval."""
+        _decided, jobs = self._prepare(response, turn)
+        return [(job.plan.approval.park.key, job) for job in jobs if job.plan.approval is not None]
+
+    def _check_edit(self, name: str, _parameters: Any, arguments: Any) -> dict[str, Any]:
+        """Approved arguments validated by the tool (``ArgumentsInvalid`` if they do not fit)."""
+        tool = self.toolbox.get(name)
+        if tool is None:
+            raise ApprovalError(
+                f"tool {name!r} of the call is not in this executor's toolbox; its edited "
+                "arguments cannot be checked",
+                key=name,
+                status="awaiting",
+            )
+        return tool.validate(arguments)
+
+    def _edited(self, job: _Job, arguments: dict[str, Any]) -> None:
+        """Run ``job`` on approved arguments instead of the model's, validated again."""
+        validated, built = job.tool._validated(arguments)
+        job.check = ValidCall(call=job.call, tool=job.tool, arguments=validated, built=built)
+
+    def _decider(self) -> Any:
+        """The store, once it is known to settle records (approve, deny)."""
+        if not callable(getattr(self.store, "resolve", None)):
+            raise SettingsError(
+                f"approve() and deny() need a store with resolve() (every toolwire store); "
+                f"{type(self.store).__name__} has none"
+            )
+        return self.store
 
     def _for_core(self, job: _Job, event: ToolEnded) -> ToolEnded:
         """Attach what the model is to read of a raised exception (the ``error_text`` hook)."""
@@ -474,7 +527,7 @@ def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]
 def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
     """Log what a person debugging the call needs; silent for plain successes."""
     status = outcome.status
-    if status in ("completed", "replayed", "in_progress", "conflict"):
+    if status in ("completed", "replayed", "in_progress", "conflict", "awaiting_approval"):
         return
     extra = _fields(job, status, replayed=outcome.replayed)
     name, call_id = job.plan.name, job.plan.call_id
@@ -593,6 +646,29 @@ def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
     if isinstance(command, ReleaseCall):
         return store.release(command.key, owner=command.owner, fence=command.fence)
     raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
+
+
+async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
+    reply = None
+    while True:
+        try:
+            request = flow.send(reply)
+        except StopIteration as stop:
+            return stop.value
+        if native:
+            reply = await approvals.perform(store, request)
+        else:
+            reply = await asyncio.to_thread(approvals.perform, store, request)
+
+
+def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> list[PendingCall]:
+    found = []
+    for (_key, job), record in zip(gated, records, strict=True):
+        if record is not None:
+            pending = approvals.pending_call(job.plan.claim.idempotency_key, record)
+            if pending is not None:
+                found.append(pending)
+    return found
 
 
 async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
@@ -820,6 +896,8 @@ class _SyncRun:
 
     def _start(self, call: _SyncCall, command: StartTool) -> None:
         job = call.job
+        if command.arguments is not None:
+            self.executor._edited(job, command.arguments)
         call.deadline = _deadline(command.timeout)
         ctx = _context(job, call.deadline)
         handle: ThreadTool | LoopTool
@@ -900,6 +978,26 @@ class Executor(_ExecutorBase[Store]):
     def purge(self) -> int:
         """Delete the store's records past their retention; return how many."""
         return self.store.purge()
+
+    def approve(self, key: str, *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve the call awaiting approval under ``key`` (``Outcome.idempotency_key``,
+        ``PendingCall.key``): the next run of its response runs it, once. ``arguments``
+        replace the model's: validated by the tool first (:class:`ArgumentsInvalid`, and
+        nothing stored, if they do not fit), and recorded with the decision.
+        :class:`ApprovalError` when no call awaits approval under ``key``."""
+        store = self._decider()
+        approvals.run(store, approvals.approve(key, arguments, self._check_edit))
+
+    def deny(self, key: str, reason: str) -> None:
+        """Deny the call awaiting approval under ``key``: it never runs; the next run of
+        its response answers it ``denied``, with ``reason`` for the model.
+        :class:`ApprovalError` when no call awaits approval under ``key``."""
+        approvals.run(self._decider(), approvals.deny(key, reason))
+
+    def pending(self, response: Response, *, turn: str | None = None) -> list[PendingCall]:
+        """The calls of ``response`` (run with this ``turn``) that await approval."""
+        gated = self._gated(response, turn)
+        return _pending_of(gated, [self.store.get(key) for key, _job in gated])
 
     def run(self, response: Response, *, turn: str | None = None) -> list[Outcome]:
         """Run every call of ``response``; the outcomes, one per call, in call order.
@@ -1125,6 +1223,8 @@ class _AsyncRun:
 
     def _start(self, command: StartTool, call: _AsyncCall) -> None:
         job = call.job
+        if command.arguments is not None:
+            self.executor._edited(job, command.arguments)
         call.deadline = _deadline(command.timeout)
         ctx = _context(job, call.deadline)
         if job.tool.is_async:
@@ -1266,6 +1366,25 @@ class AsyncExecutor(_ExecutorBase[Store | AsyncStore]):
             count = await asyncio.to_thread(store.purge)
         return count
 
+    async def approve(self, key: str, *, arguments: dict[str, Any] | None = None) -> None:
+        """:meth:`Executor.approve`, awaited."""
+        store = self._decider()
+        flow = approvals.approve(key, arguments, self._check_edit)
+        await _run_async(store, flow, native=self._async_store)
+
+    async def deny(self, key: str, reason: str) -> None:
+        """:meth:`Executor.deny`, awaited."""
+        flow = approvals.deny(key, reason)
+        await _run_async(self._decider(), flow, native=self._async_store)
+
+    async def pending(self, response: Response, *, turn: str | None = None) -> list[PendingCall]:
+        """:meth:`Executor.pending`, awaited."""
+        gated = self._gated(response, turn)
+        records = [
+            await _run_async(self.store, _read(key), native=self._async_store) for key, _ in gated
+        ]
+        return _pending_of(gated, records)
+
     async def run(self, response: Response, *, turn: str | None = None) -> list[Outcome]:
         """Run every call of ``response``; the outcomes, one per call, in call order.
 
@@ -1291,6 +1410,11 @@ class AsyncExecutor(_ExecutorBase[Store | AsyncStore]):
             for job, task in zip(jobs, tasks, strict=True):
                 decided[job.position] = task.result()
         return [o for o in decided if o is not None]
+
+
+def _read(key: str) -> Any:
+    record = yield GetRequest(key)
+    return record
 
 
 async def _wait_through_cancellation(tasks: Sequence[asyncio.Future[Any]]) -> None:

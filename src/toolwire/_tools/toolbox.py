@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+Approval = bool | Callable[["ValidCall"], bool]
+"""A tool's ``requires_approval``: always, never, or a predicate on the validated call."""
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_VIOLATIONS = 10
@@ -232,7 +234,9 @@ class Tool:
     toolwire produces are copies). ``idempotent`` says the tool is safe to repeat (reads);
     ``timeout`` is its own timeout in seconds (``None``: the executor's default);
     ``is_async`` is true for an ``async def`` tool; ``required`` names the required
-    parameters; ``fn`` is the registered function.
+    parameters; ``fn`` is the registered function. ``requires_approval`` is ``False``,
+    ``True`` (every call waits for a person's decision before it runs) or a predicate on
+    the :class:`ValidCall` saying whether this call does (see :meth:`needs_approval`).
     """
 
     __slots__ = (
@@ -244,6 +248,7 @@ class Tool:
         "name",
         "parameters",
         "required",
+        "requires_approval",
         "timeout",
     )
 
@@ -255,6 +260,7 @@ class Tool:
     is_async: bool
     required: tuple[str, ...]
     fn: Callable[..., Any]
+    requires_approval: Approval
     _binding: _Binding
 
     def __init__(
@@ -268,9 +274,11 @@ class Tool:
         required: tuple[str, ...],
         idempotent: bool = False,
         timeout: float | None = None,
+        requires_approval: Approval = False,
     ) -> None:
         _check_name(name)
         _check_options(name, idempotent, timeout)
+        _check_approval(name, requires_approval)
         values = {
             "name": name,
             "description": description,
@@ -281,6 +289,7 @@ class Tool:
             "idempotent": idempotent,
             "timeout": None if timeout is None else float(timeout),
             "is_async": _is_async(fn),
+            "requires_approval": requires_approval,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -296,6 +305,18 @@ class Tool:
     def __repr__(self) -> str:
         """``Tool(name=..., idempotent=..., timeout=...)``."""
         return f"Tool(name={self.name!r}, idempotent={self.idempotent}, timeout={self.timeout})"
+
+    def needs_approval(self, call: ValidCall) -> bool:
+        """Whether ``call`` (a validated call of this tool) waits for approval before it
+        runs. A predicate that raises counts as "yes": a call is never run unapproved
+        because its check failed."""
+        rule = self.requires_approval
+        if rule is True or rule is False:
+            return rule
+        try:
+            return bool(rule(call))
+        except Exception:
+            return True
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         """Validate ``arguments``; return them as deterministic JSON-compatible values.
@@ -394,6 +415,14 @@ def _check_name(name: Any) -> None:
         )
 
 
+def _check_approval(name: str, requires_approval: Any) -> None:
+    if not isinstance(requires_approval, bool) and not callable(requires_approval):
+        raise ToolDefinitionError(
+            f"tool {name!r}: requires_approval must be True, False or a callable taking the "
+            f"validated call, not {requires_approval!r}"
+        )
+
+
 def _check_options(name: str, idempotent: Any, timeout: Any) -> None:
     if not isinstance(idempotent, bool):
         raise ToolDefinitionError(f"tool {name!r}: idempotent must be True or False")
@@ -464,6 +493,7 @@ class Toolbox:
         idempotent: bool = False,
         timeout: float | None = None,
         args_model: bool = False,
+        requires_approval: Approval = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -476,6 +506,7 @@ class Toolbox:
         idempotent: bool = False,
         timeout: float | None = None,
         args_model: bool = False,
+        requires_approval: Approval = False,
     ) -> Any:
         """Register a function as a tool; usable as ``@tools.tool`` and ``@tools.tool(...)``.
 
@@ -488,6 +519,10 @@ class Toolbox:
         a ``ToolContext``) must be a pydantic model, and that model is the whole arguments:
         the model sees ``{"name": ..., "email": ...}`` and the function receives a
         ``NewUser`` instance (as openai's ``pydantic_function_tool`` describes a model).
+
+        ``requires_approval=True`` (or a predicate on the :class:`ValidCall`, e.g.
+        ``lambda call: call.arguments["amount"] > 100``) makes the executor store such a
+        call as awaiting approval instead of running it, until ``approve`` or ``deny``.
         """
 
         def register(func: F, depth: int = 1) -> F:
@@ -497,11 +532,12 @@ class Toolbox:
             if not callable(func):
                 raise ToolDefinitionError(f"a tool must be a function, not {func!r}")
             tool_name = self._new_name(func, name, description, idempotent, timeout)
+            _check_approval(tool_name, requires_approval)
             if not isinstance(args_model, bool):
                 raise ToolDefinitionError(f"tool {tool_name!r}: args_model must be True or False")
             spec = describe_function(func, name=tool_name, localns=localns, args_model=args_model)
             text = spec.description if description is None else description
-            self._add_typed(tool_name, func, spec, text, idempotent, timeout)
+            self._add_typed(tool_name, func, spec, text, idempotent, timeout, requires_approval)
             return func
 
         if fn is None:
@@ -538,6 +574,7 @@ class Toolbox:
         description: str | None = None,
         idempotent: bool = False,
         timeout: float | None = None,
+        requires_approval: Approval = False,
     ) -> Tool:
         """Register a tool whose whole arguments are the pydantic ``model``.
 
@@ -559,7 +596,10 @@ class Toolbox:
             description=description if description is not None else (fn_doc or None),
             ctx_param=_context_parameter(fn),
         )
-        return self._add_typed(tool_name, fn, spec, spec.description, idempotent, timeout)
+        _check_approval(tool_name, requires_approval)
+        return self._add_typed(
+            tool_name, fn, spec, spec.description, idempotent, timeout, requires_approval
+        )
 
     def _add_typed(
         self,
@@ -569,6 +609,7 @@ class Toolbox:
         description: str,
         idempotent: bool,
         timeout: float | None,
+        requires_approval: Approval = False,
     ) -> Tool:
         """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
         (the schema learnt from a signature or a pydantic model) says."""
@@ -581,6 +622,7 @@ class Toolbox:
             required=spec.required,
             idempotent=idempotent,
             timeout=timeout,
+            requires_approval=requires_approval,
         )
         self._tools[name] = tool
         return tool
@@ -594,6 +636,7 @@ class Toolbox:
         description: str = "",
         idempotent: bool = False,
         timeout: float | None = None,
+        requires_approval: Approval = False,
     ) -> Tool:
         """Register a tool from a raw JSON Schema of its arguments plus a callable.
 
@@ -604,6 +647,7 @@ class Toolbox:
         _check_name(name)
         self._check_free(name)
         _check_options(name, idempotent, timeout)
+        _check_approval(name, requires_approval)
         if not callable(fn):
             raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
         if not isinstance(description, str):
@@ -622,6 +666,7 @@ class Toolbox:
             required=tuple(schema.get("required", [])),
             idempotent=idempotent,
             timeout=timeout,
+            requires_approval=requires_approval,
         )
         self._tools[name] = tool
         return tool
