@@ -78,7 +78,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from .._errors import (
     ContentFiltered,
@@ -192,6 +192,35 @@ def _slices(data: bytes) -> list[bytes]:
     return [data[i : i + _SLICE] for i in range(0, len(data), _SLICE)]
 
 
+# ToolCallArguments, one per fragment, is built by setting its slots through their
+# descriptors: the same frozen instance as its constructor makes, whose __init__ (one
+# object.__setattr__ per field) costs about a sixth of the assembly time on a big call
+# (`python -m benchmarks assembly`: 46 KB OpenAI chat, about 5.4 against 4.3 µs a chunk).
+_new = object.__new__
+_Setter = Callable[[object, Any], None]
+(
+    _set_key,
+    _set_delta,
+    _set_json_events,
+    _set_preview,
+    _set_id,
+    _set_name,
+    _set_changed,
+    _set_typed,
+) = (
+    cast(_Setter, ToolCallArguments.__dict__[name].__set__)
+    for name in (
+        "key",
+        "delta",
+        "json_events",
+        "_preview",
+        "id",
+        "name",
+        "preview_changed",
+        "_typed",
+    )
+)
+
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
 
@@ -298,15 +327,16 @@ class _Call:
             changed = True
         else:
             changed = _changes_preview(json_events)
-        return ToolCallArguments(
-            key=self.key,
-            delta=delta,
-            json_events=json_events,
-            _preview=self.snapshot,
-            id=self.shown_id,
-            name=self.name or "",
-            preview_changed=changed,
-        )
+        ev = _new(ToolCallArguments)
+        _set_key(ev, self.key)
+        _set_delta(ev, delta)
+        _set_json_events(ev, json_events)
+        _set_preview(ev, self.snapshot)
+        _set_id(ev, self.shown_id)
+        _set_name(ev, self.name or "")
+        _set_changed(ev, changed)
+        _set_typed(ev, None)
+        return ev
 
     def emit(self, event: StreamEvent, out: list[StreamEvent]) -> None:
         """Hand ``event`` on, or keep it until the call is announced (its name known)."""
