@@ -606,12 +606,7 @@ class PartialJSONParser:
                 return None
             self._carry = whole[k:]
         self._offset += len(text)
-        pieces = self._spieces  # _add_piece, inlined on the path of every long argument
-        pieces.append(piece)
-        if len(pieces) >= _FOLD:
-            self._sblocks.append("".join(pieces))
-            pieces.clear()
-        self._outdated = True
+        self._add_piece(piece)
         return piece
 
     def _add_piece(self, piece: str) -> None:
