@@ -529,20 +529,21 @@ def test_feed_returns_empty_tuple_and_empty_feed_is_free() -> None:
     assert p.offset == 8
 
 
-def test_snapshot_is_cached_and_shares_completed_subtrees() -> None:
-    """An unchanged snapshot is the same object; completed subtrees are shared, not copied."""
+def test_snapshot_is_one_live_object_that_shares_completed_subtrees() -> None:
+    """The preview is one object that later input extends in place; completed subtrees are
+    shared with the final value, not copied."""
     p = PartialJSONParser()
     p.feed('{"done": {"x": [1, 2]}, "open": [')
     first = p.snapshot()
     assert p.snapshot() is first
+    assert first == {"done": {"x": [1, 2]}, "open": []}
     p.feed('"abc')
     second = p.snapshot()
-    assert second is not first
-    assert second["done"] is first["done"]
+    assert second is first
     assert second == {"done": {"x": [1, 2]}, "open": ["abc"]}
-    assert first == {"done": {"x": [1, 2]}, "open": []}  # older snapshots do not change
     p.feed('"]}')
     assert p.close()["done"] is first["done"]
+    assert p.snapshot() is first
 
 
 def test_duplicate_keys_preview_first_value_close_equals_json_loads() -> None:

@@ -1,20 +1,18 @@
-"""Previews that are updated in place, and the parser mode without events (API.md §1).
+"""The live preview, and the parser mode without events.
 
-``snapshot()`` reuses the preview objects it returned before (containers updated, the open
-string extended) once nothing outside the parser refers to them, so a preview per delta
-costs O(delta). These tests pin the other half of that bargain: a preview that anybody
-still holds, or any part of one, never changes; and a parser made with ``events=False``
-behaves exactly like one with events, except that ``feed`` returns ``()``.
+``snapshot()`` returns the parser's own open containers, which later input only ever
+extends, so a preview per delta costs O(delta) and copies nothing. These tests pin what a
+caller may rely on: a preview (or a container inside it) that it holds only grows, and is
+the current one; strings it holds keep their text; every preview equals ``parse_partial``
+of the input so far; and a parser made with ``events=False`` behaves exactly like one with
+events, except that ``feed`` returns ``()``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import platform
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import pairwise
 from typing import Any
 
@@ -23,26 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_partial_json import chunks_at, documents, is_prefix, split_documents
 
-import toolwire._core.partial_json as partial_json
 from toolwire import MISSING, JSONSyntaxError, PartialJSONParser, parse_partial
-
-CPYTHON = platform.python_implementation() == "CPython"
-
-# Containers up to partial_json._SMALL members are copied afresh by every snapshot; larger
-# ones are updated in place. Tests documents are small, so the properties run with the
-# threshold lowered too, which sends every container through the in-place updates.
-thresholds = st.sampled_from([0, 1, 3, partial_json._SMALL])
-
-
-@contextmanager
-def copy_threshold(small: int) -> Iterator[None]:
-    """Run the block with containers above ``small`` members updated in place."""
-    saved = partial_json._SMALL
-    partial_json._SMALL = small
-    try:
-        yield
-    finally:
-        partial_json._SMALL = saved
 
 
 def parts_of(value: Any) -> list[Any]:
@@ -62,8 +41,7 @@ def parts_of(value: Any) -> list[Any]:
 
 def keep(snap: Any, rnd: random.Random, whole: float, part: float) -> list[tuple[Any, Any]]:
     """With probability ``whole`` keep the snapshot, else with probability ``part`` one of
-    the containers inside it; as (object, deep copy taken now). No other reference to the
-    snapshot survives the call, so the parser is free to reuse what is not kept."""
+    the containers inside it; as (object, deep copy taken now)."""
     choice = rnd.random()
     if choice < whole:
         return [(snap, copy.deepcopy(snap))]
@@ -75,38 +53,39 @@ def keep(snap: Any, rnd: random.Random, whole: float, part: float) -> list[tuple
     return []
 
 
-# ---------------------------------------------------------------- held previews never change
+# ------------------------------------------------------------------ held previews only grow
 
 
-@given(split_documents(), st.randoms(use_true_random=False), thresholds)
-def test_held_previews_and_their_parts_never_change(
-    case: tuple[str, list[str]], rnd: random.Random, small: int
+@given(split_documents(), st.randoms(use_true_random=False))
+def test_held_previews_and_their_parts_only_grow(
+    case: tuple[str, list[str]], rnd: random.Random
 ) -> None:
-    """Whatever previews, or parts of previews, a caller keeps stay exactly as they were."""
+    """Previews, or containers inside them, that a caller keeps only ever grow: each is
+    still an extension of what it showed, and a kept container preview is the current one."""
     doc, pieces = case
     parser = PartialJSONParser()
     held: list[tuple[Any, Any]] = []
-    with copy_threshold(small):
-        for piece in pieces:
-            parser.feed(piece)
-            held += keep(parser.snapshot(), rnd, whole=0.3, part=0.3)
-    final = parser.close()
+    for piece in pieces:
+        parser.feed(piece)
+        held += keep(parser.snapshot(), rnd, whole=0.3, part=0.3)
+    assert parser.close() == json.loads(doc)
+    live = parts_of(parser.snapshot())
     for kept, as_it_was in held:
-        assert kept == as_it_was
-    assert final == json.loads(doc)
+        assert is_prefix(as_it_was, kept), (as_it_was, kept)
+        if isinstance(kept, (dict, list)):
+            assert any(kept is part for part in live)
 
 
-@given(split_documents(), thresholds)
-def test_dropped_previews_still_only_grow(case: tuple[str, list[str]], small: int) -> None:
-    """With every preview dropped (so the parser reuses them), copies taken at each step
-    form a prefix chain ending in the final value."""
+@given(split_documents())
+def test_dropped_previews_still_only_grow(case: tuple[str, list[str]]) -> None:
+    """Copies of the preview taken at each step form a prefix chain ending in the final
+    value."""
     doc, pieces = case
     parser = PartialJSONParser()
     seen: list[Any] = []
-    with copy_threshold(small):
-        for piece in pieces:
-            parser.feed(piece)
-            seen.append(copy.deepcopy(parser.snapshot()))
+    for piece in pieces:
+        parser.feed(piece)
+        seen.append(copy.deepcopy(parser.snapshot()))
     final = parser.close()
     for before, after in pairwise(seen):
         assert is_prefix(before, after), (before, after)
@@ -115,15 +94,14 @@ def test_dropped_previews_still_only_grow(case: tuple[str, list[str]], small: in
     assert final == json.loads(doc)
 
 
-@given(documents(), thresholds)
+@given(documents())
 @settings(max_examples=40)
-def test_dropped_previews_char_by_char_equal_parse_partial(doc: str, small: int) -> None:
-    """Reused previews equal a fresh parse_partial of the same prefix, char by char."""
+def test_previews_char_by_char_equal_parse_partial(doc: str) -> None:
+    """The live preview equals a fresh parse_partial of the same prefix, char by char."""
     parser = PartialJSONParser()
-    with copy_threshold(small):
-        for i, ch in enumerate(doc):
-            parser.feed(ch)
-            assert parser.snapshot() == parse_partial(doc[: i + 1])
+    for i, ch in enumerate(doc):
+        parser.feed(ch)
+        assert parser.snapshot() == parse_partial(doc[: i + 1])
 
 
 @given(
@@ -131,82 +109,65 @@ def test_dropped_previews_char_by_char_equal_parse_partial(doc: str, small: int)
     st.text(st.sampled_from(list('ab"\\\né😀')), min_size=5, max_size=60),
     st.lists(st.integers(1, 80), min_size=3, max_size=30),
     st.randoms(use_true_random=False),
-    thresholds,
 )
 def test_held_previews_while_a_string_grows(
-    opens: list[str], content: str, cuts: list[int], rnd: random.Random, small: int
+    opens: list[str], content: str, cuts: list[int], rnd: random.Random
 ) -> None:
-    """A string growing over many pieces inside open containers: previews (or the
-    containers inside them) kept at random moments never change."""
+    """A string growing over many pieces inside open containers: every preview equals
+    parse_partial of the input so far, and previews kept at random moments only grew."""
     doc = "".join(opens) + json.dumps(content)
     parser = PartialJSONParser()
     held: list[tuple[Any, Any]] = []
-    with copy_threshold(small):
-        for piece in chunks_at(doc, cuts):
-            parser.feed(piece)
-            held += keep(parser.snapshot(), rnd, whole=0.2, part=0.2)
+    fed = ""
+    for piece in chunks_at(doc, cuts):
+        parser.feed(piece)
+        fed += piece
+        snap = parser.snapshot()
+        assert snap == parse_partial(fed)
+        held += keep(snap, rnd, whole=0.2, part=0.2)
     for kept, as_it_was in held:
-        assert kept == as_it_was
+        assert is_prefix(as_it_was, kept)
     assert parse_partial(doc) == parser.snapshot()
 
 
-@pytest.mark.parametrize("small", [0, partial_json._SMALL])
-def test_preview_kept_inside_a_deep_document_does_not_change(small: int) -> None:
-    """Holding an inner open container keeps it, while the root preview is reused."""
+def test_an_inner_container_held_is_the_live_one() -> None:
+    """An inner open container taken from a preview is the parser's own: later input
+    extends it, and later previews hold that same object."""
     parser = PartialJSONParser()
-    with copy_threshold(small):
-        parser.feed('{"a": {"b": [1, ')
-        inner = parser.snapshot()["a"]["b"]
-        parser.feed("2, ")
-        assert parser.snapshot() == {"a": {"b": [1, 2]}}
-        parser.feed('"x')
-        assert parser.snapshot() == {"a": {"b": [1, 2, "x"]}}
-    assert inner == [1]
+    parser.feed('{"a": {"b": [1, ')
+    inner = parser.snapshot()["a"]["b"]
+    parser.feed("2, ")
+    assert parser.snapshot() == {"a": {"b": [1, 2]}}
+    parser.feed('"x')
+    assert parser.snapshot() == {"a": {"b": [1, 2, "x"]}}
+    assert inner == [1, 2, "x"]
+    assert parser.snapshot()["a"]["b"] is inner
 
 
-@pytest.mark.skipif(not CPYTHON, reason="reuse is decided by CPython's reference counts")
-def test_dropped_preview_is_updated_in_place() -> None:
-    """Once the caller lets go of a preview, the next snapshot updates that same object
-    instead of copying the open containers (what makes a preview per delta O(delta))."""
-    parser = PartialJSONParser()
-    many = partial_json._SMALL + 10
-    parser.feed('{"items": [' + "1, " * many)
-    first = parser.snapshot()
-    items_id = id(first["items"])  # the root (one key) is small: copied afresh each time
-    del first
-    parser.feed("3, ")
-    second = parser.snapshot()
-    assert second == {"items": [1] * many + [3]}
-    assert id(second["items"]) == items_id
-    held = second
-    parser.feed("4, ")
-    third = parser.snapshot()
-    assert third is not held and third["items"] is not held["items"]
-    assert held == {"items": [1] * many + [3]}
+def _innermost_text(snap: Any) -> str:
+    """The last string of a preview whose open string is its last entry at every level."""
+    while not isinstance(snap, str):
+        snap = snap[-1] if isinstance(snap, list) else list(snap.values())[-1]
+    return snap
 
 
-@pytest.mark.parametrize("small", [0, partial_json._SMALL])
 @pytest.mark.parametrize("prefix", ['"', '{"text": "', '[1, {"a": ["'])
-def test_kept_preview_while_only_the_string_grows(prefix: str, small: int) -> None:
-    """Holding a preview while only its open string grows: the held one keeps its text,
-    the next one shows the longer text."""
+def test_a_held_string_keeps_its_text_while_the_preview_grows(prefix: str) -> None:
+    """A string taken from a preview keeps its text (strings never change), while the
+    preview shows the longer text."""
     parser = PartialJSONParser()
-    with copy_threshold(small):
-        parser.feed(prefix + "ab")
-        first = parser.snapshot()
-        first_copy = copy.deepcopy(first)
-        parser.feed("cd")
-        second = parser.snapshot()
-        parser.feed("ef")
-        third = parser.snapshot()
-    assert first == first_copy
-    assert is_prefix(first, second) and is_prefix(second, third)
-    assert second != first and third != second
-    assert parse_partial(prefix + "abcdef") == third
+    parser.feed(prefix + "ab")
+    first = _innermost_text(parser.snapshot())
+    parser.feed("cd")
+    second = _innermost_text(parser.snapshot())
+    parser.feed("ef")
+    third = _innermost_text(parser.snapshot())
+    assert (first, second, third) == ("ab", "abcd", "abcdef")
+    assert parse_partial(prefix + "abcdef") == parser.snapshot()
 
 
 def test_snapshot_after_an_error_shows_what_was_read() -> None:
-    """After an error, snapshot() still shows the document read before it, reused or not."""
+    """After an error, snapshot() still shows the document read before it."""
     parser = PartialJSONParser()
     parser.feed('{"a": [1, "b')
     parser.snapshot()
@@ -215,19 +176,18 @@ def test_snapshot_after_an_error_shows_what_was_read() -> None:
     assert parser.snapshot() == {"a": [1, "bc"]}
 
 
-@given(split_documents(), thresholds)
+@given(split_documents())
 @settings(max_examples=50)
-def test_duplicate_keys_with_reused_previews(case: tuple[str, list[str]], small: int) -> None:
-    """A repeated key in an open object keeps showing its first value in reused previews."""
+def test_duplicate_keys_in_live_previews(case: tuple[str, list[str]]) -> None:
+    """A repeated key in an open object keeps showing its first value in the preview."""
     doc, pieces = case
     wrapped = '{"k": 0, "k": ' + doc + ', "z": [' + doc + "]}"
     p = PartialJSONParser()
     cuts = [len('{"k": 0, "k": ') + len(c) for c in pieces]
-    with copy_threshold(small):
-        for piece in chunks_at(wrapped, [3, 9, 14, *cuts]):
-            p.feed(piece)
-            snap = copy.deepcopy(p.snapshot())
-            assert snap.get("k", 0) == 0
+    for piece in chunks_at(wrapped, [3, 9, 14, *cuts]):
+        p.feed(piece)
+        snap = copy.deepcopy(p.snapshot())
+        assert snap.get("k", 0) == 0
     assert p.snapshot() == {"k": 0, "z": [json.loads(doc)]}
     assert p.close() == json.loads(wrapped)
 

@@ -127,11 +127,11 @@ def _slices(data: bytes) -> list[bytes]:
     return [data[i : i + _SLICE] for i in range(0, len(data), _SLICE)]
 
 
+# ToolCallArguments, one per fragment, is built by setting its slots through their
+# descriptors: the same frozen instance as its constructor makes, whose __init__ (one
+# object.__setattr__ per field) costs a quarter more assembly time on a big call
+# (`python -m benchmarks assembly` measures it).
 _new = object.__new__
-
-
-# The slot descriptors' own setters: a frozen dataclass refuses setattr, and calling the
-# descriptor directly costs less than object.__setattr__ (no lookup by name).
 _Setter = Callable[[object, Any], None]
 (
     _set_key,
@@ -155,35 +155,6 @@ _Setter = Callable[[object, Any], None]
         "_typed",
     )
 )
-
-
-def _arguments_event(
-    call: _Call, delta: str, json_events: tuple[JSONEvent, ...]
-) -> ToolCallArguments:
-    """``ToolCallArguments(...)`` for ``call`` without the frozen dataclass ``__init__``.
-
-    One event per fragment is the hot path of a big call; setting the slots through their
-    descriptors makes the same frozen instance in a third of the ``__init__``'s time.
-    The common fragment of a long string is one ``StringAppended``: a change, decided
-    first.
-    """
-    if not call.events:
-        changed = snapshot_outdated(call.parser)
-    elif len(json_events) == 1 and type(json_events[0]) is StringAppended:
-        changed = True
-    else:
-        changed = _changes_preview(json_events)
-    ev = _new(ToolCallArguments)
-    _set_key(ev, call.key)
-    _set_delta(ev, delta)
-    _set_json_events(ev, json_events)
-    _set_preview(ev, call.snapshot)
-    _set_id(ev, call.shown_id)
-    _set_name(ev, call.name or "")
-    _set_changed(ev, changed)
-    _set_typed(ev, None)
-    return ev
-
 
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
@@ -281,6 +252,632 @@ class _Call:
             self.parts = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
 
+    def arguments_event(self, delta: str, json_events: tuple[JSONEvent, ...]) -> ToolCallArguments:
+        """The ``ToolCallArguments`` of a fragment ``delta`` whose JSON events the parser
+        gave. The common fragment of a long string is one ``StringAppended``: a change,
+        decided first."""
+        if not self.events:
+            changed = snapshot_outdated(self.parser)
+        elif len(json_events) == 1 and type(json_events[0]) is StringAppended:
+            changed = True
+        else:
+            changed = _changes_preview(json_events)
+        ev = _new(ToolCallArguments)
+        _set_key(ev, self.key)
+        _set_delta(ev, delta)
+        _set_json_events(ev, json_events)
+        _set_preview(ev, self.snapshot)
+        _set_id(ev, self.shown_id)
+        _set_name(ev, self.name or "")
+        _set_changed(ev, changed)
+        _set_typed(ev, None)
+        return ev
+
+    def emit(self, event: StreamEvent, out: list[StreamEvent]) -> None:
+        """Hand ``event`` on, or keep it until the call is announced (its name known)."""
+        if self.pending is None:
+            out.append(event)
+        else:
+            self.pending.append(event)
+
+
+class _Identity:
+    """The response's identity (id, model, creation timestamp: the first value of each
+    wins) and the ``max_id_chars`` limit on every identifier."""
+
+    __slots__ = ("created", "max_chars", "model", "response_id")
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.response_id: str | None = None
+        self.model: str | None = None
+        self.created: str | None = None
+
+    def on_meta(self, d: MetaDelta) -> None:
+        if self.response_id is None and d.response_id is not None:
+            self.response_id = self.check(d.response_id, "response id")
+        if self.model is None and d.model is not None:
+            self.model = self.check(d.model, "model name")
+        if self.created is None and d.created is not None:
+            self.created = self.check(d.created, "creation timestamp")
+
+    def check(self, value: str, what: str) -> str:
+        """``value`` if it is within ``max_id_chars``, else the limit's error."""
+        if len(value) > self.max_chars:
+            raise StreamLimitExceeded(
+                f"a {what} of {len(value)} characters, more than {self.max_chars}",
+                limit="max_id_chars",
+                value=self.max_chars,
+            )
+        return value
+
+    def call_id(self, call: _Call) -> str:
+        """The call's id: the provider's, or one synthesised deterministically.
+
+        The same bytes give the same ids on every run, and responses that the wire tells
+        apart (id, model, timestamp) get different ones. Only what is known before the
+        first call is used: the name may come later, and an id must not depend on when
+        partial() was asked. The identity fields are peer text and may hold lone
+        surrogates, which "surrogatepass" encodes.
+        """
+        if call.id:
+            return call.id
+        if call.synth is None:
+            seed = "\0".join(
+                (self.response_id or "", self.model or "", self.created or "", str(call.key))
+            )
+            digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()
+            call.synth = "call_" + digest[:24]
+        return call.synth
+
+
+class _Content:
+    """The output as it arrived: text and reasoning chunks (stored once), refusal text, and
+    the ordered parts (text runs, reasoning runs, calls, provider items) that hold chunk
+    offsets, from which ``Response.parts`` is cut. Bounded by ``max_text_chars``."""
+
+    __slots__ = ("chars", "max_chars", "parts", "reasoning", "refusal", "text")
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        # the output in order: [kind, first text chunk or call key, data]
+        self.parts: list[list[Any]] = []
+
+    def on_text(
+        self, d: TextDelta | ReasoningDelta | RefusalPart, payload: Any, out: list[StreamEvent]
+    ) -> None:
+        """Text or reasoning, handed on as its own event, or refusal text (kept apart, never
+        text nor output; ``close()`` raises it), counted against ``max_text_chars``."""
+        text = d.text
+        if not text:
+            return
+        kind = type(d)
+        if type(text) is not str:
+            what = "text" if kind is not RefusalPart else "refusal"
+            raise StreamFormatError(f"{what} is not a string", payload=payload)
+        n = self.chars + len(text)
+        if n > self.max_chars:
+            raise StreamLimitExceeded(
+                f"more than {self.max_chars} characters of text",
+                limit="max_text_chars",
+                value=self.max_chars,
+            )
+        self.chars = n
+        if kind is RefusalPart:
+            self.refusal.append(text)
+            return
+        run = "text" if kind is TextDelta else "reasoning"
+        chunks = self.text if kind is TextDelta else self.reasoning
+        parts = self.parts
+        if not parts or parts[-1][0] != run:
+            parts.append([run, len(chunks), None])
+        chunks.append(text)
+        out.append(d)  # type: ignore[arg-type]
+
+    def on_part(self, d: PartDelta) -> None:
+        """A part boundary, or data for the current part (see :class:`PartDelta`)."""
+        kind = d.kind
+        data = dict(d.data) if d.data else None
+        parts = self.parts
+        if kind == "item":
+            parts.append(["item", None, data or {}])
+        elif d.start or not parts or parts[-1][0] != kind:
+            chunks = self.text if kind == "text" else self.reasoning
+            parts.append([kind, len(chunks), data])
+        elif data:
+            last = parts[-1]
+            last[2] = {**last[2], **data} if last[2] else data
+
+    def add_call(self, key: int) -> None:
+        """A call opened: it takes its place among the parts."""
+        self.parts.append(["call", key, None])
+
+    def content_parts(self) -> list[_response.ContentPart]:
+        """The ordered parts, text and reasoning runs cut out of their chunk lists."""
+        parts = self.parts
+        texts: dict[int, str] = {}
+        for kind, chunks in (("text", self.text), ("reasoning", self.reasoning)):
+            starts = [i for i, p in enumerate(parts) if p[0] == kind]
+            for j, i in enumerate(starts):
+                end = parts[starts[j + 1]][1] if j + 1 < len(starts) else len(chunks)
+                texts[i] = "".join(chunks[parts[i][1] : end])
+        out: list[_response.ContentPart] = []
+        for i, (kind, at, data) in enumerate(parts):
+            if kind == "call":
+                out.append(_response.ContentPart(kind="call", call=at))
+            elif kind == "item":
+                out.append(_response.ContentPart(kind="item", data=data))
+            else:
+                out.append(_response.ContentPart(kind=kind, text=texts[i], data=data or {}))
+        return out
+
+
+class _Accounting:
+    """Usage: the reports merged field by field, the mark of where the content stood at the
+    last output report, and the estimate of what arrived after it.
+
+    Reports merge without a copy of the raw report in the common case (see ``report``);
+    estimation is done once, in ``final``, never per event, so a report costs O(number of
+    usage fields, at most ``max_usage_fields``), plus O(calls) for the mark.
+    """
+
+    __slots__ = ("mark", "mark_due", "max_fields", "prices", "usage")
+
+    def __init__(self, max_fields: int, prices: Prices | None) -> None:
+        self.max_fields = max_fields
+        self.prices = check_prices(prices)
+        self.usage: Usage | None = None
+        # where the content stood after the last payload that reported output tokens:
+        # (text chunks, reasoning chunks, argument characters of each call)
+        self.mark: tuple[int, int, tuple[int, ...]] | None = None
+        self.mark_due = False
+
+    def report(self, d: UsageDelta, format: str | None) -> Usage:
+        """Merge a report. The raw reports merge key by key: a report that repeats every
+        key so far (running totals, Gemini's usageMetadata on every chunk) is adopted as it
+        is (adapters hand over a fresh dict they never touch again), a report without raw
+        keeps the merged dict, and only a report with some keys is merged into a new dict,
+        whose size the max_usage_fields bound keeps O(1)."""
+        old = self.usage
+        values: dict[str, Any] = {}
+        for name in _USAGE_FIELDS:
+            value = getattr(d, name)
+            if value is None and old is not None:
+                value = getattr(old, name)
+            values[name] = value
+        merged: dict[str, Any] = old.raw if old is not None else {}  # type: ignore[assignment]
+        raw = d.raw
+        if raw:
+            if type(raw) is dict and (not merged or all(k in raw for k in merged)):
+                merged = raw
+            else:
+                merged = {**merged, **raw}
+            if len(merged) > self.max_fields:
+                raise StreamLimitExceeded(
+                    f"more than {self.max_fields} distinct usage fields",
+                    limit="max_usage_fields",
+                    value=self.max_fields,
+                )
+        self.usage = Usage(**values, raw=merged, format=format)
+        if d.output_tokens is not None:
+            self.mark_due = True  # the mark is taken once the whole payload is applied
+        return self.usage
+
+    def take_mark(self, content: _Content, calls: list[_Call]) -> None:
+        """Remember where the content stands: what arrives later is not covered by the
+        output count reported so far (a running count, or a report cut short)."""
+        self.mark_due = False
+        self.mark = (len(content.text), len(content.reasoning), tuple(c.chars for c in calls))
+
+    def final(
+        self, format: str | None, model: str | None, content: _Content, calls: list[_Call]
+    ) -> Usage:
+        """The usage to report: the merged reports, with the output that arrived after the
+        last output report estimated (flagged), priced when a table was given. Reported
+        counts are never lowered or replaced; an estimate only adds what no report
+        covered. O(content after the last report), bounded for huge texts."""
+        usage = self.usage
+        mark = self.mark
+        covered = usage is not None and usage.output_tokens is not None and mark is not None
+        texts, thoughts, chars = mark if covered and mark is not None else (0, 0, ())
+        new_calls = [(c.name or "", c.raw()) for c in calls[len(chars) :]]
+        more = [c.raw()[n:] for c, n in zip(calls, chars, strict=False) if c.chars > n]
+        text = "".join(content.text[texts:])
+        reasoning = "".join(content.reasoning[thoughts:])
+        if covered and not (text or reasoning or new_calls or more):
+            return self._priced(usage, model)  # type: ignore[arg-type]
+        guess = estimate_output(
+            format=format,
+            model=model,
+            text=text,
+            reasoning=reasoning,
+            new_calls=new_calls,
+            more_arguments=more,
+            calls_in_response=len(calls),
+        )
+        base = usage if usage is not None else Usage(raw={}, format=format)
+        fields = ["output_tokens"]
+        reasoning_tokens = base.reasoning_tokens
+        if guess.reasoning:
+            reasoning_tokens = (reasoning_tokens or 0) + guess.reasoning
+            fields.append("reasoning_tokens")
+        total = base.total_tokens
+        if total is not None:
+            total += guess.output + guess.reasoning
+            fields.append("total_tokens")
+        estimated = Usage(
+            input_tokens=base.input_tokens,
+            output_tokens=(base.output_tokens or 0) + guess.output,
+            total_tokens=total,
+            cache_read_tokens=base.cache_read_tokens,
+            cache_write_tokens=base.cache_write_tokens,
+            reasoning_tokens=reasoning_tokens,
+            raw=base.raw,
+            estimated=True,
+            estimated_fields=tuple(sorted(fields)),
+            estimated_tokens=guess.output + guess.reasoning,
+            estimate_method=guess.method,
+            format=format,
+        )
+        return self._priced(estimated, model)
+
+    def _priced(self, usage: Usage, model: str | None) -> Usage:
+        prices = self.prices
+        return usage if prices is None else prices.priced(usage, model)
+
+
+class _CallTable:
+    """The tool calls, and the correlation rules that route every fragment to its call,
+    once for every format: by provider id (or ``ref``), then by index hint, then to the
+    latest open call (see the module docstring for the refinements). Also what happens to
+    a call: announced when its name is known, fed its fragments, rejected, ended."""
+
+    __slots__ = (
+        "by_index",
+        "by_ref",
+        "calls",
+        "content",
+        "identity",
+        "json_events",
+        "latest",
+        "max_args",
+        "max_calls",
+    )
+
+    def __init__(
+        self,
+        max_calls: int,
+        max_args: int,
+        json_events: bool,
+        identity: _Identity,
+        content: _Content,
+    ) -> None:
+        self.max_calls = max_calls
+        self.max_args = max_args
+        self.json_events = json_events
+        self.identity = identity
+        self.content = content
+        self.calls: list[_Call] = []
+        self.by_ref: dict[str, _Call] = {}
+        self.by_index: dict[int, _Call] = {}
+        self.latest: _Call | None = None  # most recent call not ended
+
+    # ------------------------------------------------------------------ applying
+
+    def fragment(
+        self, hit: Fragment, start: bool | None, payload: Any, out: list[StreamEvent]
+    ) -> None:
+        """Apply a fragment the adapter recognised (``ref``, ``index``, text): straight into
+        an open call's parser, or, for a call in any other state, as the one delta the
+        adapter's ``translate`` gives for it (``start`` is the format's ``fragment_start``)."""
+        ref, index, text = hit
+        call = self.by_ref.get(ref) if ref is not None else self.by_index.get(index)  # type: ignore[arg-type]
+        if call is not None and call.state is _OPEN:
+            self.on_args(call, text, payload, out)
+        else:
+            self.apply(CallDelta(ref=ref, index=index, arguments=text, start=start), payload, out)
+
+    def apply(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
+        """Apply one call delta: route it, then its id, metadata, name, arguments, end."""
+        identity = self.identity
+        for value, what in ((d.id, "call id"), (d.ref, "call reference"), (d.name, "tool name")):
+            if value is not None:
+                identity.check(value, what)
+        call = self.route(d, payload)
+        if d.id is not None and call.id is None:
+            call.id = d.id
+            self.by_ref.setdefault(d.id, call)
+        if d.metadata:
+            call.metadata.update(d.metadata)
+        if d.name and call.name is None:
+            call.name = d.name
+            call.move(CallEvent.NAME, payload)
+            self.announce(call, out)
+        if d.arguments:
+            self.on_args(call, d.arguments, payload, out)
+        if d.final_arguments is not None:
+            self.on_final(call, d.final_arguments, payload, out)
+        if d.end:
+            self.on_end(call, payload, out)
+
+    def route(self, d: CallDelta, payload: Any) -> _Call:
+        """The call ``d`` belongs to (opened if need be): by ref or id, else by position."""
+        ref = d.ref or d.id
+        if ref is not None:
+            call = self.by_ref.get(ref)
+            if call is not None:
+                if d.start is True:
+                    raise StreamFormatError(f"tool call {ref!r} started twice", payload=payload)
+                return call
+        if d.start is True:
+            return self.open(d)
+        if d.start is False:
+            # the format says this continues a call: it must be findable
+            if ref is not None:
+                raise StreamFormatError(
+                    f"fragment for tool call {ref!r} that never started", payload=payload
+                )
+            call = self.by_index.get(d.index) if d.index is not None else self.latest
+            if call is None:
+                raise StreamFormatError(
+                    "tool call fragment that matches no started call", payload=payload
+                )
+            return call
+        return self._by_position(d)
+
+    def _by_position(self, d: CallDelta) -> _Call:
+        """Route a delta that no ref found and that may open a call: by index hint, then
+        the latest open call. A nameless fragment never opens a call while one is open,
+        but at an index no call has seen with an id unlike the latest's (a second parallel
+        call whose header lacks the name); a named one opens one when it is really another
+        call (``_is_new``)."""
+        latest = self.latest
+        if d.index is not None:
+            call = self.by_index.get(d.index)
+            if call is not None:
+                return self.open(d) if d.name and self._is_new(d, call) else call
+            if d.name or latest is None:
+                return self.open(d)
+            if d.id is not None and latest.id is not None and d.id != latest.id:
+                return self.open(d)  # new index and new id: a call named later
+            return latest
+        if latest is None or (d.name and self._is_new(d, latest)):
+            return self.open(d)
+        return latest
+
+    @staticmethod
+    def _is_new(d: CallDelta, call: _Call) -> bool:
+        """A named fragment reaching ``call`` by position: is it really another call?"""
+        if d.id is not None and call.id is not None:
+            return d.id != call.id
+        return call.name is not None and d.name != call.name
+
+    def open(self, d: CallDelta) -> _Call:
+        if len(self.calls) >= self.max_calls:
+            raise StreamLimitExceeded(
+                f"more than {self.max_calls} tool calls",
+                limit="max_tool_calls",
+                value=self.max_calls,
+            )
+        call = _Call(len(self.calls), d.index, self.json_events)
+        call.explicit = d.start is True
+        self.content.add_call(call.key)
+        if d.ref is not None:
+            call.ref = d.ref
+            self.by_ref[d.ref] = call
+        if d.id is not None:
+            call.id = d.id
+            self.by_ref.setdefault(d.id, call)
+        if d.index is not None:
+            self.by_index[d.index] = call
+            call.metadata["provider_index"] = d.index
+        self.calls.append(call)
+        self.latest = call
+        return call
+
+    def announce(self, call: _Call, out: list[StreamEvent]) -> None:
+        pending = call.pending
+        call.pending = None
+        call.shown_id = self.identity.call_id(call)
+        out.append(
+            _events.ToolCallStarted(
+                key=call.key, id=call.shown_id, name=call.name or "", index=call.key
+            )
+        )
+        if pending:
+            # fragments that arrived before the name was known carry it now
+            name = call.name or ""
+            out.extend(
+                replace(ev, id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
+                for ev in pending
+            )
+
+    def on_args(self, call: _Call, text: str, payload: Any, out: list[StreamEvent]) -> None:
+        """A fragment of ``call``'s arguments: kept as raw text and, unless the call was
+        rejected, fed to its parser; a syntax error or a repeated key rejects the call."""
+        n = call.chars + len(text)
+        if n > self.max_args:
+            raise StreamLimitExceeded(
+                f"tool call {call.key}: more than {self.max_args} characters of arguments",
+                limit="max_argument_chars",
+                value=self.max_args,
+            )
+        call.chars = n
+        call.parts.append(text)
+        if call.state is not _OPEN:  # (OPEN, ARGS) stays OPEN: the common case, no lookup
+            call.move(CallEvent.ARGS, payload)
+            if call.state is CallState.REJECTED:
+                return
+        try:
+            json_events = call.parser.feed(text)
+        except JSONSyntaxError as exc:
+            self.reject_json(call, exc, payload, out)
+            return
+        call.emit(call.arguments_event(text, json_events), out)
+
+    def on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
+        """The whole arguments stated once more (``final_arguments``): the streamed text
+        that is missing is fed; fragments already complete that parse to the same JSON
+        value (:func:`json_equal`: member order, spacing and ``1`` vs ``1.0`` aside) stand;
+        anything else rejects the call."""
+        if call.state is CallState.REJECTED:
+            return
+        have = call.raw()
+        if final == have:
+            return
+        if final.startswith(have):
+            self.on_args(call, final[len(have) :], payload, out)
+            return
+        if call.parser.complete and _same_value(call.parser.close(), final):
+            return
+        self.reject(
+            call,
+            "the arguments also stated whole (the call's start input or its final "
+            "restatement) contradict the streamed fragments",
+            None,
+            payload,
+            out,
+        )
+
+    def on_end(self, call: _Call, payload: Any, out: list[StreamEvent]) -> None:
+        """The provider ended ``call``."""
+        call.got_end = True
+        call.move(CallEvent.END, payload)
+        if self.latest is call:
+            self.latest = None
+        if not call.ended_sent and call.state is CallState.ENDED:
+            call.ended_sent = True
+            call.emit(_events.ToolCallEnded(key=call.key), out)
+
+    def reject(
+        self,
+        call: _Call,
+        reason: str,
+        offset: int | None,
+        payload: Any,
+        out: list[StreamEvent],
+        duplicate: tuple[str | int, ...] | None = None,
+    ) -> None:
+        call.move(CallEvent.REJECT, payload)
+        call.reason = reason
+        call.offset = offset
+        call.duplicate = duplicate
+        call.emit(
+            _events.ToolCallRejected(
+                key=call.key,
+                reason=reason,
+                raw_arguments=call.raw(),
+                offset=offset,
+                duplicate_key=duplicate,
+            ),
+            out,
+        )
+
+    def reject_json(
+        self, call: _Call, exc: JSONSyntaxError, payload: Any, out: list[StreamEvent]
+    ) -> None:
+        """Reject ``call`` for what its parser raised: not JSON, or a repeated key."""
+        if isinstance(exc, JSONDuplicateKeyError):
+            reason = f"arguments repeat a key: {exc.msg}"
+            self.reject(call, reason, exc.offset, payload, out, exc.path)
+        else:
+            self.reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
+
+    # ------------------------------------------------------------------ results
+
+    def check_ends(self, finish: FinishDelta) -> None:
+        """Raise when a call that the format ends on its own (content_block_stop,
+        output_item.done, contentBlockStop, tool-call-end...) never got its end: it lost at
+        least that event, maybe others (its start input, a fragment), so it is not final
+        even under a normal finish."""
+        for call in self.calls:
+            if call.explicit and not call.got_end:
+                raise StreamAborted(
+                    f"tool call {call.key} ({call.name or 'no name'}) never got its own "
+                    f"end event before the terminal event ({finish.raw!r}): the stream "
+                    "lost events, nothing is finalised"
+                )
+
+    def finals(
+        self, finish: FinishDelta
+    ) -> tuple[list[_response.ToolCall], list[_response.RejectedCall]]:
+        """The response's calls and rejected calls; raises when a call's arguments are
+        unterminated (the output was cut)."""
+        calls: list[_response.ToolCall] = []
+        rejected: list[_response.RejectedCall] = []
+        for call in self.calls:
+            if call.state is not CallState.REJECTED and not call.name:
+                call.move(CallEvent.REJECT, None)
+                call.reason = "the tool name is empty"
+            arguments = self._arguments(call, finish)
+            if call.state is CallState.REJECTED:
+                rejected.append(self.rejected(call))
+                continue
+            calls.append(
+                _response.ToolCall(
+                    id=self.identity.call_id(call),
+                    name=call.name or "",
+                    arguments=arguments,
+                    raw_arguments=call.raw(),
+                    index=call.key,
+                    metadata=call.metadata,
+                    synthetic_id=not call.id,
+                )
+            )
+        return calls, rejected
+
+    @staticmethod
+    def _arguments(call: _Call, finish: FinishDelta) -> Any:
+        """The final arguments of a call not rejected (``{}`` for none), or ``None`` after
+        rejecting a call whose complete text its parser still refuses."""
+        if call.state is CallState.REJECTED:
+            return None
+        if not call.raw():
+            return {}
+        if not call.parser.complete:
+            raise TokenLimitExceeded(
+                f"tool call {call.key} ({call.name}) has unterminated arguments under "
+                f"finish reason {finish.raw!r}: the output was cut"
+            )
+        try:
+            return call.parser.close()
+        except JSONSyntaxError as exc:
+            call.state = CallState.REJECTED
+            call.reason = f"arguments are not valid JSON: {exc.msg}"
+            call.offset = exc.offset
+            return None
+
+    def rejected(self, call: _Call) -> _response.RejectedCall:
+        return _response.RejectedCall(
+            id=self.identity.call_id(call),
+            name=call.name or "",
+            raw_arguments=call.raw(),
+            reason=call.reason or "rejected",
+            index=call.key,
+            offset=call.offset,
+            metadata=call.metadata,
+            synthetic_id=not call.id,
+            duplicate_key=call.duplicate,
+        )
+
+    def partial_calls(self) -> list[_response.PartialCall]:
+        return [
+            _response.PartialCall(
+                id=self.identity.call_id(c),
+                name=c.name or "",
+                raw_arguments=c.raw(),
+                index=c.key,
+                ended=c.state is CallState.ENDED,
+                synthetic_id=not c.id,
+                metadata=c.metadata,
+            )
+            for c in self.calls
+        ]
+
 
 class Assembler:
     """Assemble one streamed response from provider payloads (sans-IO).
@@ -316,12 +913,10 @@ class Assembler:
 
     __slots__ = (
         "_adapter",
-        "_by_index",
-        "_by_ref",
         "_calls",
         "_choice",
         "_closed",
-        "_created",
+        "_content",
         "_error",
         "_failed",
         "_fast",
@@ -329,25 +924,9 @@ class Assembler:
         "_fast_start",
         "_finish",
         "_framer",
-        "_json_events",
-        "_latest",
-        "_mark_due",
-        "_max_args",
-        "_max_calls",
-        "_max_id",
-        "_max_text",
-        "_max_usage",
-        "_model",
-        "_parts",
-        "_prices",
-        "_reasoning",
-        "_refusal",
-        "_response_id",
+        "_identity",
         "_result",
-        "_text",
-        "_text_chars",
         "_usage",
-        "_usage_mark",
         "format",
     )
 
@@ -366,47 +945,29 @@ class Assembler:
     ) -> None:
         if not isinstance(json_events, bool):
             raise UsageError(f"json_events must be True or False, not {json_events!r}")
-        self._json_events = json_events
         self.format: str | None = None
         """The wire format's canonical name: as given (an alias resolved), or detected from
         the first payload (``None`` before)."""
         self._adapter: Adapter | None = None
+        # the adapter's fragment fast path (see _take_fragment), once the format is known
         self._fast: Callable[[dict[str, Any]], Fragment | None] | None = None
         self._fast_object: Callable[[Any], Fragment | None] | None = None
         self._fast_start: bool | None = None
         self._choice = choice
         if format != "auto":
             self._use(provider(format))
-        self._max_calls = max_tool_calls
-        self._max_args = max_argument_chars
-        self._max_text = max_text_chars
-        self._max_id = max_id_chars
-        self._max_usage = max_usage_fields
+        self._identity = _Identity(max_id_chars)
+        self._content = _Content(max_text_chars)
+        self._calls = _CallTable(
+            max_tool_calls, max_argument_chars, json_events, self._identity, self._content
+        )
+        self._usage = _Accounting(max_usage_fields, prices)
         self._framer: FrameDecoder | None = None
-        self._calls: list[_Call] = []
-        self._by_ref: dict[str, _Call] = {}
-        self._by_index: dict[int, _Call] = {}
-        self._latest: _Call | None = None  # most recent call not ended
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._text_chars = 0
-        # the output in order: [kind, first text chunk or call key, data]
-        self._parts: list[list[Any]] = []
-        self._usage: Usage | None = None
-        # where the content stood after the last payload that reported output tokens:
-        # (text chunks, reasoning chunks, argument characters of each call)
-        self._usage_mark: tuple[int, int, tuple[int, ...]] | None = None
-        self._mark_due = False
-        self._prices = check_prices(prices)
         self._finish: FinishDelta | None = None
         self._error: ErrorDelta | None = None
-        self._response_id: str | None = None
-        self._model: str | None = None
-        self._created: str | None = None
         self._failed: StreamError | None = None
         self._closed = False
         self._result: Response | None = None
-        self._refusal: list[str] = []
 
     def _use(self, entry: Provider) -> None:
         adapter = entry.adapter(self._choice)
@@ -452,7 +1013,7 @@ class Assembler:
 
     def call_parser(self, key: int) -> PartialJSONParser:
         """The argument parser of the call with ``key``."""
-        return self._calls[key].parser
+        return self._calls.calls[key].parser
 
     def fail_with(self, exc: StreamError) -> StreamError:
         """Record ``exc`` as the stream's failure (its partial filled in) and return it;
@@ -467,95 +1028,23 @@ class Assembler:
     # ------------------------------------------------------------------ feeding
 
     def _feed(self, payload: Any, event: str | None) -> list[StreamEvent]:
-        """Apply one provider payload; return the events it produced.
-
-        ``payload`` is a decoded dict, an SDK event object (anything with
-        ``model_dump()``; the argument fragments of the ``openai`` and ``anthropic`` SDKs'
-        event types are read by attribute access instead), a JSON string, or
-        ``"[DONE]"``. ``event`` is the SSE event name it arrived under, if any (an
-        ``error`` event is an error payload).
-        """
+        """Apply one provider payload (see :meth:`feed`); return the events it produced."""
         if self._failed is not None:
             raise self._failed
         if self._closed:
             # not recorded as the failure: the finished result stays what close() gave
             raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
+        out: list[StreamEvent] = []
         if type(payload) is not dict:
-            fast = self._fast_object
-            if (
-                fast is not None
-                and event != "error"
-                and self._finish is None
-                and type(payload) is not str
+            # an SDK event object's fragment is read by attribute access, without model_dump
+            if type(payload) is not str and self._take_fragment(
+                self._fast_object, payload, event, out
             ):
-                try:
-                    hit = fast(payload)
-                except Exception:
-                    hit = None  # the general path reports what is wrong with the object
-                if hit is not None:
-                    return self._fragment(hit, payload)
+                return out
             payload = self._normalise(payload)
             if payload is DONE:
-                return []
-        return self._dispatch(payload, event)
-
-    def _dispatch(self, payload: Any, event: str | None) -> list[StreamEvent]:
-        """Apply one decoded payload, taking the fragment fast path where it applies.
-
-        The common case of a big call is a payload that is nothing but one argument
-        fragment of an open call: the adapter's ``fragment`` recognises it without
-        building deltas, and the call it names is found the way the general path would
-        route it, so the events are identical.
-        """
-        fast = self._fast
-        if fast is not None and event != "error" and self._finish is None:
-            try:
-                hit = fast(payload)
-            except Exception:
-                hit = None  # let the general path report what is wrong with the payload
-            if hit is not None:
-                return self._fragment(hit, payload)
-        out: list[StreamEvent] = []
-        self._apply(payload, event, out)
-        return out
-
-    def _fragment(self, hit: Fragment, payload: Any) -> list[StreamEvent]:
-        """Apply a recognised fragment: straight into an open call's parser, or, for a
-        call in any other state, as the one delta the adapter's ``translate`` gives."""
-        ref, index, text = hit
-        call = self._by_ref.get(ref) if ref is not None else self._by_index.get(index)  # type: ignore[arg-type]
-        if call is not None and call.state is _OPEN:
-            return self._fast_args(call, text, payload)
-        out: list[StreamEvent] = []
-        delta = CallDelta(ref=ref, index=index, arguments=text, start=self._fast_start)
-        try:
-            self._on_call(delta, payload, out)
-        except Exception as exc:
-            raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
-        return out
-
-    def _fast_args(self, call: _Call, text: str, payload: Any) -> list[StreamEvent]:
-        """``_on_args`` for an OPEN call (whose (OPEN, ARGS) transition is OPEN)."""
-        n = call.chars + len(text)
-        if n > self._max_args:
-            raise self._fail(self._too_long(call))
-        try:
-            events = call.parser.feed(text)
-        except JSONSyntaxError as exc:
-            return self._not_json(call, text, exc, payload)
-        call.chars = n
-        call.parts.append(text)
-        return [_arguments_event(call, text, events)]
-
-    def _not_json(
-        self, call: _Call, text: str, exc: JSONSyntaxError, payload: Any
-    ) -> list[StreamEvent]:
-        """Reject an OPEN call whose fragment ``text`` broke its JSON (``exc``): the
-        fragment is kept as raw text, and the events are the rejection's."""
-        call.chars += len(text)
-        call.parts.append(text)
-        out: list[StreamEvent] = []
-        self._reject_json(call, exc, payload, out)
+                return out
+        self._payload(payload, event, out)
         return out
 
     def _feed_bytes(self, data: bytes) -> list[StreamEvent]:
@@ -565,68 +1054,26 @@ class Assembler:
         if self._closed:
             raise StreamFormatError("feed_bytes() after close()", self.partial(), payload=data)
         if type(data) is not bytes:
-            if isinstance(data, (bytearray, memoryview)):
-                data = bytes(data)
-            else:
+            if not isinstance(data, (bytearray, memoryview)):
                 raise self._fail(
                     StreamFormatError(
                         f"feed_bytes() takes bytes, not {type(data).__name__}", payload=data
                     )
                 )
+            data = bytes(data)
         framer = self._framer
         if framer is None:
             framer = self._framer = FrameDecoder()
         out: list[StreamEvent] = []
         # A big read is framed in slices so that only one slice's payloads are alive at a
         # time: a whole body's worth of dicts makes the cyclic GC rescan a growing heap.
-        pieces = [data] if len(data) <= _SLICE else _slices(data)
-        for piece in pieces:
+        for piece in [data] if len(data) <= _SLICE else _slices(data):
             try:
                 items = framer.feed(piece)
             except StreamError as exc:
                 raise self._fail(exc) from None
             self._items(items, out)
         return out
-
-    def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
-        """Apply framed payloads: what ``_dispatch`` does for each, with the fragment fast
-        path for an open call (``_fragment``, ``_fast_args``) inlined, as this loop runs
-        once per chunk of a big call. Events are appended to ``out``."""
-        fast = self._fast
-        finished = self._finish is not None
-        by_ref = self._by_ref
-        by_index = self._by_index
-        append = out.append
-        for event, payload in items:
-            if payload is DONE:
-                continue
-            hit = None
-            if fast is not None and not finished and event != "error":
-                try:
-                    hit = fast(payload)
-                except Exception:
-                    hit = None  # let the general path report what is wrong with the payload
-            if hit is None:
-                self._apply(payload, event, out)
-                fast = self._fast  # the format may just have been detected
-                finished = self._finish is not None
-                continue
-            ref, index, text = hit
-            call = by_ref.get(ref) if ref is not None else by_index.get(index)  # type: ignore[arg-type]
-            if call is None or call.state is not _OPEN:
-                out += self._fragment(hit, payload)
-                continue
-            n = call.chars + len(text)
-            if n > self._max_args:
-                raise self._fail(self._too_long(call))
-            try:
-                events = call.parser.feed(text)
-            except JSONSyntaxError as exc:
-                out += self._not_json(call, text, exc, payload)
-                continue
-            call.chars = n
-            call.parts.append(text)
-            append(_arguments_event(call, text, events))
 
     def _feed_eof(self) -> list[StreamEvent]:
         """Signal the end of the input (see :meth:`feed_eof`)."""
@@ -643,6 +1090,45 @@ class Assembler:
                 raise self._fail(exc) from None
             self._items(items, out)
         return out
+
+    def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
+        """Apply framed payloads (SSE event name, decoded payload); events go to ``out``."""
+        for event, payload in items:
+            if payload is not DONE:
+                self._payload(payload, event, out)
+
+    def _payload(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
+        """Apply one decoded payload: the fragment fast path where it applies, else the
+        general path."""
+        if not self._take_fragment(self._fast, payload, event, out):
+            self._apply(payload, event, out)
+
+    def _take_fragment(
+        self,
+        recognise: Callable[[Any], Fragment | None] | None,
+        payload: Any,
+        event: str | None,
+        out: list[StreamEvent],
+    ) -> bool:
+        """The fragment fast path: whether ``payload`` was nothing but one argument fragment
+        (the common case of a big call), recognised by the adapter's ``recognise``
+        (``fragment`` for a dict, ``object_fragment`` for an SDK event object) without
+        building deltas, and applied by the call table, which routes it as the general
+        path would, so the events are identical. A payload it does not recognise, or that
+        breaks it, is left to the general path (which reports what is wrong with it)."""
+        if recognise is None or event == "error" or self._finish is not None:
+            return False
+        try:
+            hit = recognise(payload)
+        except Exception:
+            return False
+        if hit is None:
+            return False
+        try:
+            self._calls.fragment(hit, self._fast_start, payload, out)
+        except Exception as exc:
+            raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
+        return True
 
     def _normalise(self, payload: Any) -> Any:
         if isinstance(payload, dict):
@@ -703,31 +1189,46 @@ class Assembler:
                 adapter.translate(payload) if event is None else adapter.translate(payload, event)
             )
             for d in deltas:
-                t = type(d)
-                if t is CallDelta:
-                    self._on_call(d, payload, out)  # type: ignore[arg-type]
-                elif t is TextDelta or t is ReasoningDelta or t is RefusalPart:
-                    self._on_text(d, payload, out)  # type: ignore[arg-type]
-                elif t is PartDelta:
-                    self._on_part(d)  # type: ignore[arg-type]
-                elif t is UsageDelta:
-                    self._on_usage(d, out)  # type: ignore[arg-type]
-                elif t is MetaDelta:
-                    self._on_meta(d)  # type: ignore[arg-type]
-                elif t is FinishDelta:
-                    self._on_finish(d, out)  # type: ignore[arg-type]
-                elif t is ErrorDelta:
-                    if self._error is None:
-                        self._error = d  # type: ignore[assignment]
-                else:
-                    raise StreamFormatError(
-                        f"adapter produced {type(d).__name__}, not a delta", payload=payload
-                    )
-            if self._mark_due:
+                self._delta(d, payload, out)
+            usage = self._usage
+            if usage.mark_due:
                 # after the whole payload: a chunk's own content is in its running count
-                self._mark_content()
+                usage.take_mark(self._content, self._calls.calls)
         except Exception as exc:
             raise self._failure(exc, payload) from (None if isinstance(exc, StreamError) else exc)
+
+    def _delta(self, d: Any, payload: Any, out: list[StreamEvent]) -> None:
+        """Hand one delta to the part that keeps what it says."""
+        t = type(d)
+        if t is CallDelta:
+            if self._finish is not None:
+                raise StreamFormatError(
+                    "tool call fragment after the terminal event", payload=payload
+                )
+            self._calls.apply(d, payload, out)
+        elif t is TextDelta or t is ReasoningDelta or t is RefusalPart:
+            self._content.on_text(d, payload, out)
+        elif t is PartDelta:
+            self._content.on_part(d)
+        elif t is UsageDelta:
+            out.append(UsageReported(usage=self._usage.report(d, self.format)))
+        elif t is MetaDelta:
+            self._identity.on_meta(d)
+        elif t is FinishDelta:
+            self._on_finish(d, out)
+        elif t is ErrorDelta:
+            if self._error is None:
+                self._error = d
+        else:
+            raise StreamFormatError(
+                f"adapter produced {type(d).__name__}, not a delta", payload=payload
+            )
+
+    def _on_finish(self, d: FinishDelta, out: list[StreamEvent]) -> None:
+        if self._finish is not None:
+            return  # a repeated terminal event changes nothing
+        self._finish = d
+        out.append(_events.Finished(finish_reason=self._normalised(d), raw_finish_reason=d.raw))
 
     def _failure(self, exc: Exception, payload: Any) -> StreamError:
         """``exc`` as the recorded failure: a ``StreamError`` as it is, anything else (a
@@ -749,419 +1250,10 @@ class Assembler:
         self._failed = exc
         return exc
 
-    # --------------------------------------------------------------- text, usage
-
-    def _on_text(
-        self, d: TextDelta | ReasoningDelta | RefusalPart, payload: Any, out: list[StreamEvent]
-    ) -> None:
-        """Text or reasoning, handed on as its own event, or refusal text (kept apart, never
-        text nor output; ``close()`` raises it), counted against ``max_text_chars``."""
-        text = d.text
-        if not text:
-            return
-        kind = type(d)
-        if type(text) is not str:
-            what = "text" if kind is not RefusalPart else "refusal"
-            raise StreamFormatError(f"{what} is not a string", payload=payload)
-        n = self._text_chars + len(text)
-        if n > self._max_text:
-            raise StreamLimitExceeded(
-                f"more than {self._max_text} characters of text",
-                limit="max_text_chars",
-                value=self._max_text,
-            )
-        self._text_chars = n
-        parts = self._parts
-        if kind is TextDelta:
-            if not parts or parts[-1][0] != "text":
-                parts.append(["text", len(self._text), None])
-            self._text.append(text)
-            out.append(d)  # type: ignore[arg-type]
-        elif kind is ReasoningDelta:
-            if not parts or parts[-1][0] != "reasoning":
-                parts.append(["reasoning", len(self._reasoning), None])
-            self._reasoning.append(text)
-            out.append(d)  # type: ignore[arg-type]
-        else:
-            self._refusal.append(text)
-
-    def _on_part(self, d: PartDelta) -> None:
-        """A part boundary, or data for the current part (see :class:`PartDelta`)."""
-        kind = d.kind
-        data = dict(d.data) if d.data else None
-        parts = self._parts
-        if kind == "item":
-            parts.append(["item", None, data or {}])
-        elif d.start or not parts or parts[-1][0] != kind:
-            chunks = self._text if kind == "text" else self._reasoning
-            parts.append([kind, len(chunks), data])
-        elif data:
-            last = parts[-1]
-            last[2] = {**last[2], **data} if last[2] else data
-
-    def _on_usage(self, d: UsageDelta, out: list[StreamEvent]) -> None:
-        # Counts merge field by field. The raw reports merge key by key without a copy in
-        # the common case: a report that repeats every key so far (running totals, Gemini's
-        # usageMetadata on every chunk) is adopted as it is (adapters hand over a fresh
-        # dict they never touch again), a report without raw keeps the merged dict, and
-        # only a report with some keys is merged into a new dict, whose size the
-        # max_usage_fields bound keeps O(1). Estimation is not done here but once, in
-        # partial() / close(): the per-report cost stays O(1) (plus O(calls) to mark
-        # where the content stood).
-        old = self._usage
-        values: dict[str, Any] = {}
-        for name in _USAGE_FIELDS:
-            value = getattr(d, name)
-            if value is None and old is not None:
-                value = getattr(old, name)
-            values[name] = value
-        merged: dict[str, Any] = old.raw if old is not None else {}  # type: ignore[assignment]
-        report = d.raw
-        if report:
-            if type(report) is dict and (not merged or all(k in report for k in merged)):
-                merged = report
-            else:
-                merged = {**merged, **report}
-            if len(merged) > self._max_usage:
-                raise StreamLimitExceeded(
-                    f"more than {self._max_usage} distinct usage fields",
-                    limit="max_usage_fields",
-                    value=self._max_usage,
-                )
-        self._usage = Usage(**values, raw=merged, format=self.format)
-        if d.output_tokens is not None:
-            self._mark_due = True  # the mark is taken once the whole payload is applied
-        out.append(UsageReported(usage=self._usage))
-
-    def _mark_content(self) -> None:
-        """Remember where the content stands: what arrives later is not covered by the
-        output count reported so far (a running count, or a report cut short)."""
-        self._mark_due = False
-        self._usage_mark = (
-            len(self._text),
-            len(self._reasoning),
-            tuple(call.chars for call in self._calls),
-        )
-
-    def _final_usage(self) -> Usage:
-        """The usage to report: the merged reports, with the output that arrived after the
-        last output report estimated (flagged), priced when a table was given. Reported
-        counts are never lowered or replaced; an estimate only adds what no report
-        covered. O(content after the last report), bounded for huge texts."""
-        usage = self._usage
-        mark = self._usage_mark
-        if usage is not None and usage.output_tokens is not None and mark is not None:
-            texts, thoughts, chars = mark
-        else:
-            texts, thoughts, chars = 0, 0, ()
-        calls = self._calls
-        new_calls = [(c.name or "", c.raw()) for c in calls[len(chars) :]]
-        more = [c.raw()[n:] for c, n in zip(calls, chars, strict=False) if c.chars > n]
-        text = "".join(self._text[texts:]) if texts < len(self._text) else ""
-        reasoning = "".join(self._reasoning[thoughts:]) if thoughts < len(self._reasoning) else ""
-        covered = usage is not None and usage.output_tokens is not None and mark is not None
-        if covered and not (text or reasoning or new_calls or more):
-            return self._priced(usage)  # type: ignore[arg-type]
-        guess = estimate_output(
-            format=self.format,
-            model=self._model,
-            text=text,
-            reasoning=reasoning,
-            new_calls=new_calls,
-            more_arguments=more,
-            calls_in_response=len(calls),
-        )
-        base = usage if usage is not None else Usage(raw={}, format=self.format)
-        fields = ["output_tokens"]
-        output = (base.output_tokens or 0) + guess.output
-        reasoning_tokens = base.reasoning_tokens
-        if guess.reasoning:
-            reasoning_tokens = (reasoning_tokens or 0) + guess.reasoning
-            fields.append("reasoning_tokens")
-        total = base.total_tokens
-        if total is not None:
-            total += guess.output + guess.reasoning
-            fields.append("total_tokens")
-        estimated = Usage(
-            input_tokens=base.input_tokens,
-            output_tokens=output,
-            total_tokens=total,
-            cache_read_tokens=base.cache_read_tokens,
-            cache_write_tokens=base.cache_write_tokens,
-            reasoning_tokens=reasoning_tokens,
-            raw=base.raw,
-            estimated=True,
-            estimated_fields=tuple(sorted(fields)),
-            estimated_tokens=guess.output + guess.reasoning,
-            estimate_method=guess.method,
-            format=self.format,
-        )
-        return self._priced(estimated)
-
-    def _priced(self, usage: Usage) -> Usage:
-        prices = self._prices
-        return usage if prices is None else prices.priced(usage, self._model)
-
-    def _on_meta(self, d: MetaDelta) -> None:
-        """The response's identity: the first value of each field wins."""
-        if self._response_id is None and d.response_id is not None:
-            self._response_id = self._identifier(d.response_id, "response id")
-        if self._model is None and d.model is not None:
-            self._model = self._identifier(d.model, "model name")
-        if self._created is None and d.created is not None:
-            self._created = self._identifier(d.created, "creation timestamp")
-
-    def _identifier(self, value: str, what: str) -> str:
-        """``value`` if it is within ``max_id_chars``, else the limit's error."""
-        if len(value) > self._max_id:
-            raise StreamLimitExceeded(
-                f"a {what} of {len(value)} characters, more than {self._max_id}",
-                limit="max_id_chars",
-                value=self._max_id,
-            )
-        return value
-
-    def _on_finish(self, d: FinishDelta, out: list[StreamEvent]) -> None:
-        if self._finish is not None:
-            return  # a repeated terminal event changes nothing
-        self._finish = d
-        out.append(_events.Finished(finish_reason=self._normalised(d), raw_finish_reason=d.raw))
-
     def _normalised(self, d: FinishDelta) -> str:
         if d.kind in _OK_KINDS:
-            return "tool_calls" if self._calls else "stop"
+            return "tool_calls" if self._calls.calls else "stop"
         return d.kind
-
-    # ------------------------------------------------------------------- calls
-
-    def _on_call(self, d: CallDelta, payload: Any, out: list[StreamEvent]) -> None:
-        if self._finish is not None:
-            raise StreamFormatError("tool call fragment after the terminal event", payload=payload)
-        max_id = self._max_id
-        for value, what in ((d.id, "call id"), (d.ref, "call reference"), (d.name, "tool name")):
-            if value is not None and len(value) > max_id:
-                self._identifier(value, what)
-        call = self._route(d, payload)
-        if d.id is not None and call.id is None:
-            call.id = d.id
-            self._by_ref.setdefault(d.id, call)
-        if d.metadata:
-            call.metadata.update(d.metadata)
-        if d.name and call.name is None:
-            call.name = d.name
-            call.move(CallEvent.NAME, payload)
-            self._announce(call, out)
-        if d.arguments:
-            self._on_args(call, d.arguments, payload, out)
-        if d.final_arguments is not None:
-            self._on_final(call, d.final_arguments, payload, out)
-        if d.end:
-            call.got_end = True
-            call.move(CallEvent.END, payload)
-            if self._latest is call:
-                self._latest = None
-            if not call.ended_sent and call.state is CallState.ENDED:
-                call.ended_sent = True
-                self._emit(call, _events.ToolCallEnded(key=call.key), out)
-
-    def _route(self, d: CallDelta, payload: Any) -> _Call:
-        ref = d.ref or d.id
-        if ref is not None:
-            call = self._by_ref.get(ref)
-            if call is not None:
-                if d.start is True:
-                    raise StreamFormatError(f"tool call {ref!r} started twice", payload=payload)
-                return call
-        if d.start is True:
-            return self._open(d, payload)
-        index = d.index
-        latest = self._latest
-        if d.start is False:
-            # the format says this continues a call: it must be findable
-            if ref is not None:
-                raise StreamFormatError(
-                    f"fragment for tool call {ref!r} that never started", payload=payload
-                )
-            call = self._by_index.get(index) if index is not None else latest
-            if call is None:
-                raise StreamFormatError(
-                    "tool call fragment that matches no started call", payload=payload
-                )
-            return call
-        name = d.name
-        if index is not None:
-            call = self._by_index.get(index)
-            if call is not None:
-                if name and self._is_new(d, call):
-                    return self._open(d, payload)
-                return call
-            if name or latest is None:
-                return self._open(d, payload)
-            if d.id is not None and latest.id is not None and d.id != latest.id:
-                return self._open(d, payload)  # new index and new id: a call named later
-            return latest
-        if latest is None:
-            return self._open(d, payload)
-        if name and self._is_new(d, latest):
-            return self._open(d, payload)
-        return latest
-
-    @staticmethod
-    def _is_new(d: CallDelta, call: _Call) -> bool:
-        """A named fragment reaching ``call`` by position: is it really another call?"""
-        if d.id is not None and call.id is not None:
-            return d.id != call.id
-        return call.name is not None and d.name != call.name
-
-    def _open(self, d: CallDelta, payload: Any) -> _Call:
-        if len(self._calls) >= self._max_calls:
-            raise StreamLimitExceeded(
-                f"more than {self._max_calls} tool calls",
-                limit="max_tool_calls",
-                value=self._max_calls,
-            )
-        call = _Call(len(self._calls), d.index, self._json_events)
-        call.explicit = d.start is True
-        self._parts.append(["call", call.key, None])
-        if d.ref is not None:
-            call.ref = d.ref
-            self._by_ref[d.ref] = call
-        if d.id is not None:
-            call.id = d.id
-            self._by_ref.setdefault(d.id, call)
-        if d.index is not None:
-            self._by_index[d.index] = call
-            call.metadata["provider_index"] = d.index
-        self._calls.append(call)
-        self._latest = call
-        return call
-
-    def _announce(self, call: _Call, out: list[StreamEvent]) -> None:
-        pending = call.pending
-        call.pending = None
-        call.shown_id = self._call_id(call)
-        out.append(
-            _events.ToolCallStarted(
-                key=call.key, id=call.shown_id, name=call.name or "", index=call.key
-            )
-        )
-        if pending:
-            # fragments that arrived before the name was known carry it now
-            name = call.name or ""
-            out.extend(
-                replace(ev, id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
-                for ev in pending
-            )
-
-    @staticmethod
-    def _emit(call: _Call, event: StreamEvent, out: list[StreamEvent]) -> None:
-        if call.pending is None:
-            out.append(event)
-        else:
-            call.pending.append(event)
-
-    def _on_args(self, call: _Call, text: str, payload: Any, out: list[StreamEvent]) -> None:
-        n = call.chars + len(text)
-        if n > self._max_args:
-            raise self._too_long(call)
-        call.chars = n
-        call.parts.append(text)
-        call.move(CallEvent.ARGS, payload)
-        if call.state is CallState.REJECTED:
-            return
-        parser = call.parser
-        try:
-            events = parser.feed(text)
-        except JSONSyntaxError as exc:
-            self._reject_json(call, exc, payload, out)
-            return
-        ev = _arguments_event(call, text, events)
-        if call.pending is None:
-            out.append(ev)
-        else:
-            call.pending.append(ev)
-
-    def _too_long(self, call: _Call) -> StreamLimitExceeded:
-        return StreamLimitExceeded(
-            f"tool call {call.key}: more than {self._max_args} characters of arguments",
-            limit="max_argument_chars",
-            value=self._max_args,
-        )
-
-    def _on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
-        """The whole arguments stated once more (``final_arguments``): the streamed text
-        that is missing is fed; fragments already complete that parse to the same JSON
-        value (:func:`json_equal`: member order, spacing and ``1`` vs ``1.0`` aside) stand;
-        anything else rejects the call."""
-        if call.state is CallState.REJECTED:
-            return
-        have = call.raw()
-        if final == have:
-            return
-        if final.startswith(have):
-            self._on_args(call, final[len(have) :], payload, out)
-            return
-        if call.parser.complete and _same_value(call.parser.close(), final):
-            return
-        self._reject(
-            call,
-            "the arguments also stated whole (the call's start input or its final "
-            "restatement) contradict the streamed fragments",
-            None,
-            payload,
-            out,
-        )
-
-    def _reject(
-        self,
-        call: _Call,
-        reason: str,
-        offset: int | None,
-        payload: Any,
-        out: list[StreamEvent],
-        duplicate: tuple[str | int, ...] | None = None,
-    ) -> None:
-        call.move(CallEvent.REJECT, payload)
-        call.reason = reason
-        call.offset = offset
-        call.duplicate = duplicate
-        self._emit(
-            call,
-            _events.ToolCallRejected(
-                key=call.key,
-                reason=reason,
-                raw_arguments=call.raw(),
-                offset=offset,
-                duplicate_key=duplicate,
-            ),
-            out,
-        )
-
-    def _reject_json(
-        self, call: _Call, exc: JSONSyntaxError, payload: Any, out: list[StreamEvent]
-    ) -> None:
-        """Reject ``call`` for what its parser raised: not JSON, or a repeated key."""
-        if isinstance(exc, JSONDuplicateKeyError):
-            reason = f"arguments repeat a key: {exc.msg}"
-            self._reject(call, reason, exc.offset, payload, out, exc.path)
-        else:
-            self._reject(call, f"arguments are not valid JSON: {exc.msg}", exc.offset, payload, out)
-
-    def _call_id(self, call: _Call) -> str:
-        if call.id:
-            return call.id
-        if call.synth is None:
-            # Deterministic: the same bytes give the same ids on every run, and responses
-            # that the wire tells apart (id, model, timestamp) get different ones. Only
-            # what is known before the first call is used: the name may come later, and
-            # an id must not depend on when partial() was asked. The identity fields are
-            # peer text and may hold lone surrogates, which "surrogatepass" encodes.
-            seed = "\0".join(
-                (self._response_id or "", self._model or "", self._created or "", str(call.key))
-            )
-            digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()
-            call.synth = "call_" + digest[:24]
-        return call.synth
 
     # ------------------------------------------------------------------ closing
 
@@ -1173,160 +1265,74 @@ class Assembler:
             return self._result
         if not self._closed:
             self.feed_eof()
-        error = self._error
-        if error is not None:
-            raise self._fail(
-                ProviderError(f"the stream carried an error: {error.message}", error=error.error)
-            )
-        finish = self._finish
-        if finish is None:
-            raise self._fail(StreamAborted("the stream ended without its terminal event"))
-        if finish.kind == "length":
-            raise self._fail(
-                TokenLimitExceeded(f"the provider stopped at its token limit ({finish.raw})")
-            )
-        if self._refusal or finish.raw == "refusal":
-            # Anthropic's refusal stop has no channel of its own: its words are the text
-            refusal = "".join(self._refusal or (self._text if finish.raw == "refusal" else ()))
-            raise self._fail(
-                OutputRefused(f"the model refused: {refusal or finish.raw}", refusal=refusal)
-            )
-        if finish.kind == "content_filter":
-            raise self._fail(ContentFiltered(f"the provider filtered the output ({finish.raw})"))
-        if finish.kind == "error":
-            raise self._fail(ProviderError(f"the response failed ({finish.raw})"))
-        if finish.kind not in _OK_KINDS:
-            raise self._fail(
-                ProviderError(
-                    f"the response ended with finish reason {finish.raw!r}, which toolwire does "
-                    "not know to be a normal end; nothing is finalised"
-                )
-            )
-        for call in self._calls:
-            if call.explicit and not call.got_end:
-                # The format ends each call on its own (content_block_stop,
-                # output_item.done, contentBlockStop, tool-call-end...): a call whose end
-                # never came lost at least that event, maybe others (its start input, a
-                # fragment), so it is not final even under a normal finish.
-                raise self._fail(
-                    StreamAborted(
-                        f"tool call {call.key} ({call.name or 'no name'}) never got its own "
-                        f"end event before the terminal event ({finish.raw!r}): the stream "
-                        "lost events, nothing is finalised"
-                    )
-                )
-        calls: list[_response.ToolCall] = []
-        rejected: list[_response.RejectedCall] = []
-        for call in self._calls:
-            if call.state is not CallState.REJECTED and not call.name:
-                call.move(CallEvent.REJECT, None)
-                call.reason = "the tool name is empty"
-            if call.state is CallState.REJECTED:
-                rejected.append(self._rejected(call))
-                continue
-            raw = call.raw()
-            if not raw:
-                arguments: Any = {}
-            elif not call.parser.complete:
-                raise self._fail(
-                    TokenLimitExceeded(
-                        f"tool call {call.key} ({call.name}) has unterminated arguments under "
-                        f"finish reason {finish.raw!r}: the output was cut"
-                    )
-                )
-            else:
-                try:
-                    arguments = call.parser.close()
-                except JSONSyntaxError as exc:
-                    call.state = CallState.REJECTED
-                    call.reason = f"arguments are not valid JSON: {exc.msg}"
-                    call.offset = exc.offset
-                    rejected.append(self._rejected(call))
-                    continue
-            calls.append(
-                _response.ToolCall(
-                    id=self._call_id(call),
-                    name=call.name or "",
-                    arguments=arguments,
-                    raw_arguments=raw,
-                    index=call.key,
-                    metadata=call.metadata,
-                    synthetic_id=not call.id,
-                )
-            )
+        try:
+            finish = self._normal_finish()
+            self._calls.check_ends(finish)
+            calls, rejected = self._calls.finals(finish)
+        except StreamError as exc:
+            raise self._fail(exc) from None
+        identity = self._identity
         self._result = Response(
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
+            text="".join(self._content.text),
+            reasoning="".join(self._content.reasoning),
             tool_calls=calls,
             rejected=rejected,
             finish_reason=self._normalised(finish),
             raw_finish_reason=finish.raw,
             usage=self._final_usage(),
-            response_id=self._response_id,
-            model=self._model,
+            response_id=identity.response_id,
+            model=identity.model,
             format=self.format,
-            created=self._created,
-            parts=self._content_parts(),
+            created=identity.created,
+            parts=self._content.content_parts(),
         )
         return self._result
 
-    def _content_parts(self) -> list[_response.ContentPart]:
-        """The ordered parts, text and reasoning runs cut out of their chunk lists."""
-        parts = self._parts
-        texts: dict[int, str] = {}
-        for kind, chunks in (("text", self._text), ("reasoning", self._reasoning)):
-            starts = [i for i, p in enumerate(parts) if p[0] == kind]
-            for j, i in enumerate(starts):
-                end = parts[starts[j + 1]][1] if j + 1 < len(starts) else len(chunks)
-                texts[i] = "".join(chunks[parts[i][1] : end])
-        out: list[_response.ContentPart] = []
-        for i, (kind, at, data) in enumerate(parts):
-            if kind == "call":
-                out.append(_response.ContentPart(kind="call", call=at))
-            elif kind == "item":
-                out.append(_response.ContentPart(kind="item", data=data))
-            else:
-                out.append(_response.ContentPart(kind=kind, text=texts[i], data=data or {}))
-        return out
+    def _normal_finish(self) -> FinishDelta:
+        """The terminal event, if the stream ended normally; else the matching error."""
+        error = self._error
+        if error is not None:
+            raise ProviderError(f"the stream carried an error: {error.message}", error=error.error)
+        finish = self._finish
+        if finish is None:
+            raise StreamAborted("the stream ended without its terminal event")
+        if finish.kind == "length":
+            raise TokenLimitExceeded(f"the provider stopped at its token limit ({finish.raw})")
+        content = self._content
+        if content.refusal or finish.raw == "refusal":
+            # Anthropic's refusal stop has no channel of its own: its words are the text
+            refusal = "".join(content.refusal or (content.text if finish.raw == "refusal" else ()))
+            raise OutputRefused(f"the model refused: {refusal or finish.raw}", refusal=refusal)
+        if finish.kind == "content_filter":
+            raise ContentFiltered(f"the provider filtered the output ({finish.raw})")
+        if finish.kind == "error":
+            raise ProviderError(f"the response failed ({finish.raw})")
+        if finish.kind not in _OK_KINDS:
+            raise ProviderError(
+                f"the response ended with finish reason {finish.raw!r}, which toolwire does "
+                "not know to be a normal end; nothing is finalised"
+            )
+        return finish
 
-    def _rejected(self, call: _Call) -> _response.RejectedCall:
-        return _response.RejectedCall(
-            id=self._call_id(call),
-            name=call.name or "",
-            raw_arguments=call.raw(),
-            reason=call.reason or "rejected",
-            index=call.key,
-            offset=call.offset,
-            metadata=call.metadata,
-            synthetic_id=not call.id,
-            duplicate_key=call.duplicate,
-        )
+    def _final_usage(self) -> Usage:
+        identity = self._identity
+        return self._usage.final(self.format, identity.model, self._content, self._calls.calls)
 
     def partial(self) -> Partial:
         """What has arrived so far, at any time: text, reasoning, every call with its raw
         arguments, the ordered parts, usage, finish reason, ids. Evidence for accounting
         and display; its calls are never instructions to execute (only :meth:`close`
         finalises)."""
+        identity = self._identity
         return Partial(
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
-            calls=[
-                _response.PartialCall(
-                    id=self._call_id(c),
-                    name=c.name or "",
-                    raw_arguments=c.raw(),
-                    index=c.key,
-                    ended=c.state is CallState.ENDED,
-                    synthetic_id=not c.id,
-                    metadata=c.metadata,
-                )
-                for c in self._calls
-            ],
+            text="".join(self._content.text),
+            reasoning="".join(self._content.reasoning),
+            calls=self._calls.partial_calls(),
             usage=self._final_usage(),
             raw_finish_reason=self._finish.raw if self._finish is not None else None,
-            response_id=self._response_id,
-            model=self._model,
+            response_id=identity.response_id,
+            model=identity.model,
             format=self.format,
-            created=self._created,
-            parts=self._content_parts(),
+            created=identity.created,
+            parts=self._content.content_parts(),
         )

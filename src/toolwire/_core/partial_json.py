@@ -3,7 +3,8 @@
 :class:`PartialJSONParser` reads one document arriving in pieces: every character is
 scanned once (``feed`` is amortised O(len)), invalid JSON raises at its first bad
 character, ``close()`` equals ``json.loads``, and every snapshot is a prefix of every later
-one and of the final value. Previews are read-only; one a caller keeps never changes.
+one and of the final value. A preview is live: the open containers are their own
+previews, so one a caller keeps only grows with later input (copy it to keep it as it is).
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ from __future__ import annotations
 import enum
 import json.decoder
 import re
-import sys
 from collections.abc import Callable
-from itertools import islice
 from typing import Any, Final, Literal, cast
 
 from .._errors import JSONDepthError, JSONDuplicateKeyError, JSONSizeError, JSONSyntaxError
@@ -41,10 +40,6 @@ MISSING: Final = _MissingType.MISSING
 DEFAULT_MAX_DEPTH: Final = 1000
 DEFAULT_MAX_SIZE: Final = 64 * 1024 * 1024
 
-# What the snapshot cache holds instead of a snapshot: _STALE once the structure changed
-# since the last snapshot, _GROWN while only the open string grew (its fast path).
-_STALE: Final[Any] = object()
-_GROWN: Final[Any] = object()
 
 # ------------------------------------------------------------------------ regular expressions
 
@@ -86,10 +81,12 @@ _match_ws = cast(_MatchAt, _WS.match)
 _match_digits = cast(_MatchAt, _DIGITS.match)
 _match_segment = cast(_MatchAt, _SEGMENT.match)
 _match_plain = cast(_MatchAt, re.compile(f"{_STR_CHAR}*").match)
-# Shortcuts for the common shapes: a whole plain key with its colon, the same after a comma,
-# a whole number (its delimiter is checked by the caller).
-_match_key = re.compile(f'"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
-_match_comma_key = re.compile(f',[ \\t\\n\\r]*"({_STR_CHAR}*)"[ \\t\\n\\r]*:').match
+# Shortcuts for the common shapes: a whole plain key with its colon (and the whitespace
+# after it), the same after a comma, a comma in an array with the whitespace after it, a
+# whole number (its delimiter is checked by the caller).
+_match_key = re.compile(f'"({_STR_CHAR}*)"[ \\t\\n\\r]*:[ \\t\\n\\r]*').match
+_match_comma_key = re.compile(f',[ \\t\\n\\r]*"({_STR_CHAR}*)"[ \\t\\n\\r]*:[ \\t\\n\\r]*').match
+_match_comma = cast(_MatchAt, re.compile(r",[ \t\n\r]*").match)
 _match_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?").match
 
 # ------------------------------------------------------------------- a string piece's end
@@ -150,8 +147,7 @@ def _cut_length(s: str) -> int:
     """How many characters at the end of ``s`` (string content that starts outside an
     escape) must wait for the next piece: the length of ``_CUT``'s match at the end, found
     from the end in O(1) (amortised over the backslashes counted). An invalid escape is not
-    held back: the decoder rejects the piece and the scanner reports the error.
-    (``feed`` inlines this; it is kept whole here for reading and for the tests.)"""
+    held back: the decoder rejects the piece and the scanner reports the error."""
     b = s.rfind("\\", -6)
     if b < 0:
         return 0
@@ -168,25 +164,6 @@ def _cut_length(s: str) -> int:
     return hold
 
 
-# ------------------------------------------------------------------ reusing preview objects
-#
-# A preview container or string may be updated in place for the next snapshot only when
-# nothing outside the parser refers to it any more. CPython's reference count says so;
-# _SOLE is the count sys.getrefcount reports for an object held by one local variable
-# alone, measured here with the same call shape the snapshot code uses, so it follows
-# whatever the interpreter version counts. Without reference counts (PyPy), every snapshot
-# copies what changed, as if every preview were still held.
-
-_refcount: Callable[[object], int] = getattr(sys, "getrefcount", lambda _obj: sys.maxsize)
-
-
-def _sole_count() -> int:
-    probe: list[Any] = []
-    return _refcount(probe)
-
-
-_SOLE: Final = _sole_count() if hasattr(sys, "getrefcount") else -1
-
 # ------------------------------------------------------------------------------ scan states
 
 _VALUE = 0  # a value: at top level or after ':'
@@ -202,9 +179,11 @@ _NUMBER = 9  # inside a number
 _LITERAL = 10  # inside true / false / null
 _DONE = 11  # after the top-level value: only whitespace may follow
 
-# Number sub-states (a small DFA; digit runs are consumed by _DIGITS in one step).
+# Number sub-states: a small DFA whose transitions are _N_STEP[(state, character class)];
+# digit runs are consumed by _DIGITS in one step.
 _N_START, _N_MINUS, _N_ZERO, _N_INT, _N_DOT, _N_FRAC, _N_E, _N_ESIGN, _N_EXP = range(9)
 _N_ACCEPTING = frozenset({_N_ZERO, _N_INT, _N_FRAC, _N_EXP})
+_N_RUNS = frozenset({_N_INT, _N_FRAC, _N_EXP})  # states in a run of digits
 _N_NEEDS = {
     _N_START: "a digit",
     _N_MINUS: "a digit after '-'",
@@ -212,19 +191,42 @@ _N_NEEDS = {
     _N_E: "a digit or a sign in the exponent",
     _N_ESIGN: "a digit in the exponent",
 }
+# the characters a number may hold, by class: "0", "1" (any other digit), ".", "e", "-", "+"
+_N_CLASS = {
+    **dict.fromkeys("123456789", "1"),
+    **{"0": "0", ".": ".", "e": "e", "E": "e", "-": "-", "+": "+"},
+}
+_N_STEP: Final = {
+    (_N_START, "-"): _N_MINUS,
+    **{(s, "0"): _N_ZERO for s in (_N_START, _N_MINUS)},
+    **{(s, "1"): _N_INT for s in (_N_START, _N_MINUS)},
+    **{(s, "."): _N_DOT for s in (_N_ZERO, _N_INT)},
+    **{(s, "e"): _N_E for s in (_N_ZERO, _N_INT, _N_FRAC)},
+    **{(s, d): _N_FRAC for s in (_N_DOT, _N_FRAC) for d in "01"},
+    **{(s, d): _N_EXP for s in (_N_E, _N_ESIGN, _N_EXP) for d in "01"},
+    **{(_N_E, sign): _N_ESIGN for sign in "-+"},
+    **{(_N_INT, d): _N_INT for d in "01"},
+}
 
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 _LITERAL_START = {"t": "true", "f": "false", "n": "null"}
 _NUMBER_START = frozenset("-0123456789")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
+_WHITESPACE = " \t\n\r"
+
+# What each structural state expects, for error messages (_AFTER and _VALUE depend on where).
+_EXPECTED = {
+    _COLON: "':' after an object key",
+    _OBJ_FIRST: "'\"' to start an object key or '}'",
+    _KEY: "'\"' to start an object key",
+    _DONE: "only whitespace after the complete top-level value",
+    _ARR_FIRST: "a value or ']'",
+    _ELEM: "a value after ','",
+}
 
 _Kind = Literal["object", "array", "string", "number", "true", "false", "null"]
 # A path link (see _events): () for the root, (parent_link, key) below it.
 _Link = tuple[Any, ...]
-
-# A snapshot copies an open container this small afresh rather than updating its last
-# view: the copy costs less than the bookkeeping, and the bound stays O(1) per container.
-_SMALL = 64
 
 # Pieces of an open string are joined into one block every this many pieces, which bounds
 # the per-piece overhead (a list slot and a str header per piece) to a small fraction.
@@ -237,24 +239,42 @@ def _found(text: str, pos: int) -> str:
     return f"found {ch!r}"
 
 
+def _hint(state: int, ch: str) -> str:
+    """What an error message adds when ``ch`` does not fit ``state``: the likely mistake."""
+    if state in (_OBJ_FIRST, _KEY):
+        if state == _KEY and ch == "}":
+            return " (trailing commas are not allowed)"
+        if ch == "'":
+            return " (JSON strings use double quotes)"
+        if ch.isalpha() or ch == "_":
+            return " (object keys must be double-quoted strings)"
+        return ""
+    if state in (_AFTER, _COLON, _DONE):
+        return ""
+    if state == _ELEM and ch == "]":
+        return " (trailing commas are not allowed)"
+    if ch == "'":
+        return " (JSON strings use double quotes)"
+    if ch == "N" or ch == "I":
+        return " (NaN and Infinity are not JSON)"
+    if ch == ".":
+        return " (a number needs a digit before the decimal point)"
+    return ""
+
+
 class _Frame:
     """One open container on the stack.
 
-    ``container`` holds the completed members in preview form (first value of a duplicate
-    key wins); ``final`` is ``None`` until the final form differs from it (a duplicate key
-    inside), from then on it is maintained in parallel with ``json.loads`` semantics.
-    ``link`` is the container's path link (events only); ``key`` the key of the member being
-    read. ``view`` is the copy of ``container`` that the last snapshot showed (``None``
-    before the first). Once the container has more than ``_SMALL`` members its view is
-    updated rather than copied, and ``synced`` and ``vslot`` describe it: ``synced``
-    completed members (-1: none counted yet) and, when ``vslot`` is not ``None``, one more
-    entry for the open child (``True`` for an array, the key for an object).
+    ``container`` is the container as the preview shows it: its completed members (first
+    value of a duplicate key wins) and, when ``shown``, the member being read (an open
+    container or string, put in at its start; its text is brought up to date by
+    ``snapshot``). ``final`` is ``None`` until the final form differs from it (a duplicate
+    key inside), from then on it is maintained in parallel with ``json.loads`` semantics.
+    ``link`` is the container's path link (events only); ``key`` the key of the member
+    being read.
     """
 
-    __slots__ = ("container", "final", "is_obj", "key", "link", "synced", "view", "vslot")
-
-    synced: int
-    vslot: Any
+    __slots__ = ("container", "final", "is_obj", "key", "link", "shown")
 
     def __init__(self, is_obj: bool, container: Any, link: _Link) -> None:
         self.is_obj = is_obj
@@ -262,8 +282,11 @@ class _Frame:
         self.final: Any = None
         self.link = link
         self.key = ""
-        self.view: Any = None
-        self.synced = -1  # no view of this container counts its members yet
+        self.shown = False
+
+    def index(self) -> int:
+        """The index of the element being read (an array's frame)."""
+        return len(self.container) - 1 if self.shown else len(self.container)
 
 
 class PartialJSONParser:
@@ -299,11 +322,11 @@ class PartialJSONParser:
         "_nstart",
         "_nstate",
         "_offset",
+        "_outdated",
         "_root",
         "_root_final",
         "_sblocks",
         "_slink",
-        "_snap",
         "_spieces",
         "_stack",
         "_state",
@@ -358,7 +381,7 @@ class PartialJSONParser:
         # the finished top-level value: preview form and json.loads form
         self._root: Any = MISSING
         self._root_final: Any = MISSING
-        self._snap: Any = MISSING
+        self._outdated = False  # input changed the document since the last snapshot
 
     # ------------------------------------------------------------------------ properties
 
@@ -395,6 +418,8 @@ class PartialJSONParser:
 
     # --------------------------------------------------------------------------- feeding
 
+    # --------------------------------------------------------------------------- feeding
+
     def feed(self, text: str) -> tuple[JSONEvent, ...]:
         """Consume the next piece of the document; return the JSON events it completed.
 
@@ -402,76 +427,18 @@ class PartialJSONParser:
         :class:`~toolwire.JSONSyntaxError` (or its depth / size subclasses) at the first
         character that cannot continue valid JSON, and again on every later call.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"feed() takes str, not {type(text).__name__}")
         if not text:
-            if not isinstance(text, str):
-                raise TypeError(f"feed() takes str, not {type(text).__name__}")
             return ()
         if self._error is not None:
             raise self._refusal()
-        # Fast path: the piece continues a string value (the common case for long
-        # arguments). Plain text is checked without a regex when it is printable; a piece
-        # with escapes, or the rest of an escape cut by the previous piece, is matched by
-        # one regex (what can be decoded now, and an escape cut by the end of the piece)
-        # and decoded by json's C decoder. Anything else (the closing quote, an error, a
-        # lone surrogate, the size limit) goes to the scanner, from the same state.
-        if self._state == _STRING and isinstance(text, str):
-            carry = self._carry
-            piece: str | None = None
-            if not carry and "\\" not in text:
-                if (
-                    '"' not in text
-                    and (text.isprintable() or _match_plain(text, 0).end() == len(text))
-                    and self._offset + len(text) <= self._max_size
-                ):
-                    piece = text
-            elif self._offset + len(text) <= self._max_size:
-                whole = carry + text if carry else text
-                # _cut_length(whole), inlined: k is where what must wait begins
-                k = len(whole)
-                b = whole.rfind("\\", -6)
-                if b >= 0:
-                    hold = _TAIL_HOLDS.get(whole[b:])
-                    if hold is None:
-                        hold = _tail_hold(whole[b:])
-                    if hold and (not b or whole[b - 1] != "\\" or _escape_starts_at(whole, b)):
-                        if hold > 0:
-                            k -= hold
-                        else:  # whole[b:] may begin a low surrogate: a high one before waits too
-                            k = b
-                            h = b - 6
-                            if (
-                                h >= 0
-                                and whole[h + 2] in "dD"
-                                and _match_high(whole, h)
-                                and (not h or whole[h - 1] != "\\" or _escape_starts_at(whole, h))
-                            ):
-                                k = h
-                if not k:  # nothing decodable yet: all of it waits for the next piece
-                    self._carry = whole
-                    self._offset += len(text)
-                    return ()
-                try:
-                    decoded, end = _scanstring(whole[:k] + '"', 0)
-                except ValueError:  # an invalid escape or control character: the scanner
-                    pass  # reports it, at its offset
-                else:
-                    if end > k:  # no closing quote inside the piece
-                        piece = decoded
-                        self._carry = whole[k:]
+        if self._state == _STRING:  # the common case for long arguments
+            piece = self._continue_string(text)
             if piece is not None:
-                self._offset += len(text)
-                pieces = self._spieces
-                pieces.append(piece)
-                if len(pieces) >= _FOLD:
-                    self._sblocks.append("".join(pieces))
-                    pieces.clear()
-                if self._snap is not _STALE:
-                    self._snap = _GROWN
-                if self._emit:
+                if piece and self._emit:
                     return (make_appended(self._slink, piece),)
                 return ()
-        if not isinstance(text, str):
-            raise TypeError(f"feed() takes str, not {type(text).__name__}")
         events: list[JSONEvent] = []
         try:
             if len(text) > self._max_size - self._offset:
@@ -491,22 +458,30 @@ class PartialJSONParser:
         closing quote, no invalid escape or control character, within ``max_size``), it is
         consumed exactly as :meth:`feed` would consume it and the decoded text it appends
         is returned (``""`` when it ends inside an escape); no event is built. Otherwise
-        nothing is consumed and ``None`` is returned: feed it with :meth:`feed`. The same
-        fast path as ``feed``'s, kept apart so that ``feed`` pays no extra call.
+        nothing is consumed and ``None`` is returned: feed it with :meth:`feed`.
         """
         if self._state != _STRING or self._error is not None or not text:
             return None
+        return self._continue_string(text)
+
+    def _continue_string(self, text: str) -> str | None:
+        """The fast path of a piece that continues the open string value: consume it and
+        return the decoded text it appends (``""`` when all of it must wait for the next
+        piece), or ``None``, consuming nothing, when the scanner must read it (it ends the
+        string, holds an invalid escape or control character, or passes ``max_size``).
+
+        Plain printable text is checked with ``in`` and ``isprintable``; a piece with
+        escapes (or the rest of an escape the previous piece cut) is decoded whole by json's
+        C decoder, after what it ends with that must wait was found by ``_cut_length``.
+        """
+        if self._offset + len(text) > self._max_size:
+            return None
         carry = self._carry
-        if "\\" not in text and not carry:
-            if (
-                '"' not in text
-                and (text.isprintable() or _match_plain(text, 0).end() == len(text))
-                and self._offset + len(text) <= self._max_size
-            ):
-                piece = text
-            else:
+        if not carry and "\\" not in text:
+            if '"' in text or not (text.isprintable() or _match_plain(text, 0).end() == len(text)):
                 return None
-        elif self._offset + len(text) <= self._max_size:
+            piece = text
+        else:
             whole = carry + text if carry else text
             k = len(whole) - _cut_length(whole)  # what must wait for the next piece starts at k
             if not k:
@@ -514,24 +489,24 @@ class PartialJSONParser:
                 self._offset += len(text)
                 return ""
             try:
-                decoded, end = _scanstring(whole[:k] + '"', 0)
-            except ValueError:  # an invalid escape or control character: feed() reports it
+                piece, end = _scanstring(whole[:k] + '"', 0)
+            except ValueError:  # an invalid escape or control character: the scanner
+                return None  # reports it, at its offset
+            if end <= k:  # a closing quote inside the piece: the scanner ends the string
                 return None
-            if end <= k:  # a closing quote inside the piece: feed() ends the string
-                return None
-            piece = decoded
             self._carry = whole[k:]
-        else:
-            return None
         self._offset += len(text)
+        self._add_piece(piece)
+        return piece
+
+    def _add_piece(self, piece: str) -> None:
+        """Append decoded text to the open string value."""
         pieces = self._spieces
         pieces.append(piece)
         if len(pieces) >= _FOLD:
             self._sblocks.append("".join(pieces))
             pieces.clear()
-        if self._snap is not _STALE:
-            self._snap = _GROWN
-        return piece
+        self._outdated = True
 
     def _scan_over_limit(self, text: str, events: list[JSONEvent]) -> None:
         # An offending character within the allowed size is reported as such; otherwise
@@ -552,14 +527,16 @@ class PartialJSONParser:
         return type(err)(msg, err.offset)
 
     # --------------------------------------------------------------------------- scanning
+    #
+    # _scan hands the text to the scanner of the current state, _SCANNERS[state], until
+    # it is consumed. Each scanner reads from ``pos``, sets the next state and returns
+    # where it stopped: a structural one reads one token (whitespace before it included),
+    # a token's one reads as far as the token goes. Common shapes are read in one step (a
+    # plain key with its colon, after its comma; a number with its delimiter in sight; a
+    # whole literal; a whole plain string). ``base`` is the offset of ``text[0]`` in the
+    # whole input; events go to ``ev`` (built only when the parser emits them).
 
     def _scan(self, text: str, ev: list[JSONEvent]) -> None:
-        # The hot transitions (whitespace, punctuation, containers, plain keys with their
-        # colon, plain strings, delimited numbers, whole literals) are inlined with the
-        # state in a local variable; rarer work (escapes, split numbers and literals,
-        # errors) goes through helpers, which read and write self._state, so the local is
-        # synchronised around each helper call. Events and their path links are built only
-        # when ``emit``.
         carry = self._carry
         base = self._offset - len(carry)
         self._offset += len(text)
@@ -568,402 +545,348 @@ class PartialJSONParser:
             self._carry = ""
         n = len(text)
         pos = 0
-        stack = self._stack
-        append = ev.append
-        emit = self._emit
-        unique = self._unique
-        state = self._state
-        path: _Link = ()
-        try:
-            while pos < n:
-                if state >= _STRING:  # inside a token, or after the top-level value
-                    if state == _STRING:
-                        end = _match_plain(text, pos).end()
-                        if end == n or text[end] == '"':  # no escape: no decoding needed
-                            pieces = self._spieces
-                            if end > pos:
-                                piece = text[pos:end]
-                                pieces.append(piece)
-                                if emit:
-                                    append(make_appended(self._slink, piece))
-                                if self._snap is not _STALE:
-                                    self._snap = _GROWN
-                            if end == n:
-                                break
-                            if len(pieces) == 1 and not self._sblocks and not self._stext:
-                                value = pieces.pop()  # the whole string in one piece
-                            else:
-                                value = self._take_text()
-                            if emit:
-                                append(make_completed(self._slink, value))
-                            state = self._attach(value, value)
-                            pos = end + 1
-                            continue
-                        self._state = state
-                        pos = self._scan_string(text, pos, base, ev)
-                        state = self._state
-                        continue
-                    if state == _KEY_STRING:
-                        end = _match_plain(text, pos).end()
-                        kpieces = self._kpieces
-                        if end == n:
-                            kpieces.append(text[pos:])
-                            break
-                        if text[end] == '"':
-                            key = text[pos:end]
-                            if kpieces:
-                                kpieces.append(key)
-                                key = "".join(kpieces)
-                                kpieces.clear()
-                            top = stack[-1]
-                            if unique and key in top.container:
-                                raise self._duplicate(key, self._kstart)
-                            top.key = self._keys.setdefault(key, key)
-                            state = _COLON
-                            pos = end + 1
-                            continue
-                        if end > pos:
-                            kpieces.append(text[pos:end])
-                        self._state = state
-                        pos = self._scan_string(text, end, base, ev)
-                        state = self._state
-                        continue
-                    self._state = state
-                    if state == _NUMBER:
-                        pos = self._scan_number(text, pos, base, ev)
-                    elif state == _LITERAL:
-                        pos = self._scan_literal(text, pos, base, ev)
-                    elif text[pos] in " \t\n\r":  # _DONE
-                        pos = _match_ws(text, pos).end()
-                    else:
-                        raise self._unexpected(state, text, pos, base)
-                    state = self._state
-                    continue
-                ch = text[pos]
-                if ch in " \t\n\r":
-                    pos = _match_ws(text, pos).end()
-                    continue
-                if state == _AFTER:
-                    top = stack[-1]
-                    if ch == ",":
-                        if top.is_obj:
-                            # ',' "key" ':' in one step when the key is plain and whole
-                            m = _match_comma_key(text, pos)
-                            if m is None:
-                                state = _KEY
-                                pos += 1
-                                continue
-                            key = m.group(1)
-                            if unique and key in top.container:
-                                raise self._duplicate(key, base + m.start(1) - 1)
-                            top.key = self._keys.setdefault(key, key)
-                            state = _VALUE
-                            pos = m.end()
-                            continue
-                        state = _ELEM
-                        pos += 1
-                        continue
-                    if ch == ("}" if top.is_obj else "]"):
-                        state = self._close_container(append if emit else None)
-                        pos += 1
-                        continue
-                    raise self._unexpected(state, text, pos, base)
-                if state == _COLON:
-                    if ch == ":":
-                        state = _VALUE
-                        pos += 1
-                        continue
-                    raise self._unexpected(state, text, pos, base)
-                if state in (_OBJ_FIRST, _KEY):
-                    if ch == '"':
-                        m = _match_key(text, pos)
-                        if m is None:
-                            self._kstart = base + pos
-                            state = _KEY_STRING
-                            pos += 1
-                            continue
-                        key = m.group(1)
-                        top = stack[-1]
-                        if unique and key in top.container:
-                            raise self._duplicate(key, base + pos)
-                        # one str per distinct key, as json.loads does: arrays of records
-                        # cost the memory of their distinct keys once
-                        top.key = self._keys.setdefault(key, key)
-                        state = _VALUE
-                        pos = m.end()
-                        continue
-                    if ch == "}" and state == _OBJ_FIRST:
-                        state = self._close_container(append if emit else None)
-                        pos += 1
-                        continue
-                    raise self._unexpected(state, text, pos, base)
-                # _VALUE, _ELEM, _ARR_FIRST: a value starts here
-                if ch == "]" and state == _ARR_FIRST:
-                    state = self._close_container(append if emit else None)
-                    pos += 1
-                    continue
-                if emit and stack:
-                    top = stack[-1]
-                    path = (top.link, top.key if top.is_obj else len(top.container))
-                if ch == '"':
-                    pos += 1
-                    end = _match_plain(text, pos).end()
-                    if end < n and text[end] == '"':  # a plain string, whole: complete it
-                        value = text[pos:end]
-                        if emit:
-                            append(make_started(path, "string"))
-                            if value:
-                                append(make_appended(path, value))
-                            append(make_completed(path, value))
-                        state = self._attach(value, value)
-                        pos = end + 1
-                        continue
-                    self._slink = path
-                    self._snap = _STALE  # the key shows up now, with ""
-                    if emit:
-                        append(make_started(path, "string"))
-                    state = _STRING
-                    if end > pos:
-                        piece = text[pos:end]
-                        self._spieces.append(piece)
-                        if emit:
-                            append(make_appended(path, piece))
-                        pos = end
-                    if end < n:  # an escape (or an invalid character) follows
-                        self._state = state
-                        pos = self._scan_string(text, pos, base, ev)
-                        state = self._state
-                    continue
-                if ch == "{" or ch == "[":
-                    if len(stack) >= self._max_depth:
-                        raise JSONDepthError(
-                            f"containers nest deeper than max_depth={self._max_depth}",
-                            base + pos,
-                        )
-                    if ch == "{":
-                        stack.append(_Frame(True, {}, path))
-                        if emit:
-                            append(make_started(path, "object"))
-                        state = _OBJ_FIRST
-                    else:
-                        stack.append(_Frame(False, [], path))
-                        if emit:
-                            append(make_started(path, "array"))
-                        state = _ARR_FIRST
-                    self._snap = _STALE
-                    pos += 1
-                    continue
-                if ch in _NUMBER_START:
-                    # A whole number followed by its delimiter: complete it at once.
-                    m = _match_number(text, pos)
-                    if m is not None:
-                        end = m.end()
-                        if end < n and text[end] not in _NUMBER_CHARS and end - pos < 300:
-                            token = m.group()
-                            number: Any = int(token) if m.lastindex is None else float(token)
-                            if emit:
-                                append(make_started(path, "number"))
-                                append(make_completed(path, number))
-                            state = self._attach(number, number)
-                            pos = end
-                            continue
-                else:
-                    word = _LITERAL_START.get(ch)
-                    if word is not None and text.startswith(word, pos):
-                        literal = _LITERALS[word]
-                        if emit:
-                            append(make_started(path, cast(_Kind, word)))
-                            append(make_completed(path, literal))
-                        state = self._attach(literal, literal)
-                        pos += len(word)
-                        continue
-                self._state = state
-                pos = self._start_scalar(path, text, pos, base, ev)
-                state = self._state
-        finally:
-            self._state = state
+        scanners = _SCANNERS
+        while pos < n:
+            pos = scanners[self._state](self, text, pos, base, ev)
 
-    def _start_scalar(
+    def _scan_value(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """A value (or, after ``[``, the ``]`` of an empty array) starts at ``pos``."""
+        ch = text[pos]
+        if ch in _WHITESPACE:
+            pos = _match_ws(text, pos).end()
+            if pos == len(text):
+                return pos
+            ch = text[pos]
+        if ch == "]" and self._state == _ARR_FIRST:
+            self._close_container(ev)
+            return pos + 1
+        path: _Link = ()  # the value's path link, when events are built
+        stack = self._stack
+        if self._emit and stack:
+            top = stack[-1]
+            path = (top.link, top.key if top.is_obj else len(top.container))
+        if ch == '"':
+            return self._start_string(path, text, pos + 1, base, ev)
+        if ch == "{" or ch == "[":
+            return self._open_container(ch == "{", path, pos, base, ev)
+        if ch in _NUMBER_START:
+            return self._start_number(path, text, pos, base, ev)
+        return self._start_literal(path, text, pos, base, ev)
+
+    def _scan_key(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """An object key (or, after ``{``, the ``}`` of an empty object) starts at ``pos``."""
+        ch = text[pos]
+        if ch in _WHITESPACE:
+            pos = _match_ws(text, pos).end()
+            if pos == len(text):
+                return pos
+            ch = text[pos]
+        if ch == '"':
+            m = _match_key(text, pos)
+            if m is None:  # the key is cut by the end of the piece, or holds an escape
+                self._kstart = base + pos
+                self._state = _KEY_STRING
+                return pos + 1
+            self._set_key(m.group(1), base + pos)
+            self._state = _VALUE
+            return m.end()
+        if ch == "}" and self._state == _OBJ_FIRST:
+            self._close_container(ev)
+            return pos + 1
+        raise self._unexpected(text, pos, base)
+
+    def _scan_colon(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """The ``:`` after an object key."""
+        ch = text[pos]
+        if ch in _WHITESPACE:
+            return _match_ws(text, pos).end()
+        if ch != ":":
+            raise self._unexpected(text, pos, base)
+        self._state = _VALUE
+        return pos + 1
+
+    def _scan_after(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """After a member or element: ``,`` (with the next plain key in one step), or the
+        closing bracket."""
+        ch = text[pos]
+        if ch in _WHITESPACE:
+            pos = _match_ws(text, pos).end()
+            if pos == len(text):
+                return pos
+            ch = text[pos]
+        top = self._stack[-1]
+        if ch == ",":
+            if not top.is_obj:
+                self._state = _ELEM
+                return _match_comma(text, pos).end()
+            m = _match_comma_key(text, pos)
+            if m is None:
+                self._state = _KEY
+                return pos + 1
+            self._set_key(m.group(1), base + m.start(1) - 1)
+            self._state = _VALUE
+            return m.end()
+        if ch != ("}" if top.is_obj else "]"):
+            raise self._unexpected(text, pos, base)
+        self._close_container(ev)
+        return pos + 1
+
+    def _scan_done(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """After the top-level value: only whitespace."""
+        if text[pos] not in _WHITESPACE:
+            raise self._unexpected(text, pos, base)
+        return _match_ws(text, pos).end()
+
+    def _scan_string_value(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """Inside a string value: a plain run up to the closing quote or the end of the
+        piece is taken as it is; anything else goes through ``_scan_string``."""
+        end = _match_plain(text, pos).end()
+        n = len(text)
+        if end < n and text[end] != '"':  # an escape (or an invalid character)
+            return self._scan_string(text, pos, base, ev)
+        if end > pos:
+            piece = text[pos:end]
+            self._add_piece(piece)
+            if self._emit:
+                ev.append(make_appended(self._slink, piece))
+        if end == n:
+            return n
+        self._end_string(ev)
+        return end + 1
+
+    def _scan_key_string(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """Inside an object key cut by the end of an earlier piece, or holding an escape."""
+        end = _match_plain(text, pos).end()
+        kpieces = self._kpieces
+        if end == len(text):
+            kpieces.append(text[pos:])
+            return end
+        if text[end] != '"':
+            if end > pos:
+                kpieces.append(text[pos:end])
+            return self._scan_string(text, end, base, ev)
+        kpieces.append(text[pos:end])
+        self._end_key()
+        return end + 1
+
+    def _set_key(self, key: str, offset: int) -> None:
+        """Make ``key`` (read whole, its opening quote at ``offset``) the innermost open
+        object's current key: one ``str`` per distinct key, as ``json.loads`` makes them
+        (arrays of records cost the memory of their distinct keys once)."""
+        top = self._stack[-1]
+        if self._unique and key in top.container:
+            raise self._duplicate(key, offset)
+        top.key = self._keys.setdefault(key, key)
+
+    def _end_key(self) -> None:
+        """The closing quote of a key read in pieces."""
+        pieces = self._kpieces
+        key = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        pieces.clear()
+        self._set_key(key, self._kstart)
+        self._state = _COLON
+
+    def _start_string(
         self, path: _Link, text: str, pos: int, base: int, ev: list[JSONEvent]
     ) -> int:
-        """Start a number or a literal at ``pos`` (or raise: no value starts there)."""
-        ch = text[pos]
-        if ch in _NUMBER_START:
-            self._nlink = path
-            self._nstate = _N_START
-            self._nparts = []
-            self._nstart = base + pos
-            self._state = _NUMBER
+        """A string value whose opening quote is just before ``pos``: complete at once when
+        it is plain and whole, else shown (empty so far) and read on."""
+        end = _match_plain(text, pos).end()
+        n = len(text)
+        if end < n and text[end] == '"':
+            value = text[pos:end]
             if self._emit:
-                ev.append(make_started(path, "number"))
-            return pos  # the number scanner reads the first character itself
-        word = _LITERAL_START.get(ch)
+                ev.append(make_started(path, "string"))
+                if value:
+                    ev.append(make_appended(path, value))
+                ev.append(make_completed(path, value))
+            self._attach(value, value)
+            return end + 1
+        self._slink = path
+        self._show("")
+        self._state = _STRING
+        if self._emit:
+            ev.append(make_started(path, "string"))
+        if end > pos:
+            piece = text[pos:end]
+            self._add_piece(piece)
+            if self._emit:
+                ev.append(make_appended(path, piece))
+        if end == n:
+            return n
+        return self._scan_string(text, end, base, ev)  # an escape (or an invalid character)
+
+    def _open_container(
+        self, is_obj: bool, path: _Link, pos: int, base: int, ev: list[JSONEvent]
+    ) -> int:
+        """``{`` or ``[`` at ``pos``: a container opens, shown from now on."""
+        stack = self._stack
+        if len(stack) >= self._max_depth:
+            raise JSONDepthError(
+                f"containers nest deeper than max_depth={self._max_depth}", base + pos
+            )
+        container: Any = {} if is_obj else []
+        self._show(container)
+        stack.append(_Frame(is_obj, container, path))
+        if self._emit:
+            ev.append(make_started(path, "object" if is_obj else "array"))
+        self._state = _OBJ_FIRST if is_obj else _ARR_FIRST
+        return pos + 1
+
+    def _start_literal(
+        self, path: _Link, text: str, pos: int, base: int, ev: list[JSONEvent]
+    ) -> int:
+        """A literal starts at ``pos`` (or nothing valid does: an error)."""
+        word = _LITERAL_START.get(text[pos])
         if word is None:
-            raise self._unexpected(self._state, text, pos, base)
+            raise self._unexpected(text, pos, base)
+        if self._emit:
+            ev.append(make_started(path, cast(_Kind, word)))
+        if text.startswith(word, pos):  # the whole literal
+            value = _LITERALS[word]
+            if self._emit:
+                ev.append(make_completed(path, value))
+            self._attach(value, value)
+            return pos + len(word)
         self._llink = path
         self._lit = word
         self._lit_i = 1
         self._state = _LITERAL
-        if self._emit:
-            ev.append(make_started(path, cast(_Kind, word)))
         return pos + 1
 
+    def _start_number(
+        self, path: _Link, text: str, pos: int, base: int, ev: list[JSONEvent]
+    ) -> int:
+        """A number starts at ``pos``: complete at once when its delimiter is in sight."""
+        if self._emit:
+            ev.append(make_started(path, "number"))
+        m = _match_number(text, pos)
+        if m is not None:
+            end = m.end()
+            if end < len(text) and text[end] not in _NUMBER_CHARS and end - pos < 300:
+                token = m.group()
+                number: Any = int(token) if m.lastindex is None else float(token)
+                if self._emit:
+                    ev.append(make_completed(path, number))
+                self._attach(number, number)
+                return end
+        self._nlink = path
+        self._nstate = _N_START
+        self._nparts = []
+        self._nstart = base + pos
+        self._state = _NUMBER
+        return self._scan_number(text, pos, base, ev)
+
     def _scan_string(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """Inside a string value or key, at ``pos``: runs of plain characters and complete
+        escapes, decoded by json's C decoder; an escape cut by the end of the piece (or a
+        high surrogate whose partner may follow) is carried over to the next piece."""
         is_key = self._state == _KEY_STRING
-        pieces = self._kpieces if is_key else self._spieces
-        emit = self._emit and not is_key
         n = len(text)
-        try:
-            while True:
-                end = _match_segment(text, pos).end()
-                if end > pos:
-                    seg = text[pos:end]
-                    piece = _scanstring(seg + '"', 0)[0] if "\\" in seg else seg
-                    pieces.append(piece)
-                    if not is_key:
-                        if self._snap is not _STALE:
-                            self._snap = _GROWN
-                        if emit:
-                            ev.append(make_appended(self._slink, piece))
-                if end == n:
-                    return n
-                ch = text[end]
-                if ch == '"':
-                    self._finish_string(is_key, ev)
-                    return end + 1
-                if ch != "\\":
-                    raise JSONSyntaxError(
-                        f"control character {ch!r} in a string (it must be escaped)", base + end
-                    )
-                if _HIGH_SURROGATE.match(text, end):
-                    after = end + 6
-                    if after == n or _MATCH_LOW_PREFIX(text, after):
-                        # A low-surrogate escape may still follow: hold the high half back.
-                        self._carry = text[end:]
-                        return n
-                    # Anything else follows: a lone surrogate, as json.loads decodes it.
-                    piece = chr(int(text[end + 2 : after], 16))
-                    pieces.append(piece)
-                    if not is_key:
-                        if self._snap is not _STALE:
-                            self._snap = _GROWN
-                        if emit:
-                            ev.append(make_appended(self._slink, piece))
-                    pos = after
-                    continue
-                if _ESCAPE_PREFIX.match(text, end):
+        while True:
+            end = _match_segment(text, pos).end()
+            if end > pos:
+                seg = text[pos:end]
+                self._string_piece(is_key, _scanstring(seg + '"', 0)[0] if "\\" in seg else seg, ev)
+            if end == n:
+                return n
+            ch = text[end]
+            if ch == '"':
+                if is_key:
+                    self._end_key()
+                else:
+                    self._end_string(ev)
+                return end + 1
+            if ch != "\\" or not _HIGH_SURROGATE.match(text, end):
+                if ch == "\\" and _ESCAPE_PREFIX.match(text, end):
                     self._carry = text[end:]  # an escape cut by the end of this piece
                     return n
-                if text[end + 1] != "u":
-                    raise JSONSyntaxError(
-                        f"invalid escape '\\{text[end + 1]}' in a string "
-                        '(valid: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)',
-                        base + end + 1,
-                    )
-                j = end + 2
-                while text[j] in _HEX:  # at most 3: four would have been a complete escape
-                    j += 1
-                raise JSONSyntaxError(
-                    f"expected 4 hexadecimal digits after '\\u', {_found(text, j)}", base + j
-                )
-        finally:
-            if not is_key and len(pieces) >= _FOLD:
-                self._sblocks.append("".join(pieces))
-                pieces.clear()
+                raise self._string_error(text, end, base)
+            after = end + 6
+            if after == n or _MATCH_LOW_PREFIX(text, after):
+                # A low-surrogate escape may still follow: hold the high half back.
+                self._carry = text[end:]
+                return n
+            # Anything else follows: a lone surrogate, as json.loads decodes it.
+            self._string_piece(is_key, chr(int(text[end + 2 : after], 16)), ev)
+            pos = after
+
+    def _string_piece(self, is_key: bool, piece: str, ev: list[JSONEvent]) -> None:
+        """Decoded text of the open key or string value."""
+        if is_key:
+            self._kpieces.append(piece)
+            return
+        self._add_piece(piece)
+        if self._emit:
+            ev.append(make_appended(self._slink, piece))
+
+    def _string_error(self, text: str, end: int, base: int) -> JSONSyntaxError:
+        """The error for ``text[end]`` in a string: a control character, or a backslash
+        that starts no valid escape."""
+        if text[end] != "\\":
+            return JSONSyntaxError(
+                f"control character {text[end]!r} in a string (it must be escaped)", base + end
+            )
+        if text[end + 1] != "u":
+            return JSONSyntaxError(
+                f"invalid escape '\\{text[end + 1]}' in a string "
+                '(valid: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)',
+                base + end + 1,
+            )
+        j = end + 2
+        while text[j] in _HEX:  # at most 3: four would have been a complete escape
+            j += 1
+        return JSONSyntaxError(
+            f"expected 4 hexadecimal digits after '\\u', {_found(text, j)}", base + j
+        )
 
     def _leaf_text(self) -> str:
         """The open string value's decoded text so far.
 
-        Folds the pending blocks and pieces into ``_stext`` with ``+=`` while no other
-        reference of the parser's holds it, so CPython extends the string in place
-        (amortised O(new text)) whenever no earlier preview still refers to it; otherwise
-        ``+=`` copies, and the preview that holds the old text keeps it unchanged.
+        Folds the pending blocks and pieces into ``_stext``. The text grows with ``+=`` on a
+        local that holds the only reference the parser keeps, which CPython extends in
+        place when nothing else refers to it (amortised O(new text)) and copies when an
+        earlier preview still holds it (that preview keeps its text).
         """
         pieces = self._spieces
         blocks = self._sblocks
-        if pieces:
-            more = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        if blocks:  # all the pending text goes to the blocks, in order
+            blocks.extend(pieces)
             pieces.clear()
-            if blocks:
-                blocks.append(more)
-                more = "".join(blocks)
-                blocks.clear()
-        elif blocks:
-            more = blocks[0] if len(blocks) == 1 else "".join(blocks)
-            blocks.clear()
-        else:
+            pieces = blocks
+        if not pieces:
             return self._stext
+        more = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        pieces.clear()
         text = self._stext
         self._stext = ""
         text += more
         self._stext = text
         return text
 
-    def _take_text(self) -> str:
-        """The open string value's whole text, at its closing quote (resets the builder)."""
+    def _end_string(self, ev: list[JSONEvent]) -> None:
+        """The closing quote of a string value: it completes with its whole text."""
         text = self._leaf_text()
         self._stext = ""
-        return text
-
-    def _finish_string(self, is_key: bool, ev: list[JSONEvent]) -> None:
-        if is_key:
-            pieces = self._kpieces
-            key = pieces[0] if len(pieces) == 1 else "".join(pieces)
-            pieces.clear()
-            top = self._stack[-1]
-            if self._unique and key in top.container:
-                raise self._duplicate(key, self._kstart)
-            top.key = self._keys.setdefault(key, key)
-            self._state = _COLON
-            return
-        value = self._take_text()
         if self._emit:
-            ev.append(make_completed(self._slink, value))
-        self._attach(value, value)
+            ev.append(make_completed(self._slink, text))
+        self._attach(text, text)
 
     def _scan_number(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
+        """Inside a number: the DFA of ``_N_STEP`` over its characters, up to the first
+        character that cannot be part of a number (its delimiter)."""
         ns = self._nstate
         start = pos
         n = len(text)
         while pos < n:
-            ch = text[pos]
-            if "0" <= ch <= "9":
-                if ns in (_N_INT, _N_FRAC, _N_EXP):
-                    pos = _match_digits(text, pos).end()
-                    continue
-                if ns in (_N_START, _N_MINUS):
-                    ns = _N_ZERO if ch == "0" else _N_INT
-                elif ns == _N_DOT:
-                    ns = _N_FRAC
-                elif ns in (_N_E, _N_ESIGN):
-                    ns = _N_EXP
-                else:  # _N_ZERO
-                    raise JSONSyntaxError(
-                        f"leading zeros are not allowed in a number, {_found(text, pos)}",
-                        base + pos,
-                    )
-            elif ch == ".":
-                if ns != _N_ZERO and ns != _N_INT:
-                    raise self._number_error(ns, text, pos, base)
-                ns = _N_DOT
-            elif ch == "e" or ch == "E":
-                if ns != _N_ZERO and ns != _N_INT and ns != _N_FRAC:
-                    raise self._number_error(ns, text, pos, base)
-                ns = _N_E
-            elif ch == "-":
-                if ns == _N_START:
-                    ns = _N_MINUS
-                elif ns == _N_E:
-                    ns = _N_ESIGN
-                else:
-                    raise self._number_error(ns, text, pos, base)
-            elif ch == "+":
-                if ns != _N_E:
-                    raise self._number_error(ns, text, pos, base)
-                ns = _N_ESIGN
-            else:
+            cls = _N_CLASS.get(text[pos])
+            if cls is None:
                 break
-            pos += 1
+            nxt = _N_STEP.get((ns, cls))
+            if nxt is None:
+                raise self._number_error(ns, text, pos, base)
+            ns = nxt
+            pos = _match_digits(text, pos + 1).end() if ns in _N_RUNS else pos + 1
         if pos > start:
             self._nparts.append(text[start:pos])
         self._nstate = ns
@@ -974,6 +897,10 @@ class PartialJSONParser:
         return pos
 
     def _number_error(self, ns: int, text: str, pos: int, base: int) -> JSONSyntaxError:
+        if ns == _N_ZERO and "0" <= text[pos] <= "9":
+            return JSONSyntaxError(
+                f"leading zeros are not allowed in a number, {_found(text, pos)}", base + pos
+            )
         need = _N_NEEDS.get(ns)
         if need is None:
             return JSONSyntaxError(f"unexpected {text[pos]!r} in a number", base + pos)
@@ -1022,100 +949,108 @@ class PartialJSONParser:
 
     # ------------------------------------------------------------------- tree building
 
-    def _close_container(self, append: Callable[[JSONEvent], None] | None) -> int:
+    # ------------------------------------------------------------------- tree building
+    #
+    # The open containers are their own previews: a container or string is put in its
+    # parent when it opens (``_show``), a completed value when it completes (``_attach``),
+    # so a snapshot has nothing to copy; only the open string's entry is brought up to
+    # date when a snapshot is taken. A duplicate key's value is never put in.
+
+    def _show(self, value: Any) -> None:
+        """Put a container or string that opens now into its parent's preview."""
+        stack = self._stack
+        self._outdated = True
+        if not stack:
+            return
+        top = stack[-1]
+        c = top.container
+        if not top.is_obj:
+            c.append(value)
+        elif top.key in c:
+            return  # a repeated key: the preview keeps showing its first value
+        else:
+            c[top.key] = value
+        top.shown = True
+
+    def _close_container(self, ev: list[JSONEvent]) -> None:
         frame = self._stack.pop()
         value = frame.container
         final = value if frame.final is None else frame.final
-        if append is not None:
-            append(make_completed(frame.link, final))
-        return self._attach(value, final)
+        if self._emit:
+            ev.append(make_completed(frame.link, final))
+        self._attach(value, final)
 
-    def _attach(self, value: Any, final: Any) -> int:
-        """Put a completed value (preview form, json.loads form) into its parent; return
-        (and set) the new state."""
-        self._snap = _STALE
+    def _attach(self, value: Any, final: Any) -> None:
+        """Put a completed value (preview form, json.loads form) into its parent, and set
+        the next state."""
+        self._outdated = True
         stack = self._stack
         if not stack:
             self._root = value
             self._root_final = final
             self._state = _DONE
             self._keys.clear()  # only whitespace may follow: no key will be read again
-            return _DONE
+            return
         self._state = _AFTER
         parent = stack[-1]
-        c = parent.container
         if parent.is_obj:
-            key = parent.key
-            if key in c:
-                # Duplicate key: the preview keeps the first value; json.loads keeps the
-                # first position with the last value.
-                if parent.final is None:
-                    parent.final = c.copy()
-                parent.final[key] = final
-                return _AFTER
-            c[key] = value
-            if parent.final is not None:
-                parent.final[key] = final
-            elif final is not value:
-                parent.final = c.copy()
-                parent.final[key] = final
+            self._attach_member(parent, value, final)
+            return
+        c = parent.container
+        if parent.shown:
+            parent.shown = False
+            c[-1] = value
         else:
             c.append(value)
-            if parent.final is not None:
-                parent.final.append(final)
-            elif final is not value:
+        if parent.final is not None:
+            parent.final.append(final)
+        elif final is not value:
+            parent.final = c.copy()
+            parent.final[-1] = final
+
+    @staticmethod
+    def _attach_member(parent: _Frame, value: Any, final: Any) -> None:
+        """``_attach`` for an object member."""
+        c = parent.container
+        key = parent.key
+        if parent.shown:
+            parent.shown = False
+        elif key in c:
+            # Duplicate key: the preview keeps the first value; json.loads keeps the first
+            # position with the last value.
+            if parent.final is None:
                 parent.final = c.copy()
-                parent.final[-1] = final
-        return _AFTER
+            parent.final[key] = final
+            return
+        c[key] = value
+        if parent.final is not None:
+            parent.final[key] = final
+        elif final is not value:
+            parent.final = c.copy()
+            parent.final[key] = final
 
     # --------------------------------------------------------------------------- errors
 
-    def _unexpected(self, state: int, text: str, pos: int, base: int) -> JSONSyntaxError:
-        """The error for a structural character that does not fit ``state``."""
+    def _unexpected(self, text: str, pos: int, base: int) -> JSONSyntaxError:
+        """The error for a structural character that does not fit the current state."""
         ch = text[pos]
-        stack = self._stack
-        hint = ""
+        state = self._state
         if state == _AFTER:
-            if stack[-1].is_obj:
+            if self._stack[-1].is_obj:
                 expected = "',' or '}' after an object member"
             else:
                 expected = "',' or ']' after an array element"
-        elif state == _COLON:
-            expected = "':' after an object key"
-        elif state in (_OBJ_FIRST, _KEY):
-            expected = "'\"' to start an object key" + (" or '}'" if state == _OBJ_FIRST else "")
-            if state == _KEY and ch == "}":
-                hint = " (trailing commas are not allowed)"
-            elif ch == "'":
-                hint = " (JSON strings use double quotes)"
-            elif ch.isalpha() or ch == "_":
-                hint = " (object keys must be double-quoted strings)"
-        elif state == _DONE:
-            expected = "only whitespace after the complete top-level value"
+        elif state == _VALUE:
+            expected = "a value after ':'" if self._stack else "a JSON value"
         else:
-            if state == _ARR_FIRST:
-                expected = "a value or ']'"
-            elif state == _ELEM:
-                expected = "a value after ','"
-                if ch == "]":
-                    hint = " (trailing commas are not allowed)"
-            elif stack:
-                expected = "a value after ':'"
-            else:
-                expected = "a JSON value"
-            if ch == "'":
-                hint = " (JSON strings use double quotes)"
-            elif ch == "N" or ch == "I":
-                hint = " (NaN and Infinity are not JSON)"
-            elif ch == ".":
-                hint = " (a number needs a digit before the decimal point)"
-        return JSONSyntaxError(f"expected {expected}, found {ch!r}{hint}", base + pos)
+            expected = _EXPECTED[state]
+        return JSONSyntaxError(f"expected {expected}, found {ch!r}{_hint(state, ch)}", base + pos)
 
     def _duplicate(self, key: str, offset: int) -> JSONDuplicateKeyError:
         """The error for ``key``, read whole at ``offset``, that the innermost open object
         already has (``reject_duplicates``): O(depth), once."""
         stack = self._stack
-        path = (*(f.key if f.is_obj else len(f.container) for f in stack[:-1]), key)
+        path = (*(f.key if f.is_obj else f.index() for f in stack[:-1]), key)
         return JSONDuplicateKeyError(
             f"duplicate key {key!r} at {format_pointer(path)} "
             "(each key may appear only once in an object)",
@@ -1149,6 +1084,8 @@ class PartialJSONParser:
 
     # ------------------------------------------------------------------------- results
 
+    # ------------------------------------------------------------------------- results
+
     def close(self) -> Any:
         """Finish the document and return its value, equal to ``json.loads`` of all input.
 
@@ -1173,171 +1110,56 @@ class PartialJSONParser:
     def snapshot(self) -> Any:
         """The monotonic preview of the document so far, or :data:`MISSING`.
 
-        Cached: the same object while no input changed it. Otherwise amortised O(what
-        changed since the last snapshot + depth) when no earlier preview is still held,
-        and O(open containers' entries + open string) when one is (see the module
-        docstring). Previews share completed subtrees with each other and with the final
-        value, and the parser may reuse a preview object once nothing refers to it: treat
-        previews as read-only.
+        The open containers are their own previews, kept up to date as values complete, so
+        this is O(1) plus the open string's new text: a snapshot is always the same object
+        (the root container, once it opened), which later input only ever extends. Previews
+        share completed subtrees with the final value: treat them as read-only, and copy
+        one (``copy.deepcopy``) to keep it as it is now.
         """
-        snap = self._snap
-        if snap is _GROWN:
-            snap = self._grown()
-            self._snap = snap
-            return snap
-        if snap is not _STALE:
-            return snap
-        state = self._state
-        if state == _DONE:
-            snap = self._root
-        elif self._stack:
-            snap = self._views()
-        elif state == _STRING:
-            snap = self._leaf_text()
-        else:
-            snap = MISSING
-        self._snap = snap
-        return snap
-
-    def _grown(self) -> Any:
-        """The snapshot when only the open string grew since the last one: if every view
-        on the path is still the parser's alone, put the longer text in the innermost
-        view's entry (O(new text + depth)); else the general way."""
-        stack = self._stack
-        if not stack:
-            return self._leaf_text()
-        limit = _SOLE + 1  # the local and frame.view; below the root the parent's entry too
-        for frame in stack:
-            view = frame.view
-            if view is None or _refcount(view) > limit:
-                return self._views()
-            limit = _SOLE + 2
-        slot: str | int = -1
-        if frame.is_obj:
-            slot = frame.key
-            if slot in frame.container:  # a duplicate key's value: not shown
-                return self._views()
-        view[slot] = None  # let go of the old text, so that += can extend it in place
-        pieces = self._spieces
-        if len(pieces) == 1 and not self._sblocks:  # _leaf_text's common case, inlined
-            text = self._stext
-            self._stext = ""
-            text += pieces.pop()
-            self._stext = text
-        else:
-            text = self._leaf_text()
-        view[slot] = text
-        return stack[0].view
-
-    def _views(self) -> Any:
-        """Bring the open containers' previews up to date; return the root's.
-
-        One pass from the root down. A small container's view is a fresh copy (cheaper
-        than any bookkeeping). A larger one's view is reused when nothing but its frame
-        refers to it (its parent, settled just before, has let go of it): it gets the
-        members completed since the last snapshot, and its open child's entry is freed,
-        so that the child's view in turn counts no reference of the parser's but its
-        frame's; otherwise it is replaced by a fresh copy. Each view then goes in its
-        parent's entry; the open string, if shown, goes in last.
-        """
-        stack = self._stack
-        parent: _Frame | None = None
-        pview: Any = None
-        pbig = False
-        for frame in stack:
-            c = frame.container
-            n = len(c)
-            big = n > _SMALL
-            if not big:
-                view = c.copy()
-            else:
-                view = frame.view
-                frame.view = None
-                if view is None or frame.synced < 0 or _refcount(view) > _SOLE:
-                    view = c.copy()  # the first view since it grew, or somebody holds it
-                    frame.synced = n
-                    frame.vslot = None
-                else:
-                    synced = frame.synced
-                    slot = frame.vslot
-                    if frame.is_obj:
-                        if n > synced:  # the open child completed: it is a new member
-                            items = list(islice(reversed(c.items()), n - synced))
-                            items.reverse()
-                            view.update(items)
-                            frame.synced = n
-                            frame.vslot = None
-                        elif slot is not None:
-                            view[slot] = None  # let go of the open child's old preview
-                    else:
-                        if slot is not None:
-                            del view[synced:]
-                            frame.vslot = None
-                        if n > synced:
-                            view += c[synced:]
-                            frame.synced = n
-            frame.view = view
-            if parent is not None:  # put this view in its parent's (now free) entry
-                if parent.is_obj:
-                    pview[parent.key] = view
-                    if pbig:
-                        parent.vslot = parent.key
-                else:
-                    pview.append(view)
-                    if pbig:
-                        parent.vslot = True
-            if frame.is_obj and frame.key in c:
-                break  # a duplicate key: its value (and everything below) is hidden
-            parent, pview, pbig = frame, view, big
-        else:  # the deepest container is shown: and its open string, if any
-            assert parent is not None
-            if self._state == _STRING:
-                if parent.is_obj:
-                    pview[parent.key] = self._leaf_text()
-                    if pbig:
-                        parent.vslot = parent.key
-                else:
-                    pview.append(self._leaf_text())
-                    if pbig:
-                        parent.vslot = True
-            elif pbig and parent.vslot is not None:  # a child no longer there (errors)
-                if parent.is_obj:
-                    del pview[parent.vslot]
-                else:
-                    del pview[parent.synced :]
-                parent.vslot = None
-        return stack[0].view
-
-    def _final_preview(self) -> Any:
-        """The preview, built into the parser's own containers (no copies): for a parser
-        that is thrown away right after (``parse_partial``), never fed again."""
+        self._outdated = False
         state = self._state
         if state == _DONE:
             return self._root
-        child: Any = self._leaf_text() if state == _STRING else MISSING
-        for frame in reversed(self._stack):
-            c = frame.container
-            if child is not MISSING:
-                if not frame.is_obj:
-                    c.append(child)
-                elif frame.key not in c:  # a duplicate key keeps showing its first value
-                    c[frame.key] = child
-            child = c
-        self._error = JSONSyntaxError("parse_partial's parser is spent", self._offset)
-        return child
+        stack = self._stack
+        if not stack:
+            return self._leaf_text() if state == _STRING else MISSING
+        if state == _STRING:
+            top = stack[-1]
+            if top.shown:  # its entry shows the text so far (not a repeated key's value)
+                slot = top.key if top.is_obj else -1
+                c = top.container
+                c[slot] = ""  # _leaf_text's += may then extend the text in place
+                c[slot] = self._leaf_text()
+        return stack[0].container
 
 
 def snapshot_outdated(parser: PartialJSONParser) -> bool:
-    """Whether ``parser.snapshot()`` would build a new preview: input changed the document
-    since the snapshot was last built (or none was ever built). O(1), no work done.
+    """Whether input changed the document since ``parser.snapshot()`` was last taken (or
+    none was ever taken). O(1), no work done.
 
-    The signal the snapshot cache keeps anyway: it is set where the structure changes or
-    the open string grows, which also happens when a string or container closes without
-    changing what the preview shows. ``StreamAssembler`` reads it for
-    ``ToolCallArguments.preview_changed`` when its parsers emit no JSON events.
+    The flag is set where the structure changes or the open string grows, which also
+    happens when a string or container closes without changing what the preview shows.
+    ``StreamAssembler`` reads it for ``ToolCallArguments.preview_changed`` when its parsers
+    emit no JSON events.
     """
-    snap = parser._snap
-    return snap is _STALE or snap is _GROWN
+    return parser._outdated
+
+
+# The scanner of each state (see PartialJSONParser._scan), indexed by the state's number.
+_SCANNERS: Final[tuple[Callable[[PartialJSONParser, str, int, int, list[JSONEvent]], int], ...]] = (
+    PartialJSONParser._scan_value,  # _VALUE
+    PartialJSONParser._scan_value,  # _ELEM
+    PartialJSONParser._scan_value,  # _ARR_FIRST
+    PartialJSONParser._scan_key,  # _OBJ_FIRST
+    PartialJSONParser._scan_key,  # _KEY
+    PartialJSONParser._scan_colon,  # _COLON
+    PartialJSONParser._scan_after,  # _AFTER
+    PartialJSONParser._scan_string_value,  # _STRING
+    PartialJSONParser._scan_key_string,  # _KEY_STRING
+    PartialJSONParser._scan_number,  # _NUMBER
+    PartialJSONParser._scan_literal,  # _LITERAL
+    PartialJSONParser._scan_done,  # _DONE
+)
 
 
 def parse_partial(
@@ -1352,4 +1174,4 @@ def parse_partial(
     """
     parser = PartialJSONParser(events=False, max_depth=max_depth, max_size=max_size)
     parser.feed(text)
-    return parser._final_preview()
+    return parser.snapshot()

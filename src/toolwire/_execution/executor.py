@@ -819,7 +819,7 @@ class _SyncRun:
 
     # -- one call
 
-    def _advance(
+    def _advance(  # noqa: C901  the driver loop over the core's commands: one dispatch
         self, call: _SyncCall, value: Any = None, throw: BaseException | None = None
     ) -> None:
         """Feed the core until it waits for a tool or returns."""

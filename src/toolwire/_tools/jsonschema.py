@@ -550,7 +550,7 @@ class SchemaValidator:
             return None
         return found if isinstance(found, dict) else None
 
-    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:
+    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:  # noqa: C901  one message per validation error kind: a dispatch
         path: Path = tuple(error.instance_path)
         value = _at(root, path)
         kind = error.kind

@@ -74,7 +74,7 @@ class _Gemini:
         self.lenient = lenient  # a recursive type sets ``cyclic`` instead of raising
         self.cyclic = False
 
-    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
+    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:  # noqa: C901  one pass over a subschema's keywords, one branch per keyword
         """The Gemini form of the subschema at ``pointer``; ``active`` are refs being inlined."""
         where = f"{self.where} at {pointer}"
         if schema is True or schema == {}:

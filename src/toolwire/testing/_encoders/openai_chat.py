@@ -83,7 +83,7 @@ class OpenAIChatEncoder(ProviderEncoder):
 
     # ---------------------------------------------------------------- streaming
 
-    def _frames(
+    def _frames(  # noqa: C901  the chunk sequence of one response, one branch per wire option
         self, response: ScenarioResponse, rng: random.Random, options: EncodeOptions
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
