@@ -271,7 +271,8 @@ def test_readme_structured_example_shows_typed_previews_that_only_grow(sim: Simu
         "toolwire": toolwire,
         "client": __import__("openai").OpenAI(),
         "messages": [{"role": "user", "content": "A pancake recipe, please."}],
-        "show": shown.append,
+        # a preview is live (later text extends it): what was shown is kept as a copy
+        "show": lambda preview: shown.append(preview.model_copy(deep=True)),
     }
     with namespace["client"]:
         exec(compile(_structured_example(), "README.md", "exec"), namespace)
