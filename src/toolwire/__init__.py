@@ -92,6 +92,8 @@ _EXPORTS: dict[str, str] = {
     "Toolbox": "_tools.toolbox",
     "arguments_hash": "_execution.idempotency",
     "tool_results": "_core.messages",
+    "File": "_core.content",
+    "Image": "_core.content",
     # a whole turn
     "EarlyAbort": "_turn.early_abort",
     "Turn": "_turn.run",
@@ -120,8 +122,10 @@ __all__ = [
     "DriverUsageError",
     "EarlyAbort",
     "Executor",
+    "File",
     "Finished",
     "IdempotencyKeyError",
+    "Image",
     "InvalidCall",
     "InvalidOutcome",
     "JSONDepthError",
@@ -246,6 +250,7 @@ if TYPE_CHECKING:
     from ._conversation.conversation import AsyncConversation, Conversation
     from ._conversation.recording import arecord, record
     from ._conversation.token_limit import token_limit_messages
+    from ._core.content import File, Image
     from ._core.events import (
         Finished,
         OutputPreview,
