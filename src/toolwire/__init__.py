@@ -97,6 +97,8 @@ _EXPORTS: dict[str, str] = {
     "MCPTools": "_tools.mcp",
     "arguments_hash": "_execution.idempotency",
     "tool_results": "_core.messages",
+    "File": "_core.content",
+    "Image": "_core.content",
     # a whole turn
     "EarlyAbort": "_turn.early_abort",
     "Turn": "_turn.run",
@@ -127,8 +129,10 @@ __all__ = [
     "EarlyAbort",
     "EffectInDoubt",
     "Executor",
+    "File",
     "Finished",
     "IdempotencyKeyError",
+    "Image",
     "InvalidCall",
     "InvalidOutcome",
     "JSONDepthError",
@@ -256,6 +260,7 @@ if TYPE_CHECKING:
     from ._conversation.conversation import AsyncConversation, Conversation
     from ._conversation.recording import arecord, record
     from ._conversation.token_limit import token_limit_messages
+    from ._core.content import File, Image
     from ._core.events import (
         Finished,
         OutputPreview,

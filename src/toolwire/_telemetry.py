@@ -28,6 +28,9 @@ __all__: list[str] = []
 _T = TypeVar("_T")
 
 logger = logging.getLogger("toolwire.stream")
+# An application that set up no logging sees nothing on stderr (Python's last-resort
+# handler is for libraries that forgot this); one that configured logging sees it all.
+logging.getLogger("toolwire").addHandler(logging.NullHandler())
 
 OUTCOMES: Final = (
     "completed",

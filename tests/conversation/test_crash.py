@@ -75,7 +75,7 @@ def check(db: Path, effects: Path, cid: str, requests: list[Any]) -> Counter[str
     assert messages[-1] == {"role": "assistant", "content": "All done."}
     # a call that may not have finished is told to the model as in doubt, never as done
     for result in results:
-        assert result["content"].startswith('"') or "unknown" in result["content"]
+        assert result["content"].startswith(("paid ", "noted")) or "unknown" in result["content"]
 
     # every tool body ran at most once per call, and only for calls of recorded turns
     lines = effects.read_text().splitlines() if effects.exists() else []

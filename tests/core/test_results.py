@@ -1,6 +1,6 @@
 """Tool result messages: every format for every outcome status, result JSON sent verbatim
-(byte-identical between a first run and its replay), Gemini's object wrapping, and typed
-errors for bad input."""
+(a string as its text; byte-identical between a first run and its replay), Gemini's
+object wrapping, and typed errors for bad input."""
 
 from __future__ import annotations
 
@@ -198,14 +198,15 @@ _JSON = st.recursive(
 
 @given(value=_JSON, replayed=st.booleans())
 def test_result_json_is_sent_verbatim_and_identically_on_replay(value: Any, replayed: bool):
-    """The stored JSON text is the content, byte for byte, first run and replay alike."""
+    """The stored JSON text is the content, byte for byte, first run and replay alike (a
+    stored string is sent as its text)."""
     text = json.dumps(value, separators=(", ", ": "))  # any spelling is kept as is
     first = _outcome("completed", value=value, result_json=text)
     again = _outcome("replayed", value=value, result_json=text)
     for fmt in ("openai-chat", "openai-responses", "anthropic"):
         assert tool_results([first], fmt) == tool_results([again], fmt)
     (chat,) = tool_results([again if replayed else first], "openai-chat")
-    assert chat["content"] == text
+    assert chat["content"] == (value if isinstance(value, str) else text)
     (gemini,) = tool_results([first], "gemini")
     response = gemini["parts"][0]["functionResponse"]["response"]
     assert response == (value if isinstance(value, dict) else {"result": value})

@@ -236,3 +236,14 @@ def test_durable_conversation_names_are_exported() -> None:
         assert name in toolwire.__all__, name
     assert issubclass(toolwire.ConversationMismatch, toolwire.UsageError)
     assert callable(toolwire.Response.to_dict) and callable(toolwire.Turn.from_dict)
+
+
+def test_rich_result_types_are_exported() -> None:
+    """``toolwire.Image`` and ``toolwire.File`` are public dataclasses taking bytes."""
+    assert {"File", "Image"} <= set(toolwire.__all__)
+    image = toolwire.Image(b"\x89PNG", "image/png")
+    document = toolwire.File(b"%PDF", "application/pdf", filename="a.pdf")
+    assert (image.data, image.media_type) == (b"\x89PNG", "image/png")
+    assert document.filename == "a.pdf"
+    with pytest.raises(TypeError):
+        toolwire.Image("not bytes", "image/png")  # type: ignore[arg-type]

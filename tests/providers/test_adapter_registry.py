@@ -265,7 +265,7 @@ def test_a_provider_defined_in_a_test_works_end_to_end(toy: Provider) -> None:
     assert tools.definitions("toy")[0]["toy_tool"] == "move"
     outcome = Outcome(call_id="t1", name="move", status="completed", value="Lyon:46")
     assert tool_results([outcome], "toy-wire") == [
-        {"toy": "result", "for": "t1", "text": '"Lyon:46"', "failed": False}
+        {"toy": "result", "for": "t1", "text": "Lyon:46", "failed": False}
     ]
     turn = turn_messages(response, [outcome], "toy-wire")
     assert turn[0] == {

@@ -577,3 +577,34 @@ def test_run_turn_s_early_abort_is_traced_as_such_and_its_usage_priced(
     attributes = dict(chat_span(recorded).attributes or {})
     assert attributes["error.type"] == "early_abort"
     assert attributes["toolwire.early_abort"] == "unknown_tool"
+
+
+def test_a_warning_prints_nothing_in_an_application_without_logging_set_up() -> None:
+    """With no logging configured, a toolwire log record (here an ``error_text`` hook that
+    fails) does not reach stderr through Python's last-resort handler."""
+    script = textwrap.dedent(
+        """
+        import toolwire
+        tools = toolwire.Toolbox()
+
+        @tools.tool
+        def boom() -> int:
+            "Fail."
+            raise ValueError("no")
+
+        def bad_hook(exc, call):
+            raise RuntimeError("hook")
+
+        response = toolwire.Response(text="", reasoning="", tool_calls=[toolwire.ToolCall(
+            id="c1", name="boom", arguments={}, raw_arguments="{}", index=0)],
+            rejected=[], finish_reason="tool_calls", raw_finish_reason="tool_calls",
+            usage=None, model=None, response_id="r1")
+        executor = toolwire.Executor(tools, scope="s", error_text=bad_hook)
+        print(executor.run(response)[0].status)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "failed"
+    assert done.stderr == ""

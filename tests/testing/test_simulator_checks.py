@@ -158,3 +158,17 @@ def test_ollama_checks_nothing() -> None:
     """Ollama matches tool results by position and name: any body that is an object passes."""
     body = {"messages": [{"role": "tool", "content": "orphan"}]}
     assert check_request("ollama", body, _lookup) is None
+
+
+def test_gemini_checks_read_the_snake_case_keys_google_genai_sends() -> None:
+    """google-genai sends ``function_call`` / ``function_response``: a call turn answered
+    by nothing is refused in that spelling too, and a matching answer passes."""
+    call = {"role": "model", "parts": [{"function_call": {"name": "f", "args": {}}}]}
+    unanswered = {"contents": [{"role": "user", "parts": [{"text": "go"}]}, call,
+                               {"role": "user", "parts": [{"text": "and?"}]}]}  # fmt: skip
+    assert "number of function response parts" in (
+        check_request("gemini", unanswered, _lookup) or ""
+    )
+    answer = {"role": "user", "parts": [{"function_response": {"name": "f", "response": {}}}]}
+    answered = {"contents": [{"role": "user", "parts": [{"text": "go"}]}, call, answer]}
+    assert check_request("gemini", answered, _lookup) is None

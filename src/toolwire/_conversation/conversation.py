@@ -11,6 +11,8 @@ initial messages), ``conv/{id}/turn/{n}/response`` (the turn's recording) and
 from __future__ import annotations
 
 import asyncio
+import base64
+import copy
 import inspect
 import json
 import time
@@ -123,7 +125,8 @@ class _State:
 
     @staticmethod
     def turn_text(messages: list[dict[str, Any]], done: bool) -> str:
-        return json.dumps({"version": _VERSION, "messages": messages, "done": done})
+        data = {"version": _VERSION, "messages": messages, "done": done}
+        return json.dumps(data, default=_bytes_json)
 
     # -- the history
 
@@ -136,7 +139,7 @@ class _State:
         out = list(self.loaded())
         for turn in self.history:
             out.extend(turn)
-        copied: list[dict[str, Any]] = json.loads(json.dumps(out))  # the caller's to change
+        copied: list[dict[str, Any]] = copy.deepcopy(out)  # the caller's to change
         return copied
 
     def options(
@@ -214,9 +217,26 @@ class _State:
         )
 
 
+_BYTES = "$toolwire"
+
+
+def _bytes_json(value: Any) -> Any:
+    """The JSON form of the bytes in a turn's messages (Bedrock image and document
+    blocks): ``{"$toolwire": "bytes", "data": base64}``, read back by :func:`_decode`."""
+    if isinstance(value, bytes):
+        return {_BYTES: "bytes", "data": base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"a {type(value).__name__} in a turn's messages has no JSON form")
+
+
+def _bytes_back(item: dict[str, Any]) -> Any:
+    if item.get(_BYTES) == "bytes" and len(item) == 2 and isinstance(item.get("data"), str):
+        return base64.b64decode(item["data"])
+    return item
+
+
 def _decode(text: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_hook=_bytes_back)
     except ValueError:
         raise StoreError("a conversation record is not JSON: the store is corrupt") from None
     if not isinstance(data, dict) or not isinstance(data.get("version"), int):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InvalidOutcome, UsageError
+from .content import Part, decode_result, fallback_text, may_be_rich, rich_parts
 from .outcome import Outcome
 from .providers import provider
 from .response import ContentPart, RejectedCall, Response, ToolCall
@@ -48,11 +49,18 @@ Call = ToolCall | RejectedCall
 
 @dataclass(frozen=True, slots=True)
 class ResultText:
-    """One outcome with the content to send for it: ``text``, and whether it is an error."""
+    """One outcome with the content to send for it: ``text``, and whether it is an error.
+
+    ``parts`` holds a rich result's text, images and files (see ``content``) for the
+    formats that carry them; ``text`` is then its text fallback (:func:`fallback_text`).
+    ``plain`` is ``True`` when ``text`` is a ``str`` result (or a fallback), not JSON text.
+    """
 
     outcome: Outcome
     text: str
     error: bool
+    parts: tuple[Part, ...] | None = None
+    plain: bool = False
 
     @property
     def name(self) -> str:
@@ -60,40 +68,65 @@ class ResultText:
         return wire_name(self.outcome.name)
 
 
-def outcome_text(outcome: Outcome) -> tuple[str, bool]:
-    """The content to send for one outcome, and whether it is an error.
+_json_text = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+).encode
 
-    ``completed``/``replayed``: ``result_json`` verbatim, not an error; otherwise the
-    status text of the module docstring, an error.
+
+def outcome_text(outcome: Outcome) -> tuple[str, bool]:
+    """The content to send for one outcome, and whether it is an error (see
+    :func:`result_text`)."""
+    result = result_text(outcome)
+    return result.text, result.error
+
+
+def result_text(outcome: Outcome) -> ResultText:
+    """What to send for one outcome.
+
+    ``completed``/``replayed``: a ``str`` result as plain text, a rich result as its parts
+    (with a text fallback), any other value as its JSON text (``result_json`` verbatim);
+    not an error. Otherwise the status text of the module docstring, an error.
     """
     if not isinstance(outcome, Outcome):
         raise InvalidOutcome(f"expected an Outcome, got {type(outcome).__name__}")
     status = outcome.status
     if status in _SUCCESS:
-        if outcome.result_json is not None:
-            if not isinstance(outcome.result_json, str):
-                raise InvalidOutcome(f"outcome {outcome.call_id!r}: result_json must be a string")
-            return outcome.result_json, False
-        try:
-            text = json.dumps(
-                outcome.value,
-                ensure_ascii=False,
-                separators=(",", ":"),
-                sort_keys=True,
-                allow_nan=False,
-            )
-        except (TypeError, ValueError) as exc:
-            raise InvalidOutcome(
-                f"outcome {outcome.call_id!r} has no result_json and its value is not JSON: {exc}"
-            ) from None
-        return text, False
+        return _success(outcome)
     if status == "rejected" and outcome.error:
-        return outcome.error, True
+        return ResultText(outcome, outcome.error, True)
     template = STATUS_TEXTS.get(status)
     if template is None:
         raise InvalidOutcome(f"outcome {outcome.call_id!r} has an unknown status {status!r}")
     error = outcome.error or "no error message was recorded"
-    return template.format(name=outcome.name, error=error), True
+    return ResultText(outcome, template.format(name=outcome.name, error=error), True)
+
+
+def _success(outcome: Outcome) -> ResultText:
+    text = outcome.result_json
+    if text is not None:
+        if not isinstance(text, str):
+            raise InvalidOutcome(f"outcome {outcome.call_id!r}: result_json must be a string")
+        if not (text.startswith('"') or may_be_rich(text)):
+            return ResultText(outcome, text, False)  # the common case: JSON sent verbatim
+        try:
+            value = decode_result(text)
+        except ValueError as exc:
+            raise InvalidOutcome(
+                f"outcome {outcome.call_id!r}: result_json is not a stored result: {exc}"
+            ) from None
+    else:
+        value = outcome.value
+    if isinstance(value, str):
+        return ResultText(outcome, value, False, plain=True)
+    parts = rich_parts(value)
+    if parts is not None:
+        return ResultText(outcome, fallback_text(parts), False, parts, plain=True)
+    try:
+        return ResultText(outcome, _json_text(value), False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidOutcome(
+            f"outcome {outcome.call_id!r} has no result_json and its value is not JSON: {exc}"
+        ) from None
 
 
 def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
@@ -111,13 +144,16 @@ def tool_results(outcomes: Iterable[Outcome], format: str) -> list[dict[str, Any
     ``format`` is any format name ``StreamAssembler`` accepts (``"openai-chat"``, its
     alias ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"``,
     ``"bedrock-converse"``, ``"ollama"``, ``"cohere"``). Each completed or replayed
-    outcome sends its result JSON verbatim; every other status a text for the model,
+    outcome sends its result: a ``str`` as plain text, an ``Image``/``File`` (or a list
+    mixing them with text) as the format's content blocks (a text note such as
+    ``[image/png, 1234 bytes]`` where the format has none: OpenAI chat, Ollama, Cohere),
+    anything else as its JSON text; every other status a text for the model,
     marked as an error where the format can. Raises :class:`UnknownFormat` for a format it
     does not know and :class:`InvalidOutcome` for input that is not a list of outcomes.
     """
     entry = provider(format)
     items = _outcome_list(outcomes)
-    return entry.tool_results([ResultText(o, *outcome_text(o)) for o in items])
+    return entry.tool_results([result_text(o) for o in items])
 
 
 def assistant_turn(

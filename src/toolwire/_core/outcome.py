@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .content import decode_result
 from .json_safe import DICT_VERSION, check_version, jsonable, read
 
 OutcomeStatus = Literal[
@@ -100,7 +100,7 @@ def outcome_from_dict(data: Any) -> Outcome:
     """The :class:`Outcome` :func:`outcome_to_dict` wrote."""
     data = check_version(data, "Outcome")
     result_json = data.get("result_json")
-    value = json.loads(result_json) if result_json is not None else data.get("value")
+    value = decode_result(result_json) if result_json is not None else data.get("value")
     return Outcome(
         call_id=data["call_id"],
         name=data["name"],

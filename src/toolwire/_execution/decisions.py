@@ -7,11 +7,11 @@ Every policy decision lives here, once; the drivers only perform commands. O(1) 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .._core.content import decode_result
 from .._core.outcome import Outcome, OutcomeStatus
 from .._errors import EffectInDoubt, RetryableError
 from ..stores._protocol import Claim, FinalStatus, Record
@@ -248,7 +248,7 @@ def report_record(plan: CallPlan, record: Record) -> Outcome:
     if record.status == "completed":
         text = record.result
         try:
-            value = json.loads(text) if text is not None else None
+            value = decode_result(text) if text is not None else None
         except ValueError:
             return _outcome(
                 plan, "unknown", error="the stored result is not valid JSON", replayed=True

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar, cast
 
+from .._core.content import MAX_BINARY_BYTES, binary_size, rich_parts
 from .._core.outcome import Outcome
 from .._core.response import Response, ToolCall
 from .._errors import (
@@ -60,6 +61,7 @@ from .decisions import (
     ToolNotStarted,
     ToolPending,
     ToolRaised,
+    ToolReturned,
     ToolTimedOut,
     describe,
     execute_call,
@@ -185,6 +187,7 @@ class _ExecutorBase(Generic[S]):
         retry_on: tuple[type[Exception], ...] = TRANSIENT_ERRORS,
         error_text: ErrorText | None = None,
         run_on_rejection: bool = False,
+        max_binary_bytes: int = MAX_BINARY_BYTES,
     ) -> None:
         if not isinstance(toolbox, Toolbox):
             raise SettingsError(f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}")
@@ -241,6 +244,15 @@ class _ExecutorBase(Generic[S]):
         self.retry_on = _exception_types(retry_on)
         self.error_text: ErrorText = default_error_text if error_text is None else error_text
         self.run_on_rejection = run_on_rejection
+        if (
+            isinstance(max_binary_bytes, bool)
+            or not isinstance(max_binary_bytes, int)
+            or max_binary_bytes < 0
+        ):
+            raise SettingsError(
+                f"max_binary_bytes must be an int of at least 0, not {max_binary_bytes!r}"
+            )
+        self.max_binary_bytes = max_binary_bytes
         self._check_retention(None, self.timeout)
         for tool in toolbox:
             self._check_retention(tool.name, self._timeout_of(tool))
@@ -451,7 +463,10 @@ class _ExecutorBase(Generic[S]):
         return self.store
 
     def _for_core(self, job: _Job, event: ToolEnded) -> ToolEnded:
-        """Attach what the model is to read of a raised exception (the ``error_text`` hook)."""
+        """Attach what the model is to read of a raised exception (the ``error_text`` hook);
+        a result whose images and files exceed ``max_binary_bytes`` becomes a failure."""
+        if isinstance(event, ToolReturned):
+            return self._bounded(job, event)
         if not isinstance(event, ToolRaised) or event.text is not None:
             return event
         exc = event.exception
@@ -467,6 +482,22 @@ class _ExecutorBase(Generic[S]):
             )
             text = default_error_text(exc, job.call)
         return ToolRaised(exception=exc, text=text)
+
+    def _bounded(self, job: _Job, event: ToolReturned) -> ToolEnded:
+        parts = rich_parts(event.value)
+        size = 0 if parts is None else binary_size(parts)
+        if size <= self.max_binary_bytes:
+            return event
+        text = (
+            f"The tool {job.plan.name!r} returned {size} bytes of images and files, more than "
+            f"the executor's max_binary_bytes ({self.max_binary_bytes}); the result was not "
+            "kept. Ask for a smaller result."
+        )
+        return ToolRaised(exception=ResultTooLarge(text), text=text)
+
+
+class ResultTooLarge(Exception):
+    """A tool result's images and files exceed the executor's ``max_binary_bytes``."""
 
 
 _STORE_METHODS = ("claim", "heartbeat", "finish", "release", "purge")
@@ -971,7 +1002,9 @@ class Executor(_ExecutorBase[Store]):
     ``error_text(exc, call) -> str`` decides what the model reads of an exception
     (default: ``Type: message``, cut to 500 characters); a hook that fails costs the
     default text and a log line. ``run_on_rejection`` runs the valid calls of a
-    response that also has rejected ones. Settings that cannot hold the at-most-once
+    response that also has rejected ones. ``max_binary_bytes`` (default 10 MiB) bounds the
+    images and files of one result (``toolwire.Image`` / ``toolwire.File``): a larger one
+    is a ``failed`` outcome, recorded so. Settings that cannot hold the at-most-once
     promise raise :class:`~toolwire.SettingsError`, saying what to set.
     """
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import pydantic
 import pydantic_core
 
+from .._core.content import needs_wrapping, rich_json, rich_parts, wrap
 from .._core.jsonpointer import format_pointer
 from .._core.response import RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
@@ -376,16 +377,21 @@ class Tool:
 
         Pydantic models, dataclasses, enums, sets (sorted), tuples, dates and whatever
         pydantic can serialise are turned into JSON; keys are sorted, separators compact,
-        non-ASCII kept. Raises ``TypeError`` for a value JSON cannot carry (including NaN
-        and infinities).
+        non-ASCII kept. An ``Image``, a ``File`` or a list mixing them with text is stored
+        in the rich form of ``toolwire._core.content`` (a plain value that could be read as
+        one is stored wrapped). Raises ``TypeError`` for a value JSON cannot carry
+        (including NaN and infinities).
         """
+        parts = rich_parts(value)
+        if parts is not None:
+            return _result_text(rich_json(parts, single=not isinstance(value, (list, tuple))))
         try:
             plain = json_value(value)
         except RecursionError:
             raise TypeError("the return value is nested too deeply for JSON") from None
         except pydantic_core.PydanticSerializationError as exc:
             raise TypeError(f"the return value cannot be serialised: {exc}") from None
-        return _result_text(plain)
+        return _result_text(wrap(plain) if needs_wrapping(plain) else plain)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

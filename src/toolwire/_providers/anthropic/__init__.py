@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
+from ..._core.content import File, Image, Part, b64, fallback_text
 from ..._core.messages import ResultText, object_arguments, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
@@ -341,18 +342,47 @@ def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     """One user message with a ``tool_result`` block per result (``is_error`` for every
-    status but completed and replayed); no results give ``[]``."""
+    status but completed and replayed); no results give ``[]``. A rich result's content
+    is a list of ``text``, ``image`` (base64 source) and ``document`` blocks (a PDF as
+    base64, a ``text/plain`` file as text); any other file is a text note."""
     return user_blocks(
         [
             {
                 "type": "tool_result",
                 "tool_use_id": r.outcome.call_id,
-                "content": r.text,
+                "content": r.text if r.parts is None else _rich_content(r.parts),
                 "is_error": r.error,
             }
             for r in results
         ]
     )
+
+
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The image media types the Messages API takes."""
+
+
+def _rich_content(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Image) and part.media_type in IMAGE_TYPES:
+            source = {"type": "base64", "media_type": part.media_type, "data": b64(part)}
+            blocks.append({"type": "image", "source": source})
+        elif isinstance(part, File) and part.media_type in ("application/pdf", "text/plain"):
+            if part.media_type == "text/plain":
+                text = part.data.decode("utf-8", errors="replace")
+                source = {"type": "text", "media_type": "text/plain", "data": text}
+            else:
+                source = {"type": "base64", "media_type": part.media_type, "data": b64(part)}
+            block: dict[str, Any] = {"type": "document", "source": source}
+            if part.filename:
+                block["title"] = part.filename
+            blocks.append(block)
+        else:
+            text = part if isinstance(part, str) else fallback_text((part,))
+            if text:  # the API refuses an empty text block
+                blocks.append({"type": "text", "text": text})
+    return blocks
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:

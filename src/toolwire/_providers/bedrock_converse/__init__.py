@@ -6,10 +6,12 @@ errors. Linear in the size of each event.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
+from ..._core.content import File, Image, Part, fallback_text
 from ..._core.messages import Call, ResultText, object_arguments, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
@@ -245,19 +247,67 @@ def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
-    """One user message of ``toolResult`` blocks; no results give ``[]``."""
+    """One user message of ``toolResult`` blocks; no results give ``[]``. A rich result's
+    content is ``text``, ``image`` and ``document`` blocks whose ``source.bytes`` are the
+    raw bytes (what boto3 takes; base64 on the JSON wire); a type Converse has no format
+    for is a text note."""
     return user_blocks(
         [
             {
                 "toolResult": {
                     "toolUseId": r.outcome.call_id,
-                    "content": [{"text": r.text}],
+                    "content": [{"text": r.text}] if r.parts is None else _rich_content(r.parts),
                     "status": "error" if r.error else "success",
                 }
             }
             for r in results
         ]
     )
+
+
+IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+"""Converse's ``image`` and ``document`` formats by media type."""
+
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9 \-()\[\]]+")
+
+
+def _document_name(part: File, position: int) -> str:
+    """A document name Converse accepts: letters, digits, single spaces, hyphens,
+    parentheses and brackets (the file name's extension and other characters dropped)."""
+    stem = (part.filename or "").rsplit(".", 1)[0]
+    name = " ".join(_NAME_UNSAFE.sub(" ", stem).split())
+    return name or f"document {position + 1}"
+
+
+def _rich_content(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for position, part in enumerate(parts):
+        if isinstance(part, Image) and part.media_type in IMAGE_FORMATS:
+            image = {"format": IMAGE_FORMATS[part.media_type], "source": {"bytes": part.data}}
+            blocks.append({"image": image})
+        elif isinstance(part, File) and part.media_type in DOCUMENT_FORMATS:
+            document = {
+                "format": DOCUMENT_FORMATS[part.media_type],
+                "name": _document_name(part, position),
+                "source": {"bytes": part.data},
+            }
+            blocks.append({"document": document})
+        else:
+            text = part if isinstance(part, str) else fallback_text((part,))
+            if text:
+                blocks.append({"text": text})
+    return blocks
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..._core import deltas as d
+from ..._core.content import File, Image, b64
 from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
@@ -521,7 +522,10 @@ def group_definitions(declarations: list[dict[str, Any]]) -> list[dict[str, Any]
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     """One user message of ``functionResponse`` parts (``id`` left out when the call id
-    is empty); no results give ``[]``."""
+    is empty); no results give ``[]``. A JSON object result is the ``response``, any other
+    value ``{"result": value}`` (a ``str`` result as its text); a rich result's images
+    and files are the ``functionResponse``'s own ``parts`` (``inlineData``, base64), its
+    text ``{"result": text}``."""
     if not results:
         return []
     parts = []
@@ -529,7 +533,15 @@ def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
         function_response: dict[str, Any] = {"name": r.name}
         if r.outcome.call_id:
             function_response["id"] = r.outcome.call_id
-        function_response["response"] = {"error": r.text} if r.error else _response_value(r)
+        if r.error:
+            function_response["response"] = {"error": r.text}
+        elif r.plain:
+            function_response["response"] = {"result": r.text}
+        else:
+            function_response["response"] = _response_value(r)
+        if r.parts is not None and not r.error:
+            inline = [_inline(p, n) for n, p in enumerate(r.parts) if not isinstance(p, str)]
+            function_response["parts"] = inline
         parts.append({"functionResponse": function_response})
     return [{"role": "user", "parts": parts}]
 
@@ -545,6 +557,12 @@ def _response_value(result: ResultText) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
     return {"result": value}
+
+
+def _inline(part: Image | File, position: int) -> dict[str, Any]:
+    name = part.filename if isinstance(part, File) and part.filename else f"part-{position + 1}"
+    blob = {"mimeType": part.media_type, "data": b64(part), "displayName": name}
+    return {"inlineData": blob}
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:

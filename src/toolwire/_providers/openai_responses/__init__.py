@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
+from ..._core.content import Image, Part, data_url
 from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
@@ -310,11 +311,30 @@ def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
-    """One ``{"type": "function_call_output", "call_id", "output"}`` input item per result."""
+    """One ``{"type": "function_call_output", "call_id", "output"}`` input item per result;
+    a rich result's ``output`` is a list of ``input_text``, ``input_image`` and
+    ``input_file`` items (their data as ``data:`` URLs)."""
     return [
-        {"type": "function_call_output", "call_id": r.outcome.call_id, "output": r.text}
+        {
+            "type": "function_call_output",
+            "call_id": r.outcome.call_id,
+            "output": r.text if r.parts is None else _rich_output(r.parts),
+        }
         for r in results
     ]
+
+
+def _rich_output(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, str):
+            items.append({"type": "input_text", "text": part})
+        elif isinstance(part, Image):
+            items.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+        else:
+            filename = part.filename or "file"
+            items.append({"type": "input_file", "filename": filename, "file_data": data_url(part)})
+    return items
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:

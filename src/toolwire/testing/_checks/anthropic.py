@@ -4,7 +4,9 @@ Roles are ``user`` and ``assistant``, alternating, starting with ``user`` (stric
 today's API, which merges consecutive turns, so a request that passes here passes there);
 the message after an assistant ``tool_use`` is a user message whose ``tool_result`` blocks
 answer each ``tool_use`` id and come first; a ``tool_result`` answers a ``tool_use`` of the
-message right before it. One pass over the messages: O(size of the body).
+message right before it; a ``tool_result``'s list content holds only ``text``, ``image``
+(base64 of a supported type) and ``document`` blocks. One pass over the messages: O(size
+of the body).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from ._media import is_base64
 
 __all__ = ["check_request"]
 
@@ -54,6 +57,9 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
                     f"messages.{position}: `tool_result` blocks must come first in the "
                     "content of the message that answers `tool_use` blocks"
                 )
+        for index, block in enumerate(blocks):
+            if block.get("type") == "tool_result":
+                _check_result_content(block.get("content"), f"messages.{position}.content.{index}")
         for result in results:
             if result not in previous_tools:
                 raise Refusal(
@@ -65,3 +71,43 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
             str(b.get("id")) for b in blocks if role == "assistant" and b.get("type") == "tool_use"
         ]
         previous_role = role
+
+
+_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _check_result_content(content: Any, where: str) -> None:
+    """A ``tool_result``'s content: a string, or a list of text, image and document blocks."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise Refusal(f"{where}.content: Input should be a valid string or list")
+    for index, block in enumerate(content):
+        at = f"{where}.content.{index}"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text":
+            if not isinstance(block.get("text"), str) or not block["text"]:
+                raise Refusal(f"{at}.text: text content blocks must be non-empty")
+            continue
+        if kind not in ("image", "document"):
+            raise Refusal(
+                f"{at}: Input tag {kind!r} found using 'type' does not match any of the "
+                "expected tags: 'text', 'image', 'search_result', 'document'"
+            )
+        source = block.get("source")
+        if not isinstance(source, Mapping):
+            raise Refusal(f"{at}.source: Field required")
+        if source.get("type") == "base64":
+            allowed = _IMAGE_TYPES if kind == "image" else ("application/pdf",)
+            if source.get("media_type") not in allowed:
+                raise Refusal(
+                    f"{at}.source.media_type: Input should be "
+                    + " or ".join(repr(a) for a in allowed)
+                )
+            if not is_base64(source.get("data")):
+                raise Refusal(f"{at}.source.data: The {kind} data is not valid base64")
+        elif source.get("type") == "text" and kind == "document":
+            if not isinstance(source.get("data"), str):
+                raise Refusal(f"{at}.source.data: Input should be a valid string")
+        elif source.get("type") not in ("url", "file", "content"):
+            raise Refusal(f"{at}.source: Input tag {source.get('type')!r} is not a source type")

@@ -2,16 +2,19 @@
 
 Roles alternate, starting with ``user``; each ``toolResult`` id matches a ``toolUse`` id of
 the previous assistant message, and each ``toolUse`` gets its ``toolResult`` in the next
-message (a conversation may end with the assistant's calls, a prefill). One pass over the
-messages: O(size of the body).
+message (a conversation may end with the assistant's calls, a prefill); a ``toolResult``'s
+``image`` and ``document`` blocks name a Converse format and carry base64 ``source.bytes``
+(a document a valid ``name``). One pass over the messages: O(size of the body).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from ._media import is_base64
 
 __all__ = ["check_request"]
 
@@ -43,6 +46,9 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
             for b in blocks
             if isinstance(b.get("toolResult"), Mapping)
         ]
+        for block in blocks:
+            if isinstance(block.get("toolResult"), Mapping):
+                _check_result_content(block["toolResult"].get("content"), position)
         extra = [r for r in results if r not in uses]
         if extra:
             raise Refusal(
@@ -61,3 +67,36 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
             if role == "assistant" and isinstance(b.get("toolUse"), Mapping)
         ]
         previous_role = role
+
+
+_IMAGE_FORMATS = ("png", "jpeg", "gif", "webp")
+_DOCUMENT_FORMATS = ("pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md")
+_DOCUMENT_NAME = re.compile(r"[A-Za-z0-9()\[\]\-]+( [A-Za-z0-9()\[\]\-]+)*")
+
+
+def _check_result_content(content: Any, position: int) -> None:
+    """Raises :class:`Refusal` for a ``toolResult.content`` block Converse refuses."""
+    where = f"messages.{position}.content.toolResult.content"
+    if not isinstance(content, list):
+        raise Refusal(f"{where}: expected a list")
+    for block in content:
+        if not isinstance(block, Mapping) or len(block) != 1:
+            raise Refusal(f"{where}: each content block must have exactly one member")
+        for kind, formats in (("image", _IMAGE_FORMATS), ("document", _DOCUMENT_FORMATS)):
+            if kind not in block:
+                continue
+            inner = block[kind]
+            if not isinstance(inner, Mapping) or inner.get("format") not in formats:
+                raise Refusal(
+                    f"{where}.{kind}.format: Member must satisfy enum value set: "
+                    f"[{', '.join(formats)}]"
+                )
+            source = inner.get("source")
+            if not isinstance(source, Mapping) or not is_base64(source.get("bytes")):
+                raise Refusal(f"{where}.{kind}.source.bytes: Invalid base64 data")
+            if kind == "document" and not _DOCUMENT_NAME.fullmatch(str(inner.get("name", ""))):
+                raise Refusal(
+                    f"{where}.document.name: the name can only contain alphanumeric "
+                    "characters, whitespace characters (no more than one in a row), hyphens, "
+                    "parentheses, and square brackets"
+                )

@@ -1,8 +1,9 @@
 """What Gemini refuses in a request's tools and contents (the simulator's 400).
 
 After a ``model`` turn with ``functionCall`` parts, the next turn holds as many
-``functionResponse`` parts with the same names; a ``functionResponse`` follows such a turn.
-One pass over the turns: O(size of the body).
+``functionResponse`` parts with the same names; a ``functionResponse`` follows such a turn;
+its own ``parts`` are ``inlineData`` (a MIME type and base64 data) or ``fileData``. One
+pass over the turns: O(size of the body).
 """
 
 from __future__ import annotations
@@ -11,15 +12,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import ServedCalls
+from ._media import is_base64
 
 __all__ = ["check_request"]
 
 
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
 def _parts(turn: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    """The ``key`` members of the turn's parts, spelled ``camelCase`` (the REST API) or
+    ``snake_case`` (as google-genai sends them; the API reads both)."""
     parts = turn.get("parts")
     if not isinstance(parts, list):
         return []
-    return [p[key] for p in parts if isinstance(p, Mapping) and isinstance(p.get(key), Mapping)]
+    found = []
+    for part in parts:
+        if isinstance(part, Mapping):
+            member = part.get(key, part.get(_snake(key)))
+            if isinstance(member, Mapping):
+                found.append(member)
+    return found
 
 
 # Fields of a function declaration; the Tool around them has none of these.
@@ -71,7 +85,12 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
     for position, turn in enumerate(contents):
         if not isinstance(turn, Mapping):
             return f"Invalid value at 'contents[{position}]'"
-        responses = [str(p.get("name")) for p in _parts(turn, "functionResponse")]
+        function_responses = _parts(turn, "functionResponse")
+        for response in function_responses:
+            refused = _check_response_parts(response.get("parts"), position)
+            if refused is not None:
+                return refused
+        responses = [str(p.get("name")) for p in function_responses]
         if calls:
             if len(responses) != len(calls):
                 return (
@@ -92,4 +111,32 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
         calls = (
             [str(p.get("name")) for p in _parts(turn, "functionCall")] if role == "model" else []
         )
+    return None
+
+
+def _check_response_parts(parts: Any, position: int) -> str | None:
+    """Gemini's refusal of a ``functionResponse.parts`` list, or ``None``."""
+    if parts is None:
+        return None
+    where = f"contents[{position}].parts[].function_response.parts"
+    if not isinstance(parts, list):
+        return f"Invalid value at '{where}': expected a list."
+    for part in parts:
+        if not isinstance(part, Mapping):
+            return f"Invalid value at '{where}[]'"
+        blob = part.get("inlineData", part.get("inline_data"))
+        if blob is None:
+            if isinstance(part.get("fileData", part.get("file_data")), Mapping):
+                continue
+            return f"Invalid value at '{where}[]': expected inline_data or file_data."
+        if not isinstance(blob, Mapping):
+            return f"Invalid value at '{where}[].inline_data'"
+        mime = blob.get("mimeType", blob.get("mime_type"))
+        if not isinstance(mime, str) or "/" not in mime:
+            return f"* {where}[].inline_data.mime_type: a MIME type is required."
+        if not is_base64(blob.get("data"), urlsafe=True):
+            return (
+                f"Invalid value at '{where}[].inline_data.data' (TYPE_BYTES), Base64 decoding "
+                "failed"
+            )
     return None

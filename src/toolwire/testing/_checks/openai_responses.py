@@ -2,7 +2,9 @@
 
 Every ``function_call_output.call_id`` matches a ``function_call`` in the input, or in the
 output of the ``previous_response_id`` (the simulator remembers the calls of the responses
-it served; an id it never served is refused as the API does). O(size of the body).
+it served; an id it never served is refused as the API does); an ``output`` given as a
+list holds ``input_text``, ``input_image`` and ``input_file`` items, with valid data URLs.
+O(size of the body).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import ServedCalls
+from ._media import data_url_refusal
 
 __all__ = ["check_request"]
 
@@ -38,4 +41,43 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
             call_id = item.get("call_id")
             if call_id not in known:
                 return f"No tool call found for function call output with call_id {call_id}."
+            refused = _check_output(item.get("output"))
+            if refused is not None:
+                return refused
+    return None
+
+
+def _check_output(output: Any) -> str | None:
+    """The refusal of a ``function_call_output.output`` (a string, or a list of input
+    content items), or ``None``."""
+    if isinstance(output, str):
+        return None
+    if not isinstance(output, list):
+        return "Invalid type for 'input[].output': expected a string or an array."
+    for item in output:
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if kind == "input_text":
+            if not isinstance(item.get("text"), str):
+                return "Missing required parameter: 'input[].output[].text'."
+        elif kind == "input_image":
+            if "file_id" in item:
+                continue
+            refused = data_url_refusal(item.get("image_url"), "input[].output[].image_url")
+            if refused is not None:
+                return refused
+            if item.get("detail", "auto") not in ("auto", "low", "high"):
+                return "Invalid value for 'input[].output[].detail'."
+        elif kind == "input_file":
+            if "file_id" in item or "file_url" in item:
+                continue
+            if not isinstance(item.get("filename"), str) or not item["filename"]:
+                return "Missing required parameter: 'input[].output[].filename'."
+            refused = data_url_refusal(item.get("file_data"), "input[].output[].file_data")
+            if refused is not None:
+                return refused
+        else:
+            return (
+                f"Invalid value: {kind!r}. Supported values are: 'input_text', "
+                "'input_image', and 'input_file'."
+            )
     return None
