@@ -103,7 +103,7 @@ def test_another_process_approves_and_the_next_turn_runs_it_once(place: Place) -
         turn = conv.run_turn(done_model(asked))
         assert turn.done and conv.done and conv.turns == 2
         assert len(asked) == 1  # the recorded turn was not asked again; the next one was
-        assert tool_texts(asked[0]) == {"call_0": '"sent 5 to ann"', "call_1": "100"}
+        assert tool_texts(asked[0]) == {"call_0": "sent 5 to ann", "call_1": "100"}
         assert conv.messages[-1] == {"role": "assistant", "content": "Done."}
     finally:
         store.close()
@@ -146,7 +146,7 @@ def test_a_bad_edit_in_another_process_is_refused_and_nothing_is_lost(place: Pla
         )
         asked: list[list[dict[str, Any]]] = []
         conv.run_turn(done_model(asked))
-        assert tool_texts(asked[0])["call_0"] == '"sent 2 to ann"'
+        assert tool_texts(asked[0])["call_0"] == "sent 2 to ann"
     finally:
         store.close()
     assert place.ran() == ["balance", "transfer 2 ann"]
@@ -212,6 +212,6 @@ def test_an_async_conversation_lists_decides_and_asks_on() -> None:
         assert again.pending == []
         asked: list[list[dict[str, Any]]] = []
         final = await conv.run_turn(lambda m: stream_of(done_model(asked)(m)))
-        assert final.done and tool_texts(asked[0])["call_0"] == '"sent 5 to ann"'
+        assert final.done and tool_texts(asked[0])["call_0"] == "sent 5 to ann"
 
     asyncio.run(scenario())

@@ -97,7 +97,7 @@ def test_a_worker_killed_in_a_tool_is_recovered_with_one_side_effect(
         assert asked(sim) == Counter({"wf-1/turn-0": 1, "wf-1/turn-1": 1})
     assert ran(lines) == Counter({"pay:Ann": 1, "note:paid": 1})
     pay, note = tool_results(history)
-    assert "unknown" in pay and note == '"noted"'
+    assert "unknown" in pay and note == "noted"
     assert history[-1] == {"role": "assistant", "content": "All done."}
 
 
@@ -110,7 +110,7 @@ def test_a_cut_model_step_is_retried_into_one_recorded_turn(tmp_path: Path) -> N
         assert asked(sim) == Counter({"wf-1/turn-0": 2, "wf-1/turn-1": 1})
     assert ran(lines) == Counter({"pay:Ann": 1, "note:paid": 1})
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool", "assistant"]
-    assert tool_results(history) == ['"paid Ann"', '"noted"']
+    assert tool_results(history) == ["paid Ann", "noted"]
 
 
 def test_a_tools_step_killed_after_a_side_effect_replays_it(database: str, tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_a_tools_step_killed_after_a_side_effect_replays_it(database: str, tmp_p
         assert asked(sim) == Counter({"wf-1/turn-0": 1, "wf-1/turn-1": 1})
     assert ran(lines) == Counter({"pay:Ann": 1})  # note was killed before its effect
     pay, note = tool_results(history)
-    assert pay == '"paid Ann"' and "unknown" in note
+    assert pay == "paid Ann" and "unknown" in note
 
 
 def test_with_a_memory_store_the_killed_tool_runs_twice(tmp_path: Path) -> None:
