@@ -342,22 +342,15 @@ Factory = Callable[[], Any]  # makes a parser (this checkout's or the baseline's
 
 
 def load_baseline(src: str) -> types.ModuleType:
-    """The partial-JSON module of another checkout's ``src/toolwire`` directory, loaded as a
-    private package (its ``_errors``, ``_events`` and ``_partial_json`` only)."""
+    """The partial-JSON module of another checkout's ``src/toolwire`` directory, imported as
+    a private package (only the modules the parser needs): the room layout
+    (``_core/partial_json.py``) or the earlier flat one (``_partial_json.py``)."""
     name = "_toolwire_baseline"
     package = types.ModuleType(name)
     package.__path__ = [src]
     sys.modules[name] = package
-    module = package
-    for part in ("_errors", "_events", "_partial_json"):
-        spec = importlib.util.spec_from_file_location(
-            f"{name}.{part}", os.path.join(src, f"{part}.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
+    inner = "_core.partial_json" if os.path.isdir(os.path.join(src, "_core")) else "_partial_json"
+    return importlib.import_module(f"{name}.{inner}")
 
 
 def feed_all(make: Factory, deltas: list[str]) -> None:
