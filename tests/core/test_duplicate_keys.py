@@ -38,13 +38,9 @@ TEXT_FORMATS = ("openai-chat", "openai-responses", "anthropic", "bedrock-convers
 
 
 def _feed(parser: PartialJSONParser, pieces: list[str]) -> int:
-    """Feed ``pieces``; return how many were taken before one raised (re-raised)."""
-    for i, piece in enumerate(pieces):
-        try:
-            parser.feed(piece)
-        except JSONDuplicateKeyError as exc:
-            exc.add_note(f"raised by piece {i}")
-            raise
+    """Feed ``pieces``; return how many were taken (a raising piece raises)."""
+    for piece in pieces:
+        parser.feed(piece)
     return len(pieces)
 
 
