@@ -73,14 +73,20 @@ def canonical_json(arguments: Any) -> bytes:
     Arguments made of plain JSON values (no floats, see :func:`_plain`) are written by the
     standard library's ``json``, several times faster; everything else by the reference
     implementation. Both give the same bytes (a property test checks it). Both recurse:
-    arguments nested deeper than Python's recursion limit lets them go are written without
-    recursion (the same bytes), up to the parser's 1,000 nested containers.
+    arguments nested deeper than Python's recursion limit lets them go, or that may nest
+    deeper than 1,000 containers, are written without recursion (the same bytes), which
+    refuses more than the parser's 1,000 nested containers on every Python version.
     """
     try:
         try:
             if _plain(arguments):
-                return _CANONICAL(arguments).encode("utf-8")
-            data: bytes = rfc8785.dumps(arguments)
+                data: bytes = _CANONICAL(arguments).encode("utf-8")
+            else:
+                data = rfc8785.dumps(arguments)
+            if data.count(b"[") + data.count(b"{") > DEFAULT_MAX_DEPTH:
+                # maybe nested deeper than the parser reads (brackets inside strings count
+                # too): the writer below holds the limit whatever Python's recursion allows
+                data = _canonical_deep(arguments)
         except RecursionError:  # both writers recurse: deep arguments are written below
             data = _canonical_deep(arguments)
     except IdempotencyKeyError:
