@@ -54,8 +54,10 @@ class FaultyStore:
         self.always = always
         self.faults = 0
         self.failed_keys: set[str] = set()
+        self.calls: Counter[str] = Counter()
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self.calls[name] += 1
         failing = name == self.point and (self.always or self.faults == 0)
         if failing and args:
             self.failed_keys.add(args[0])
@@ -117,7 +119,8 @@ class Ledger:
         self.executions: Counter[str] = Counter()
         self.unclaimed: list[str] = []
         self.inner: MemoryStore | None = None
-        self.pause = 0.0
+        self.store: FaultyStore | None = None
+        self.heartbeats = 0
 
 
 def make_tools(ledger: Ledger) -> Toolbox:
@@ -137,7 +140,12 @@ def make_tools(ledger: Ledger) -> Toolbox:
     def ok(x: int, ctx: ToolContext) -> dict[str, int]:
         """Succeeds, after long enough for heartbeats when they are under test."""
         enter("ok", ctx)
-        time.sleep(ledger.pause)
+        # Wait for heartbeats by count, not by time: a loaded machine still sees them all.
+        deadline = time.monotonic() + 5.0
+        while ledger.store is not None and ledger.store.calls["heartbeat"] < ledger.heartbeats:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.0005)
         return {"x": x}
 
     @box.tool
@@ -167,8 +175,9 @@ def test_store_faults_never_execute_without_claim_nor_fake_completion() -> None:
         inner = MemoryStore(clock=clock)
         ledger = Ledger()
         ledger.inner = inner
-        ledger.pause = 0.004 if point == "heartbeat" else 0.0
         store = FaultyStore(inner, point, after, always)
+        ledger.store = store
+        ledger.heartbeats = 4 if point == "heartbeat" else 0
         box = make_tools(ledger)
         calls = response(
             *((f"{tool}{i}", tool, {"x": i}) for i in range(2) for tool in ("ok", "bad", "busy"))
