@@ -222,7 +222,10 @@ class ToolCall:
       rejected calls included);
     - ``metadata``: what must be echoed back to the provider with the call (Gemini
       ``thought_signature``, Responses ``item_id``, the provider's own ``provider_index``);
-    - ``synthetic_id``: true when the provider sent no id and ``id`` was synthesised.
+    - ``synthetic_id``: true when the provider sent no id and ``id`` was synthesised;
+    - ``kind``: what the application answers: ``"function"`` (a function tool, the
+      common case) or the provider's own kind of call it must answer (Responses
+      ``"custom_tool_call"``, ``"computer_call"``, ``"shell_call"``...).
     """
 
     id: str
@@ -232,6 +235,7 @@ class ToolCall:
     index: int
     metadata: Mapping[str, Any] = field(default_factory=dict)
     synthetic_id: bool = False
+    kind: str = "function"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -310,7 +314,11 @@ class Response:
       the next request is built from;
     - ``output``: the structured output, validated (``StreamAssembler(output=...)``): an
       instance of the model, a value of the type, or the JSON value for a schema; ``None``
-      without ``output=`` and for a tool turn that carries no output text.
+      without ``output=`` and for a tool turn that carries no output text;
+    - ``paused``: the provider paused the turn (Anthropic ``pause_turn``): the next
+      request, with this turn echoed as it is, lets the model go on;
+    - ``done_marker_finish``: the stream sent no finish reason and its ``[DONE]`` marker
+      was taken as the finish, which only a provider profile that opts in allows.
     """
 
     text: str
@@ -326,6 +334,8 @@ class Response:
     created: str | None = None
     parts: list[ContentPart] = field(default_factory=list)
     output: Any = None
+    paused: bool = False
+    done_marker_finish: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """This response as a JSON-safe, versioned dict (``Response.from_dict`` reads it
@@ -465,6 +475,7 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
         "index": call.index,
         "metadata": plain_map(call.metadata),
         "synthetic_id": call.synthetic_id,
+        "kind": call.kind,
     }
 
 
@@ -523,6 +534,8 @@ def response_to_dict(response: Response) -> dict[str, Any]:
         "created": response.created,
         "parts": [_part_to_dict(part) for part in response.parts],
         "output": jsonable(response.output),
+        "paused": response.paused,
+        "done_marker_finish": response.done_marker_finish,
     }
 
 
@@ -543,6 +556,8 @@ def response_from_dict(data: Any) -> Response:
         created=data.get("created"),
         parts=[ContentPart(**part) for part in data.get("parts", ())],
         output=data.get("output"),
+        paused=bool(data.get("paused", False)),
+        done_marker_finish=bool(data.get("done_marker_finish", False)),
     )
 
 

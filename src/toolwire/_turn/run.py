@@ -93,7 +93,8 @@ class Turn:
       tool result answers a call the assistant turn carries;
     - ``usage``: the usage of the stream as the drivers report it (``None`` when none was
       reported);
-    - ``done``: ``True`` when the model asked for no tool (no calls, no rejected calls):
+    - ``done``: ``True`` when the model asked for no tool (no calls, no rejected calls) and
+      did not pause (``response.paused``):
       the conversation's answer is ``response.text``;
     - ``aborted``: why the turn stopped reading early (:class:`EarlyAbort`), or ``None``;
     - ``identity``: the turn identity the calls were keyed with (``turn=`` of
@@ -381,7 +382,7 @@ class _TurnRun:
             outcomes=outcomes,
             messages=turn_messages(response, outcomes, response.format),
             usage=handle.usage,
-            done=not response.tool_calls and not response.rejected,
+            done=not response.tool_calls and not response.rejected and not response.paused,
             identity=identity,
             output=response.output,
         )
