@@ -80,7 +80,7 @@ def warm_up() -> None:
     """Import what the agent imports lazily, so that the forked agents start at once; no
     thread is started (a fork keeps only the forking thread)."""
     import httpx
-    import openai.resources.chat.completions  # noqa: F401
+    import openai.resources.chat.completions
 
     client = openai.OpenAI(base_url="http://127.0.0.1:9", api_key="sk-test", max_retries=0)
     client.chat.completions.with_raw_response  # noqa: B018

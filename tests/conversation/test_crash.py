@@ -9,6 +9,7 @@ test kills 20 of each."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,8 @@ class AgentServer:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it finished first
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:  # it finished first
-        pass
 
 
 def run_until_done(
