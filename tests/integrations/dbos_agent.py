@@ -2,7 +2,10 @@
 real ``openai`` client against the simulator; its tools append their idempotency key to a
 file (the side effect that must happen once). ``crash`` names the tool that kills the
 process on its first run: ``pay`` after its side effect, ``note`` before its own (after
-``pay`` completed); ``store`` is ``dbos`` (the store on DBOS's database) or ``memory``."""
+``pay`` completed), or ``step``: the first tools step raises after its tools ran (its
+result lost in the process, which DBOS retries there); ``store`` is ``dbos`` (the store
+on DBOS's database), ``memory`` or ``fresh`` (a new MemoryStore for each tools step
+attempt)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import openai
 from dbos import DBOS, SetWorkflowID
 
 import toolwire
+import toolwire.integrations.dbos as integration
 from toolwire.integrations.dbos import conversation_workflow
 
 url, base_url, effects, workflow_id, crash, store_kind, marker = sys.argv[1:8]
@@ -61,6 +65,27 @@ def ask(messages: list[dict[str, Any]]) -> Any:
         stream=True,
     )
 
+
+run_tools = integration._run_tools
+
+
+def tools_step_failing_once(
+    text: str, tools: toolwire.Toolbox, store: Any, *rest: Any
+) -> dict[str, Any]:
+    """The tools step, failing once after its tools ran and their side effects happened;
+    with the ``fresh`` store each attempt gets a new MemoryStore (a retry that knows
+    nothing of the attempt before it)."""
+    result = run_tools(
+        text, tools, toolwire.MemoryStore() if store_kind == "fresh" else store, *rest
+    )
+    if not Path(marker).exists():
+        Path(marker).write_text("failed")
+        raise RuntimeError("the step lost its result after the tools ran")
+    return result
+
+
+if crash == "step":
+    integration._run_tools = tools_step_failing_once
 
 agent = conversation_workflow(
     ask,

@@ -71,7 +71,7 @@ def run_agent(
         assert run.returncode == 9, run.stderr[-3000:]  # killed by its tool
     else:
         raise AssertionError(f"the agent never finished: {codes}")
-    assert codes == ([9, 0] if crash != "none" else [0])
+    assert codes == ([9, 0] if crash in ("pay", "note") else [0])
     return effects.read_text().splitlines(), history
 
 
@@ -134,6 +134,35 @@ def test_a_tools_step_killed_after_a_side_effect_replays_it(database: str, tmp_p
     assert ran(lines) == Counter({"pay:Ann": 1})  # note was killed before its effect
     pay, note = tool_results(history)
     assert pay == "paid Ann" and "unknown" in note
+
+
+def test_a_tools_step_failing_after_its_side_effects_is_retried_without_a_duplicate(
+    database: str, tmp_path: Path
+) -> None:
+    """A tools step that raises after its tools ran is retried by DBOS in the same
+    process: the stored outcomes are replayed, no tool runs twice, the model is not asked
+    again and the results are the real ones."""
+    with Simulator(seed=5) as sim:
+        two_turns(sim)
+        lines, history = run_agent(database, sim, tmp_path, crash="step")
+        assert asked(sim) == Counter({"wf-1/turn-0": 1, "wf-1/turn-1": 1})
+    assert (tmp_path / "crashed").read_text() == "failed"  # the first attempt did fail
+    assert ran(lines) == Counter({"pay:Ann": 1, "note:paid": 1})
+    assert tool_results(history) == ["paid Ann", "noted"]
+    assert history[-1] == {"role": "assistant", "content": "All done."}
+
+
+@needs_dbos_sqlite
+def test_a_retried_tools_step_without_the_store_runs_the_tools_again(tmp_path: Path) -> None:
+    """The control: the same failing step, each attempt on a new MemoryStore, runs both
+    tools again on retry: the duplicate that the store on DBOS's database prevents."""
+    with Simulator(seed=6) as sim:
+        two_turns(sim)
+        url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+        lines, history = run_agent(url, sim, tmp_path, crash="step", store="fresh")
+        assert asked(sim) == Counter({"wf-1/turn-0": 1, "wf-1/turn-1": 1})
+    assert ran(lines) == Counter({"pay:Ann": 2, "note:paid": 2})
+    assert tool_results(history) == ["paid Ann", "noted"]
 
 
 @needs_dbos_sqlite
