@@ -1,8 +1,8 @@
 """``toolwire demo``: toolwire's main job shown offline, in four parts run for real.
 
-A conversation, a cut stream read by toolwire and by the code people write without it, a
-retry replayed from the store, and a summary; the model is the simulator. Needs the
-``demo`` extra; nothing here is imported by ``import toolwire``.
+A conversation, a cut stream read by toolwire and by the code people write without it, an
+agent process killed inside a tool and started again, and a summary; the model is the
+simulator. Needs the ``demo`` extra; nothing here is imported by ``import toolwire``.
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         commands,
         "demo",
         run,
-        help="toolwire's main job in under 30 s: an agent, a cut stream, a retry (offline)",
+        help="toolwire's main job in under 30 s: an agent, a cut stream, a crash (offline)",
         description=(
             "An agent conversation through the real openai client and run_turn; the same\n"
             "turn cut mid-arguments, read by toolwire and by the openai SDK's helpers on the\n"
-            "same bytes; a dropped connection and a retry that replays from the store; the\n"
-            "usage and cost. The model is toolwire's simulator: no network, no API key."
+            "same bytes; the agent process killed (SIGKILL) inside a tool and started again,\n"
+            "finishing with nothing run twice; the usage and cost. The model is toolwire's\n"
+            "simulator: no network, no API key."
         ),
         epilog=_EPILOG,
     )

@@ -6,6 +6,11 @@ Every number the summary shows comes from the library's own accounts (outcomes,
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -13,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..._core.ledger import UsageLedger
-from ..._errors import StreamError
 from ..._execution.executor import Executor
 from ..._turn.run import Turn
 from ...stores.sqlite import SQLiteStore
 from .agent import EXAMPLE_PRICES, MODEL, USER_REQUEST, Workspace, converse, model_turns
 from .cut_stream import ENDINGS, READERS, Reading, cut_inside_last_call, read_cut_turn, record_turn
+from .durable_agent import RUNS_LOG
 from .view import Cell, LiveView, PlainView, Tone
 
 __all__ = ["SEED", "Demo"]
@@ -34,6 +39,8 @@ class _Tally:
 
     ran: int = 0  # tool bodies toolwire ran
     replayed: int = 0  # calls answered from the store
+    unknown: int = 0  # calls cut short by a kill: told to the model, never run again
+    asked: int = 0  # model requests part 3's agent processes made
     refused: int = 0  # calls that arrived in streams that did not end properly
     others_ran: Counter[str] = field(default_factory=Counter)  # per reader, from the cut
     keys: dict[str, str] = field(default_factory=dict)  # idempotency key -> "tool · part"
@@ -43,6 +50,7 @@ class _Tally:
         for outcome in turn.outcomes:
             self.ran += outcome.status == "completed"
             self.replayed += outcome.status == "replayed"
+            self.unknown += outcome.status == "unknown"
             if outcome.idempotency_key is not None:
                 self.keys.setdefault(outcome.idempotency_key, f"{outcome.name} · {part}")
 
@@ -84,8 +92,8 @@ class Demo:
                         "dim",
                     )
                     self.conversation(sim, client)
-                    recording = self.cut(sim, client)
-                    self.retry(sim, client, recording)
+                    self.cut(sim, client)
+                    self.crash(sim)
                     self.summary()
         finally:
             self.view.close()
@@ -123,9 +131,8 @@ class Demo:
 
     # ------------------------------------------------------------------------ part 2
 
-    def cut(self, sim: Any, client: Any) -> Path:
-        """Part 2: turn 1 cut mid-arguments, read four ways on the same bytes. Returns the
-        recording of turn 1 (part 3 serves it again)."""
+    def cut(self, sim: Any, client: Any) -> None:
+        """Part 2: turn 1 cut mid-arguments, read four ways on the same bytes."""
         self.view.part(
             2,
             "The same turn 1, cut half-way through its last call's arguments",
@@ -174,71 +181,80 @@ class Demo:
             "from a response the model never finished",
             "good",
         )
-        return recording
 
     # ------------------------------------------------------------------------ part 3
 
-    def retry(self, sim: Any, client: Any, recording: Path) -> None:
-        """Part 3: a dropped connection after the tools ran, and a retry that replays."""
+    def crash(self, sim: Any) -> None:
+        """Part 3: the agent process killed inside a tool, restarted, and finishing."""
         self.view.part(
             3,
-            "A dropped connection after the tools ran, and a retry",
+            "The agent process killed (SIGKILL) inside a tool, and started again",
             [
-                "the conversation runs as a job: turn 1's tools run, then turn 2's "
-                "connection drops; the job is retried from the start",
-                "the retry's turn 1 gets the response already delivered (same response id "
-                "and call ids, as a gateway's cached copy is)",
+                "the conversation runs in a process of its own, as a toolwire.Conversation "
+                "on the same SQLite store: each response is recorded before its tools run",
+                "it is killed by pid while write_file runs (the report written, its result "
+                "not yet stored); a new process opens the same conversation and finishes it",
             ],
         )
-        turns = model_turns()
-        sim.add_recording(recording)  # turn 1, as the gateway delivered it
-        sim.add_response(**turns[1], faults=["cut:0.4"])  # turn 2: the connection drops
-        sim.add_recording(recording)  # the retry's turn 1: the same response again
-        sim.add_response(**turns[1])
-        sim.add_response(**turns[2])
-        executor = self.executor("conversation-3")
-        replayed: list[str] = []
-
-        def done(number: int, turn: Turn) -> None:
-            self.view.turn_done(number, turn)
-            self.tally.count(turn, "part 3")
-            replayed.extend(o.name for o in turn.outcomes if o.replayed)
-
-        self.view.line("attempt 1", "bold")
-        try:
-            converse(client, self.tools, executor, self.ledger, on_turn=self._quiet, on_done=done)
-        except StreamError as exc:
-            self.view.turn_failed()
-            self.aborted.add(exc)
-            self.tally.refused += len(exc.partial.calls) if exc.partial is not None else 0
-            usage = exc.partial.usage if exc.partial is not None else None
-            arrived = f"output ~{usage.output_tokens:,} tokens" if usage is not None else "none"
-            self.view.line(
-                f"turn 2  the connection dropped mid-stream: {type(exc).__name__}, "
-                f"nothing of turn 2 ran (usage so far: {arrived}, estimated)",
-                "bad",
-            )
-        else:  # the script drops turn 2's connection: never reached
-            raise AssertionError("turn 2's connection did not drop")
-        before = Counter(self.workspace.runs)
-        self.view.line("attempt 2 (the retry)", "bold")
-        converse(client, self.tools, executor, self.ledger, on_turn=self._quiet, on_done=done)
-        again = Counter(self.workspace.runs) - before
+        for scripted in model_turns():
+            sim.add_response(**scripted)
+        base_url = sim.base_url("openai-chat")
+        self.view.line("process 1", "bold")
+        first = self._follow(_start_agent(self.root, base_url, pause_in="write_file"))
+        if first != -signal.SIGKILL:
+            raise AssertionError(f"the first agent process was not killed: exit {first}")
+        self.view.line("process 2 (the restart: same conversation id, same store)", "bold")
+        second = self._follow(_start_agent(self.root, base_url, pause_in=None))
+        if second != 0:
+            raise AssertionError(f"the restarted agent process failed: exit {second}")
+        runs = Counter(self._runs_log())
+        twice = sorted(key for key, n in runs.items() if n > 1)
         self.view.line(
-            f"the retry replayed {len(replayed)} calls ({', '.join(replayed)}) and ran "
-            f"{sum(again.values())} ({', '.join(sorted(again)) or 'none'}, whose turn had "
-            "dropped): 0 tools ran twice",
-            "good",
+            f"{RUNS_LOG}: {sum(runs.values())} tool runs over the two processes, "
+            f"{len(twice)} run twice; the model was asked {self.tally.asked} times for 3 turns",
+            "good" if not twice else "bad",
         )
         self._records()
 
-    @staticmethod
-    def _quiet(number: int) -> None:
-        """Part 3 shows outcomes only (its streams were shown in part 1)."""
+    def _follow(self, agent: subprocess.Popen[str]) -> int:
+        """Show what an agent process reports, SIGKILL it by pid when it says it is inside
+        the tool it pauses in; its exit code."""
+        assert agent.stdout is not None
+        with agent:
+            for line in agent.stdout:
+                message = json.loads(line)
+                if "in" in message:
+                    os.kill(agent.pid, signal.SIGKILL)
+                    self.view.line(
+                        f"SIGKILL to pid {agent.pid} inside {message['in']}: its work done, "
+                        "its result not yet stored",
+                        "bad",
+                    )
+                elif "turn" in message:
+                    self._agent_turn(message["turn"], message["asked"], message["data"])
+        return agent.returncode
+
+    def _agent_turn(self, number: int, asked: bool, data: dict[str, Any]) -> None:
+        turn = Turn.from_dict(data)
+        if asked:
+            self.ledger.add(turn)
+            self.tally.asked += 1
+        else:
+            self.view.line(
+                f"turn {number}  replayed from its recording: the model is not asked again",
+                "dim",
+            )
+        self.view.turn_done(number, turn)
+        self.tally.count(turn, "part 3")
+
+    def _runs_log(self) -> list[str]:
+        path = self.root / RUNS_LOG
+        lines = path.read_text("utf-8").splitlines() if path.exists() else []
+        return [line.split()[1] for line in lines]
 
     def _records(self) -> None:
         """The store's records, through ``records()`` (what ``toolwire store list``
-        shows), each named by the call whose idempotency key it holds."""
+        shows): the tool calls, each named by its call, and the conversation's own."""
         records = self.store.records(limit=100)
         now = time.time()
         rows: list[list[Cell]] = []
@@ -246,17 +262,25 @@ class Demo:
             result = record.result if record.result is not None else record.error or ""
             if len(result) > 36:
                 result = result[:35] + "…"
+            tone: Tone = "good" if record.status == "completed" else "bad"
             rows.append(
                 [
-                    (self.tally.keys.get(record.idempotency_key, "?"), ""),
-                    (record.status, "good" if record.status == "completed" else "bad"),
+                    (_record_name(record.idempotency_key, self.tally.keys), ""),
+                    (record.status, tone),
                     (f"{max(0.0, now - record.created_at):.1f}s", "dim"),
-                    (record.idempotency_key[:12] + "…", "dim"),
+                    (_short_key(record.idempotency_key), "dim"),
                     (result, ""),
                 ]
             )
         self.view.line(f"the store's records (SQLiteStore.records()): {len(records)}", "bold")
         self.view.table(["call", "status", "age", "idempotency key", "result"], rows)
+        self.view.line(
+            "call: the tool call and the part that made it, or a record of the conversation "
+            "itself · status: completed, or unknown (cut short by the kill: told to the model, "
+            "never run again) · age: since the record was made · idempotency key: the key "
+            "the record is stored under · result: what a replay answers with",
+            "dim",
+        )
 
     # ------------------------------------------------------------------------ part 4
 
@@ -272,7 +296,10 @@ class Demo:
         lost = self.aborted.cost or 0.0
         rows: list[list[Cell]] = [
             [("tool calls run by toolwire", ""), (f"{tally.ran}, each once", "good")],
-            [("calls replayed from the store", ""), (f"{tally.replayed} (not run again)", "good")],
+            [
+                ("calls cut short by the kill (told to the model as unknown)", ""),
+                (f"{tally.unknown}, 0 of them run again", "good"),
+            ],
             [
                 ("calls refused (their stream did not end properly)", ""),
                 (f"{tally.refused}, 0 of them ran", "good"),
@@ -312,6 +339,42 @@ class Demo:
         ]
         self.view.table(["", ""], rows)
         self.view.line(f"done in {time.monotonic() - self.started:.1f} s", "dim")
+
+
+def _start_agent(root: Path, base_url: str, *, pause_in: str | None) -> subprocess.Popen[str]:
+    """Part 3's agent process (:mod:`.durable_agent`), on this toolwire."""
+    package = Path(__file__).resolve().parents[3]  # the directory toolwire is imported from
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "toolwire._cli.demo.durable_agent",
+        str(root),
+        base_url,
+        "conversation-3",
+    ]
+    if pause_in is not None:
+        argv += ["--pause-in", pause_in]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+
+
+def _record_name(key: str, calls: dict[str, str]) -> str:
+    """A record's name in the table: its call, or what of the conversation it keeps."""
+    if key in calls:
+        return calls[key]
+    parts = key.split("/")
+    if parts[:1] == ["conv"] and len(parts) >= 4 and parts[2] == "turn":
+        return f"conversation · turn {int(parts[3]) + 1} {' '.join(parts[4:])}"
+    if parts[:1] == ["conv"]:
+        return f"conversation · {' '.join(parts[2:]) or 'state'}"
+    return "?"
+
+
+def _short_key(key: str) -> str:
+    return key if len(key) <= 28 else key[:27] + "…"
 
 
 def _verdict(reading: Reading) -> Cell:
