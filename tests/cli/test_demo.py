@@ -109,8 +109,7 @@ def test_demo_with_pacing_stays_within_the_budget() -> None:
     """Without ``--fast`` into a pipe nothing is paced either (only the live view is),
     and the output is the same apart from times, ports, paths, keys, pids, the tables'
     widths and the lines that follow the growing report (where it was when each was
-    written depends on how the
-    socket delivered the bytes)."""
+    written depends on how the socket delivered the bytes)."""
     fast, _ = run_demo("--fast")
     slow, elapsed = run_demo()
     assert slow.returncode == 0 and elapsed < BUDGET
