@@ -155,6 +155,8 @@ def test_a_stream_that_ended_properly_exits_0_with_its_response(
         "created",
         "parts",
         "output",
+        "paused",
+        "done_marker_finish",
     }
     (call,) = doc["tool_calls"]
     assert call["name"] == "write_file"
