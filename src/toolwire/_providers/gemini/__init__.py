@@ -271,6 +271,9 @@ def _json_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- adapter
 
+# the members of a text or thought part; a part with any other member is echoed whole
+_TEXT_KEYS = frozenset({"text", "thought", "thoughtSignature"})
+
 
 class GeminiAdapter:
     """Translates one Gemini / Vertex ``streamGenerateContent`` stream (``"gemini"``).
@@ -377,9 +380,18 @@ class GeminiAdapter:
             self._run = None
             metadata = {"thought_signature": signature} if signature else None
             return self._function_call(call, metadata, payload)
+        if any(key not in _TEXT_KEYS for key in part):
+            # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
+            # (the API ran it: never a client call), inlineData, or a part type toolwire
+            # does not know: echoed as it came, signature included, in its place
+            self._run = None
+            return [d.PartDelta(kind="item", data=dict(part))]
         text = read.opt_str(part, "text", "part", payload)
         if text is None:
-            return []  # parts toolwire does not translate
+            if signature:  # a signature-only part goes back as it came
+                self._run = None
+                return [d.PartDelta(kind="item", data=dict(part))]
+            return []  # an empty part
         thought = read.opt_bool(part, "thought", "part", payload)
         kind: Literal["text", "reasoning"] = "reasoning" if thought else "text"
         out: list[d.Delta] = []
@@ -567,7 +579,8 @@ def _inline(part: Image | File, position: int) -> dict[str, Any]:
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
     """The model turn: the parts in order, each with its ``thoughtSignature`` (see the
-    module docstring). A response without parts gives ``[]``."""
+    module docstring); code execution, server-side tool and unknown parts as they came.
+    A response without parts gives ``[]``."""
     parts: list[dict[str, Any]] = []
     for part, call in turn_parts(response):
         if call is not None:
@@ -590,6 +603,8 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             if signature:
                 entry["thoughtSignature"] = signature
             parts.append(entry)
+        elif part.kind == "item":
+            parts.append(dict(part.data))
     return [{"role": "model", "parts": parts}] if parts else []
 
 
