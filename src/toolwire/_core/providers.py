@@ -68,7 +68,11 @@ class Provider:
       tools field takes, where that is not one entry per tool (Gemini: one ``Tool``
       holding every declaration); ``None``: one entry per tool;
     - ``tool_results(results)``: the messages carrying the given outcomes, in order;
-    - ``assistant_turn(response)``: the assistant turn those results answer.
+    - ``assistant_turn(response)``: the assistant turn those results answer;
+    - ``done_marker_finish``: a stream's ``[DONE]`` marker is its finish when no finish
+      reason came (a profile for servers that send none; ``Response.done_marker_finish``
+      says it was used). ``False`` for every format detected on its own: the marker alone
+      does not show that nothing was cut.
     """
 
     name: str
@@ -80,6 +84,7 @@ class Provider:
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
+    done_marker_finish: bool = False
     group_definitions: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 

@@ -137,6 +137,29 @@ PROFILES: dict[str, Profile] = {
             "chunks with empty choices or no delta, object '', filter results and offsets",
         ),
         Profile(
+            "mistral-content-chunks",
+            _CHAT,
+            (),
+            "Mistral Magistral (reasoning models) on Mistral's chat completions API",
+            "delta.content is a list of chunks: 'thinking' (a list of text chunks) and 'text'",
+        ),
+        Profile(
+            "extra-content-signatures",
+            _CHAT,
+            (),
+            "Gemini's OpenAI-compatible endpoint (Gemini 2.5 and 3 with thinking)",
+            "each call's first chunk has extra_content.google.thought_signature",
+        ),
+        Profile(
+            "done-marker-only",
+            _CHAT,
+            (),
+            "Snowflake Cortex, some OpenRouter routes",
+            "no finish_reason: the stream ends with [DONE] alone (refused unless the "
+            "openai-chat-done-marker profile is asked for)",
+            truncation=True,
+        ),
+        Profile(
             "unterminated-arguments",
             _CHAT,
             (18,),

@@ -117,12 +117,23 @@ class OpenAIChatAdapter:
                 raise _bad(payload, "'usage' is not an object")
             out.append(chat_usage(usage))
         if finish is not None:
-            if self._details:
-                # the whole reasoning_details list, once, as the assistant message echoes it
-                out.append(d.PartDelta(kind="item", data={"reasoning_details": self._details}))
-                self._details = []
+            self._flush_details(out)
             out.append(finish)
         return out
+
+    def done_marker(self) -> list[d.Delta]:
+        """What ``[DONE]`` says under the ``openai-chat-done-marker`` profile, when no
+        finish reason came: the finish (``raw`` ``"[DONE]"``)."""
+        out: list[d.Delta] = []
+        self._flush_details(out)
+        out.append(d.FinishDelta(raw="[DONE]", kind="stop"))
+        return out
+
+    def _flush_details(self, out: list[d.Delta]) -> None:
+        if self._details:
+            # the whole reasoning_details list, once, as the assistant message echoes it
+            out.append(d.PartDelta(kind="item", data={"reasoning_details": self._details}))
+            self._details = []
 
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(None, index, text)`` when ``payload`` is nothing but one argument
@@ -457,3 +468,24 @@ PROVIDER = Provider(
     detect_fallback=_detect_error,
     aliases=("openai",),
 )
+
+
+def _never(payload: dict[str, Any], event: str | None) -> bool:
+    return False  # the profile is chosen by name, never detected
+
+
+DONE_MARKER_PROVIDER = Provider(
+    name="openai-chat-done-marker",
+    detect_rank=1000,
+    detect=_never,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    done_marker_finish=True,
+)
+"""The ``openai-chat`` format for servers whose streams end with ``[DONE]`` and no finish
+reason (Snowflake Cortex, some OpenRouter routes): ``format="openai-chat-done-marker"``
+takes the marker as the finish, and ``Response.done_marker_finish`` is then ``True``. A
+stream cut before its marker is still refused; the marker seen by an SDK that swallows it
+(the ``openai`` client's ``Stream``) never reaches toolwire, so the raw body must be fed."""
