@@ -359,3 +359,66 @@ def test_done_marker_profile_byte_by_byte_and_a_normal_finish_is_unmarked() -> N
     normal = b"".join(f"data: {json.dumps(p)}\n\n".encode() for p in MISTRAL) + b"data: [DONE]\n\n"
     response, _ = assemble_bytes([normal], "openai-chat-done-marker")
     assert not response.done_marker_finish and response.raw_finish_reason == "stop"
+
+
+# ------------------------------------------- Gemini through google-genai and back
+
+
+def genai_client(sim: Simulator) -> Any:
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(
+        base_url=sim.base_url("gemini"), retry_options=types.HttpRetryOptions(attempts=1)
+    )
+    return genai.Client(api_key="test", http_options=options)
+
+
+def test_gemini_parts_through_google_genai_and_back() -> None:
+    """Code execution, a signed server-side tool call and a signed function call read
+    through google-genai: one client call, and the echoed model turn (every part, each
+    signature) is accepted by a Gemini 3 request; losing the call's signature is its 400."""
+    from google.genai import errors, types
+
+    box = tools()
+    config = types.GenerateContentConfig(
+        tools=box.definitions("gemini"),
+        thinking_config=types.ThinkingConfig(thinking_level=types.ThinkingLevel.LOW),
+    )
+    user = {"role": "user", "parts": [{"text": "Weather in Lyon?"}]}
+    with Simulator() as sim:
+        client = genai_client(sim)
+        sim.add_response(
+            "Looking.",
+            tool_calls=[CALL],
+            profile=["code-execution", "server-tool-parts", "thought-signatures"],
+        )
+        source = client.models.generate_content_stream(
+            model="gemini-3-pro-preview", contents=[user], config=config
+        )
+        turn = toolwire.run_turn(source, box, executor=toolwire.Executor(box, scope="genai"))
+        assert [c.name for c in turn.response.tool_calls] == ["get_weather"]
+        (model_turn, answers) = turn.messages
+        kinds = [next(iter(k for k in p if k != "thoughtSignature")) for p in model_turn["parts"]]
+        assert kinds == [
+            "executableCode",
+            "codeExecutionResult",
+            "toolCall",
+            "toolResponse",
+            "text",
+            "functionCall",
+        ]
+        assert model_turn["parts"][2]["thoughtSignature"]
+        assert model_turn["parts"][5]["thoughtSignature"]
+        sim.add_response("Sunny.")
+        reply = client.models.generate_content(
+            model="gemini-3-pro-preview", contents=[user, *turn.messages], config=config
+        )
+        assert reply.text == "Sunny."
+        unsigned = {**model_turn, "parts": [dict(p) for p in model_turn["parts"]]}
+        del unsigned["parts"][5]["thoughtSignature"]
+        with pytest.raises(errors.ClientError, match="thought_signature"):
+            client.models.generate_content(
+                model="gemini-3-pro-preview", contents=[user, unsigned, answers], config=config
+            )
+        client.close()

@@ -12,6 +12,7 @@ __all__ = ["PROFILES"]
 
 
 _CHAT = ("openai-chat",)
+_GEMINI = ("gemini",)
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -166,6 +167,27 @@ PROFILES: dict[str, Profile] = {
             "vLLM, DeepSeek-v4 deployments, routers at max_tokens",
             "finish_reason 'tool_calls' while the last call's JSON is cut",
             truncation=True,
+        ),
+        Profile(
+            "thought-signatures",
+            _GEMINI,
+            (),
+            "Gemini 2.5 and 3 with thinking (required back on Gemini 3)",
+            "the first functionCall part of the response carries a thoughtSignature",
+        ),
+        Profile(
+            "code-execution",
+            _GEMINI,
+            (),
+            "Gemini with the code_execution tool",
+            "executableCode and codeExecutionResult parts before the answer",
+        ),
+        Profile(
+            "server-tool-parts",
+            _GEMINI,
+            (),
+            "Gemini 3 with built-in tools beside functions",
+            "a server-side toolCall and its toolResponse, signed, before the function calls",
         ),
     )
 }

@@ -77,7 +77,7 @@ class OpenAIChatEncoder(ProviderEncoder):
     """Writes OpenAI Chat Completions streams and bodies (``format = "openai-chat"``)."""
 
     format = "openai-chat"
-    profiles = tuple(PROFILES.values())
+    profiles = tuple(p for p in PROFILES.values() if "openai-chat" in p.formats)
     call_ids = CALL_IDS
     response_ids = IdStyle("chatcmpl-", 29)
 
