@@ -886,8 +886,10 @@ class Assembler:
     ``"openai-chat"`` (alias ``"openai"``; every OpenAI-compatible server),
     ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock-converse"``,
     ``"ollama"`` or ``"cohere"``; an unknown name raises :class:`UnknownFormat` naming the
-    closest ones. ``choice`` picks the choice of an ``n > 1`` OpenAI chat stream (the
-    candidate of a Gemini one).
+    closest ones. ``"openai-chat-done-marker"`` is ``"openai-chat"`` for servers that end
+    a stream with ``[DONE]`` and no finish reason: the marker is then the finish
+    (``Response.done_marker_finish``); it is never detected, so it must be named. ``choice``
+    picks the choice of an ``n > 1`` OpenAI chat stream (the candidate of a Gemini one).
 
     Limits, each raising :class:`StreamLimitExceeded` (with ``.limit`` naming it, ``.value``
     its setting and ``.partial``) when a stream exceeds it, so that a hostile stream costs
@@ -959,7 +961,9 @@ class Assembler:
         self._done_finish = False  # the format's profile takes [DONE] as the finish
         self._done_marked = False  # and it did
         if format != "auto":
-            self._use(provider(format))
+            entry = provider(format)
+            self._use(entry)
+            self._done_finish = format in entry.done_marker_names
         self._identity = _Identity(max_id_chars)
         self._content = _Content(max_text_chars)
         self._calls = _CallTable(
@@ -980,7 +984,6 @@ class Assembler:
         self._fast = getattr(adapter, "fragment", None)
         self._fast_object = getattr(adapter, "object_fragment", None)
         self._fast_start = getattr(adapter, "fragment_start", None)
-        self._done_finish = entry.done_marker_finish
 
     # ------------------------------------------------------------------ feeding
 

@@ -26,7 +26,6 @@ BUILTINS: tuple[Provider, ...] = (
     anthropic.PROVIDER,
     cohere.PROVIDER,
     openai_chat.PROVIDER,
-    openai_chat.DONE_MARKER_PROVIDER,
     gemini.PROVIDER,
     ollama.PROVIDER,
     bedrock_converse.PROVIDER,

@@ -271,8 +271,8 @@ def _json_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- adapter
 
-# the members of a text or thought part; a part with any other member is echoed whole
-_TEXT_KEYS = frozenset({"text", "thought", "thoughtSignature"})
+# the members a part without text may have and still say nothing (else it is echoed whole)
+_EMPTY_KEYS = frozenset({"thought", "thoughtSignature"})
 
 
 class GeminiAdapter:
@@ -380,18 +380,15 @@ class GeminiAdapter:
             self._run = None
             metadata = {"thought_signature": signature} if signature else None
             return self._function_call(call, metadata, payload)
-        if any(key not in _TEXT_KEYS for key in part):
-            # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
-            # (the API ran it: never a client call), inlineData, or a part type toolwire
-            # does not know: echoed as it came, signature included, in its place
-            self._run = None
-            return [d.PartDelta(kind="item", data=dict(part))]
         text = read.opt_str(part, "text", "part", payload)
         if text is None:
-            if signature:  # a signature-only part goes back as it came
-                self._run = None
-                return [d.PartDelta(kind="item", data=dict(part))]
-            return []  # an empty part
+            if not any(key not in _EMPTY_KEYS for key in part) and not signature:
+                return []  # an empty part
+            # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
+            # (the API ran it: never a client call), inlineData, a signature alone, or a
+            # part type toolwire does not know: echoed as it came, in its place
+            self._run = None
+            return [d.PartDelta(kind="item", data=dict(part))]
         thought = read.opt_bool(part, "thought", "part", payload)
         kind: Literal["text", "reasoning"] = "reasoning" if thought else "text"
         out: list[d.Delta] = []

@@ -432,7 +432,8 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     chunks = [p.data["content_chunk"] for p in response.parts if "content_chunk" in p.data]
     if field == "content" or chunks:
         message["content"] = _content_chunks(response)
-    elif field == "reasoning_content":
+    elif field == "reasoning_content" and response.tool_calls:
+        # after a tool call only: that is where thinking mode needs it back
         message["reasoning_content"] = response.reasoning
     for part in response.parts:
         if part.kind == "item" and "reasoning_details" in part.data:
@@ -467,25 +468,9 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     detect_fallback=_detect_error,
     aliases=("openai",),
+    # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,
+    # some OpenRouter routes): format="openai-chat-done-marker" takes the marker as the
+    # finish (Response.done_marker_finish); a stream cut before it is still refused. The
+    # openai SDK's Stream swallows the marker, so the raw body must be fed.
+    done_marker_names=("openai-chat-done-marker",),
 )
-
-
-def _never(payload: dict[str, Any], event: str | None) -> bool:
-    return False  # the profile is chosen by name, never detected
-
-
-DONE_MARKER_PROVIDER = Provider(
-    name="openai-chat-done-marker",
-    detect_rank=1000,
-    detect=_never,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    done_marker_finish=True,
-)
-"""The ``openai-chat`` format for servers whose streams end with ``[DONE]`` and no finish
-reason (Snowflake Cortex, some OpenRouter routes): ``format="openai-chat-done-marker"``
-takes the marker as the finish, and ``Response.done_marker_finish`` is then ``True``. A
-stream cut before its marker is still refused; the marker seen by an SDK that swallows it
-(the ``openai`` client's ``Stream``) never reaches toolwire, so the raw body must be fed."""
