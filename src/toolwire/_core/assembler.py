@@ -886,8 +886,10 @@ class Assembler:
     ``"openai-chat"`` (alias ``"openai"``; every OpenAI-compatible server),
     ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock-converse"``,
     ``"ollama"`` or ``"cohere"``; an unknown name raises :class:`UnknownFormat` naming the
-    closest ones. ``choice`` picks the choice of an ``n > 1`` OpenAI chat stream (the
-    candidate of a Gemini one).
+    closest ones. ``"openai-chat-done-marker"`` is ``"openai-chat"`` for servers that end
+    a stream with ``[DONE]`` and no finish reason: the marker is then the finish
+    (``Response.done_marker_finish``); it is never detected, so it must be named. ``choice``
+    picks the choice of an ``n > 1`` OpenAI chat stream (the candidate of a Gemini one).
 
     Limits, each raising :class:`StreamLimitExceeded` (with ``.limit`` naming it, ``.value``
     its setting and ``.partial``) when a stream exceeds it, so that a hostile stream costs
@@ -917,6 +919,8 @@ class Assembler:
         "_choice",
         "_closed",
         "_content",
+        "_done_finish",
+        "_done_marked",
         "_error",
         "_failed",
         "_fast",
@@ -954,8 +958,12 @@ class Assembler:
         self._fast_object: Callable[[Any], Fragment | None] | None = None
         self._fast_start: bool | None = None
         self._choice = choice
+        self._done_finish = False  # the format's profile takes [DONE] as the finish
+        self._done_marked = False  # and it did
         if format != "auto":
-            self._use(provider(format))
+            entry = provider(format)
+            self._use(entry)
+            self._done_finish = format in entry.done_marker_names
         self._identity = _Identity(max_id_chars)
         self._content = _Content(max_text_chars)
         self._calls = _CallTable(
@@ -1043,6 +1051,7 @@ class Assembler:
                 return out
             payload = self._normalise(payload)
             if payload is DONE:
+                self._done_marker(out)
                 return out
         self._payload(payload, event, out)
         return out
@@ -1096,6 +1105,22 @@ class Assembler:
         for event, payload in items:
             if payload is not DONE:
                 self._payload(payload, event, out)
+            else:
+                self._done_marker(out)
+
+    def _done_marker(self, out: list[StreamEvent]) -> None:
+        """``[DONE]``: the finish, under a profile that opts in and when none came (the
+        adapter's ``done_marker()`` gives what it holds until the finish, and the finish)."""
+        if not self._done_finish or self._finish is not None or self._error is not None:
+            return
+        adapter: Any = self._adapter
+        try:
+            deltas = adapter.done_marker()
+            for d in deltas:
+                self._delta(d, DONE, out)
+        except Exception as exc:
+            raise self._failure(exc, DONE) from (None if isinstance(exc, StreamError) else exc)
+        self._done_marked = self._finish is not None
 
     def _payload(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
         """Apply one decoded payload: the fragment fast path where it applies, else the
@@ -1285,6 +1310,7 @@ class Assembler:
             format=self.format,
             created=identity.created,
             parts=self._content.content_parts(),
+            done_marker_finish=self._done_marked,
         )
         return self._result
 

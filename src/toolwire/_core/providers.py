@@ -68,7 +68,11 @@ class Provider:
       tools field takes, where that is not one entry per tool (Gemini: one ``Tool``
       holding every declaration); ``None``: one entry per tool;
     - ``tool_results(results)``: the messages carrying the given outcomes, in order;
-    - ``assistant_turn(response)``: the assistant turn those results answer.
+    - ``assistant_turn(response)``: the assistant turn those results answer;
+    - ``done_marker_names``: names that choose this format with one difference: a
+      stream's ``[DONE]`` marker is its finish when no finish reason came (a profile for
+      servers that send none; ``Response.done_marker_finish`` says it was used). Never
+      detected: the marker alone does not show that nothing was cut.
     """
 
     name: str
@@ -80,6 +84,7 @@ class Provider:
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
+    done_marker_names: tuple[str, ...] = ()
     group_definitions: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
@@ -89,13 +94,17 @@ _ordered: list[Provider] = []  # detection order
 
 
 def _add(entry: Provider) -> None:
-    taken = [n for n in (entry.name, *entry.aliases) if n in _by_name]
+    taken = [n for n in _names(entry) if n in _by_name]
     if taken:
         raise UsageError(f"format name {taken[0]!r} is already registered")
-    for name in (entry.name, *entry.aliases):
+    for name in _names(entry):
         _by_name[name] = entry
     _ordered.append(entry)
     _ordered.sort(key=lambda p: (p.detect_rank, p.name))
+
+
+def _names(entry: Provider) -> tuple[str, ...]:
+    return (entry.name, *entry.aliases, *entry.done_marker_names)
 
 
 def install(entries: Iterable[Provider]) -> None:
@@ -115,7 +124,7 @@ def unregister(name: str) -> None:
     """Remove the provider named ``name`` (and its aliases); unknown names raise."""
     entry = provider(name)
     with _lock:
-        for key in (entry.name, *entry.aliases):
+        for key in _names(entry):
             _by_name.pop(key, None)
         _ordered.remove(entry)
 

@@ -64,12 +64,17 @@ def error_message(error: Any) -> str:
 
 def function_call_entry(call: Call) -> dict[str, Any]:
     """One call as an assistant message's ``tool_calls`` entry; the arguments are the raw
-    text as it arrived (a rejected call's invalid JSON included, see ``_results``)."""
-    return {
+    text as it arrived (a rejected call's invalid JSON included, see ``_results``), and the
+    call's ``extra_content`` as it came (Gemini's ``thought_signature``)."""
+    entry: dict[str, Any] = {
         "id": call.id,
         "type": "function",
         "function": {"name": wire_name(call.name), "arguments": string_arguments(call)},
     }
+    extra = call.metadata.get("extra_content")
+    if extra:
+        entry["extra_content"] = extra
+    return entry
 
 
 def tool_messages(results: Sequence[ResultText]) -> list[dict[str, Any]]:

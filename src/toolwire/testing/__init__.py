@@ -10,7 +10,9 @@ servers show each): ``no-index``, ``index-from-1``, ``all-index-0``, ``repeated-
 ``repeated-names``, ``fresh-id-per-fragment``, ``split-ids``, ``name-after-arguments``,
 ``empty-id-continuations``, ``null-role-type``, ``whole-call-chunk``,
 ``args-in-last-chunk``, ``same-index-in-chunk``, ``stop-finish``,
-``usage-only-last-chunk``, ``content-filter-chunks``, ``unterminated-arguments``.
+``usage-only-last-chunk``, ``content-filter-chunks``, ``unterminated-arguments``,
+``mistral-content-chunks``, ``extra-content-signatures``, ``done-marker-only``; for
+Gemini: ``thought-signatures``, ``code-execution``, ``server-tool-parts``.
 """
 
 from __future__ import annotations

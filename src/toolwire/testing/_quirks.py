@@ -12,6 +12,7 @@ __all__ = ["PROFILES"]
 
 
 _CHAT = ("openai-chat",)
+_GEMINI = ("gemini",)
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -137,12 +138,56 @@ PROFILES: dict[str, Profile] = {
             "chunks with empty choices or no delta, object '', filter results and offsets",
         ),
         Profile(
+            "mistral-content-chunks",
+            _CHAT,
+            (),
+            "Mistral Magistral (reasoning models) on Mistral's chat completions API",
+            "delta.content is a list of chunks: 'thinking' (a list of text chunks) and 'text'",
+        ),
+        Profile(
+            "extra-content-signatures",
+            _CHAT,
+            (),
+            "Gemini's OpenAI-compatible endpoint (Gemini 2.5 and 3 with thinking)",
+            "each call's first chunk has extra_content.google.thought_signature",
+        ),
+        Profile(
+            "done-marker-only",
+            _CHAT,
+            (),
+            "Snowflake Cortex, some OpenRouter routes",
+            "no finish_reason: the stream ends with [DONE] alone (refused unless the "
+            "openai-chat-done-marker profile is asked for)",
+            truncation=True,
+        ),
+        Profile(
             "unterminated-arguments",
             _CHAT,
             (18,),
             "vLLM, DeepSeek-v4 deployments, routers at max_tokens",
             "finish_reason 'tool_calls' while the last call's JSON is cut",
             truncation=True,
+        ),
+        Profile(
+            "thought-signatures",
+            _GEMINI,
+            (),
+            "Gemini 2.5 and 3 with thinking (required back on Gemini 3)",
+            "the first functionCall part of the response carries a thoughtSignature",
+        ),
+        Profile(
+            "code-execution",
+            _GEMINI,
+            (),
+            "Gemini with the code_execution tool",
+            "executableCode and codeExecutionResult parts before the answer",
+        ),
+        Profile(
+            "server-tool-parts",
+            _GEMINI,
+            (),
+            "Gemini 3 with built-in tools beside functions",
+            "a server-side toolCall and its toolResponse, signed, before the function calls",
         ),
     )
 }

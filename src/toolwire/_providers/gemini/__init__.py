@@ -271,6 +271,9 @@ def _json_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- adapter
 
+# the members a part without text may have and still say nothing (else it is echoed whole)
+_EMPTY_KEYS = frozenset({"thought", "thoughtSignature"})
+
 
 class GeminiAdapter:
     """Translates one Gemini / Vertex ``streamGenerateContent`` stream (``"gemini"``).
@@ -379,7 +382,13 @@ class GeminiAdapter:
             return self._function_call(call, metadata, payload)
         text = read.opt_str(part, "text", "part", payload)
         if text is None:
-            return []  # parts toolwire does not translate
+            if not any(key not in _EMPTY_KEYS for key in part) and not signature:
+                return []  # an empty part
+            # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
+            # (the API ran it: never a client call), inlineData, a signature alone, or a
+            # part type toolwire does not know: echoed as it came, in its place
+            self._run = None
+            return [d.PartDelta(kind="item", data=dict(part))]
         thought = read.opt_bool(part, "thought", "part", payload)
         kind: Literal["text", "reasoning"] = "reasoning" if thought else "text"
         out: list[d.Delta] = []
@@ -567,7 +576,8 @@ def _inline(part: Image | File, position: int) -> dict[str, Any]:
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
     """The model turn: the parts in order, each with its ``thoughtSignature`` (see the
-    module docstring). A response without parts gives ``[]``."""
+    module docstring); code execution, server-side tool and unknown parts as they came.
+    A response without parts gives ``[]``."""
     parts: list[dict[str, Any]] = []
     for part, call in turn_parts(response):
         if call is not None:
@@ -590,6 +600,8 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             if signature:
                 entry["thoughtSignature"] = signature
             parts.append(entry)
+        elif part.kind == "item":
+            parts.append(dict(part.data))
     return [{"role": "model", "parts": parts}] if parts else []
 
 

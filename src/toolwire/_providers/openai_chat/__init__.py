@@ -27,7 +27,13 @@ _FINISH_KINDS = d.finish_kinds(
 )
 # delta members that translate() reads besides tool_calls: a fragment-only chunk has them
 # null or empty (content "" is skipped there too; function_call must be absent)
-_EMPTY_MEMBERS = ("content", "reasoning_content", "reasoning", "refusal")
+_EMPTY_MEMBERS = ("content", "reasoning_content", "reasoning", "refusal", "reasoning_details")
+# the reasoning members of a delta, and what each is echoed as on the assistant message:
+# DeepSeek and Kimi want ``reasoning_content`` back after a tool call in thinking mode;
+# ``reasoning`` (OpenRouter, Groq, vLLM) is not a documented request field, so it is not
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+# the summed string members of a streamed OpenRouter reasoning_details entry
+_DETAIL_TEXT = ("text", "summary", "data")
 _ABSENT = (None, "")  # an id or name that translate() reads as not sent
 
 
@@ -59,13 +65,15 @@ class OpenAIChatAdapter:
 
     format = "openai-chat"
 
-    __slots__ = ("_choice", "_meta_sent")
+    __slots__ = ("_choice", "_details", "_meta_sent", "_reasoning_field")
 
     fragment_start = None  # Chat never says whether a fragment opens a call
 
     def __init__(self, *, choice: int = 0) -> None:
         self._choice = choice
         self._meta_sent = False
+        self._reasoning_field: str | None = None  # the member reasoning came in, once seen
+        self._details: list[dict[str, Any]] = []  # OpenRouter reasoning_details, merged
 
     def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
         """Turn one chunk into deltas (``[]`` for chunks that carry nothing)."""
@@ -109,8 +117,23 @@ class OpenAIChatAdapter:
                 raise _bad(payload, "'usage' is not an object")
             out.append(chat_usage(usage))
         if finish is not None:
+            self._flush_details(out)
             out.append(finish)
         return out
+
+    def done_marker(self) -> list[d.Delta]:
+        """What ``[DONE]`` says under the ``openai-chat-done-marker`` profile, when no
+        finish reason came: the finish (``raw`` ``"[DONE]"``)."""
+        out: list[d.Delta] = []
+        self._flush_details(out)
+        out.append(d.FinishDelta(raw="[DONE]", kind="stop"))
+        return out
+
+    def _flush_details(self, out: list[d.Delta]) -> None:
+        if self._details:
+            # the whole reasoning_details list, once, as the assistant message echoes it
+            out.append(d.PartDelta(kind="item", data={"reasoning_details": self._details}))
+            self._details = []
 
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(None, index, text)`` when ``payload`` is nothing but one argument
@@ -151,6 +174,8 @@ class OpenAIChatAdapter:
                     return None
         call = calls[0]
         if type(call) is not dict or call.get("id") not in _ABSENT:
+            return None
+        if call.get("extra_content") is not None:
             return None
         index = call.get("index")
         function = call.get("function")
@@ -200,6 +225,8 @@ class OpenAIChatAdapter:
             if type(calls) is not list or len(calls) != 1:
                 return None
             call = calls[0]
+            if call.model_extra and call.model_extra.get("extra_content") is not None:
+                return None
             function = call.function
             index = call.index
             if call.id or type(index) is not int or function is None or function.name:
@@ -220,20 +247,29 @@ class OpenAIChatAdapter:
                 raise _bad(payload, "'delta' is not an object")
             content = delta.get("content")
             if content:
-                if type(content) is not str:
-                    raise _bad(payload, "'content' is not a string")
-                out.append(d.TextPart(text=content))
+                if type(content) is list:
+                    self._content_chunks(payload, content, out)
+                elif type(content) is not str:
+                    raise _bad(payload, "'content' is neither a string nor a list of chunks")
+                else:
+                    out.append(d.TextPart(text=content))
             refusal = delta.get("refusal")
             if refusal:
                 if type(refusal) is not str:
                     raise _bad(payload, "'refusal' is not a string")
                 out.append(d.RefusalPart(text=refusal))
-            for key in ("reasoning_content", "reasoning"):
+            for key in _REASONING_KEYS:
                 reasoning = delta.get(key)
                 if reasoning:
                     if type(reasoning) is not str:
                         raise _bad(payload, f"{key!r} is not a string")
-                    out.append(d.ReasoningPart(text=reasoning))
+                    self._reasoning(key, reasoning, out)
+            details = delta.get("reasoning_details")
+            if details:
+                if type(details) is not list:
+                    raise _bad(payload, "'reasoning_details' is not a list")
+                for entry in details:
+                    self._detail(payload, entry)
             calls = delta.get("tool_calls")
             if calls is not None:
                 if type(calls) is not list:
@@ -250,6 +286,67 @@ class OpenAIChatAdapter:
             raise _bad(payload, "'finish_reason' is not a string")
         return d.FinishDelta(raw=reason, kind=_FINISH_KINDS.get(reason, "other"))
 
+    def _reasoning(self, field: str, text: str, out: list[d.Delta]) -> None:
+        """Reasoning text; the first of the stream first says which member it came in."""
+        if self._reasoning_field is None:
+            self._reasoning_field = field
+            out.append(d.PartDelta(kind="reasoning", data={"field": field}))
+        out.append(d.ReasoningPart(text=text))
+
+    def _content_chunks(
+        self, payload: dict[str, Any], chunks: list[Any], out: list[d.Delta]
+    ) -> None:
+        """Mistral's content as a list of chunks: ``text`` is text, ``thinking`` (a list of
+        text chunks) is reasoning, any other chunk is kept to be echoed as it came."""
+        for chunk in chunks:
+            if type(chunk) is not dict:
+                raise _bad(payload, "a content chunk is not an object")
+            kind = chunk.get("type")
+            if kind == "text":
+                text = chunk.get("text")
+                if type(text) is not str:
+                    raise _bad(payload, "a text chunk's 'text' is not a string")
+                if text:
+                    out.append(d.TextPart(text=text))
+            elif kind == "thinking":
+                inner = chunk.get("thinking")
+                if type(inner) is not list:
+                    raise _bad(payload, "a thinking chunk's 'thinking' is not a list")
+                for piece in inner:
+                    text = piece.get("text") if type(piece) is dict else None
+                    if type(text) is not str or piece.get("type", "text") != "text":
+                        raise _bad(payload, "a thinking chunk holds a non-text chunk")
+                    if text:
+                        self._reasoning("content", text, out)
+            elif type(kind) is str and kind:
+                out.append(d.PartDelta(kind="item", data={"content_chunk": dict(chunk)}))
+            else:
+                raise _bad(payload, "a content chunk has no 'type'")
+
+    def _detail(self, payload: dict[str, Any], entry: Any) -> None:
+        """Merge one streamed OpenRouter ``reasoning_details`` entry: an entry with the
+        ``index`` and ``type`` of the last one continues it (its strings appended, its other
+        non-null members set), anything else is a new entry."""
+        if type(entry) is not dict or type(entry.get("type")) is not str:
+            raise _bad(payload, "a reasoning_details entry is not an object with a 'type'")
+        last = self._details[-1] if self._details else None
+        index = entry.get("index")
+        if (
+            last is None
+            or index is None
+            or last.get("index") != index
+            or last["type"] != entry["type"]
+        ):
+            self._details.append({k: v for k, v in entry.items() if v is not None})
+            return
+        for key, value in entry.items():
+            if value is None:
+                continue
+            if key in _DETAIL_TEXT and type(value) is str and type(last.get(key)) is str:
+                last[key] += value
+            else:
+                last[key] = value
+
     def _call(self, payload: dict[str, Any], call: Any) -> d.CallDelta:
         if type(call) is not dict:
             raise _bad(payload, "a tool call is not an object")
@@ -259,10 +356,25 @@ class OpenAIChatAdapter:
         call_id = call.get("id")
         if call_id is not None and type(call_id) is not str:
             raise _bad(payload, "a tool call's 'id' is not a string")
+        extra = call.get("extra_content")
+        if extra is not None and type(extra) is not dict:
+            raise _bad(payload, "a tool call's 'extra_content' is not an object")
+        # Gemini's OpenAI-compatible endpoint: extra_content.google.thought_signature,
+        # which must go back on the call (Gemini 3 answers its absence with a 400)
+        metadata = {"extra_content": extra} if extra else None
         function = call.get("function")
         if function is None:
-            return d.CallDelta(id=call_id or None, index=index)
-        return self._function(payload, function, call_id or None, index)
+            return d.CallDelta(id=call_id or None, index=index, metadata=metadata)
+        delta = self._function(payload, function, call_id or None, index)
+        if metadata is None:
+            return delta
+        return d.CallDelta(
+            id=delta.id,
+            index=index,
+            name=delta.name,
+            arguments=delta.arguments,
+            metadata=metadata,
+        )
 
     @staticmethod
     def _function(
@@ -308,12 +420,42 @@ tool_results = tool_messages  # one ``tool`` message per result
 
 
 def assistant_turn(response: Response) -> list[dict[str, Any]]:
-    """The assistant message: text (``None`` when there is none) and every call."""
+    """The assistant message: text (``None`` when there is none) and every call, with
+    the reasoning the server wants back: ``reasoning_content`` (DeepSeek, Kimi),
+    ``reasoning_details`` (OpenRouter), or Mistral's content chunks (``thinking`` and
+    ``text``, in order) when the content came as chunks."""
     message: dict[str, Any] = {"role": "assistant", "content": response.text or None}
+    field = next(
+        (p.data["field"] for p in response.parts if p.kind == "reasoning" and "field" in p.data),
+        None,
+    )
+    chunks = [p.data["content_chunk"] for p in response.parts if "content_chunk" in p.data]
+    if field == "content" or chunks:
+        message["content"] = _content_chunks(response)
+    elif field == "reasoning_content" and response.tool_calls:
+        # after a tool call only: that is where thinking mode needs it back
+        message["reasoning_content"] = response.reasoning
+    for part in response.parts:
+        if part.kind == "item" and "reasoning_details" in part.data:
+            message["reasoning_details"] = part.data["reasoning_details"]
     entries = [function_call_entry(call) for _, call in turn_parts(response) if call is not None]
     if entries:
         message["tool_calls"] = entries
     return [message]
+
+
+def _content_chunks(response: Response) -> list[dict[str, Any]]:
+    """Mistral's assistant content: its parts in order as ``thinking`` and ``text`` chunks
+    and the other chunks as they came."""
+    out: list[dict[str, Any]] = []
+    for part in response.parts:
+        if part.kind == "reasoning" and part.text:
+            out.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
+        elif part.kind == "text" and part.text:
+            out.append({"type": "text", "text": part.text})
+        elif part.kind == "item" and "content_chunk" in part.data:
+            out.append(dict(part.data["content_chunk"]))
+    return out
 
 
 PROVIDER = Provider(
@@ -326,4 +468,9 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     detect_fallback=_detect_error,
     aliases=("openai",),
+    # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,
+    # some OpenRouter routes): format="openai-chat-done-marker" takes the marker as the
+    # finish (Response.done_marker_finish); a stream cut before it is still refused. The
+    # openai SDK's Stream swallows the marker, so the raw body must be fed.
+    done_marker_names=("openai-chat-done-marker",),
 )

@@ -2,8 +2,10 @@
 
 After a ``model`` turn with ``functionCall`` parts, the next turn holds as many
 ``functionResponse`` parts with the same names; a ``functionResponse`` follows such a turn;
-its own ``parts`` are ``inlineData`` (a MIME type and base64 data) or ``fileData``. One
-pass over the turns: O(size of the body).
+its own ``parts`` are ``inlineData`` (a MIME type and base64 data) or ``fileData``. A
+Gemini 3 request (``thinkingLevel`` set) gives the first ``functionCall`` part of each model
+turn of the current turn its ``thoughtSignature``. One pass over the turns: O(size of the
+body).
 """
 
 from __future__ import annotations
@@ -111,6 +113,47 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> str | None:
         calls = (
             [str(p.get("name")) for p in _parts(turn, "functionCall")] if role == "model" else []
         )
+    return _check_signatures(body, contents)
+
+
+def _thinking_level(body: Mapping[str, Any]) -> bool:
+    """Whether the request sets ``thinkingLevel``, which only Gemini 3 models take."""
+    config = body.get("generationConfig", body.get("generation_config"))
+    thinking = None
+    if isinstance(config, Mapping):
+        thinking = config.get("thinkingConfig", config.get("thinking_config"))
+    if not isinstance(thinking, Mapping):
+        return False
+    return thinking.get("thinkingLevel", thinking.get("thinking_level")) is not None
+
+
+def _check_signatures(body: Mapping[str, Any], contents: list[Any]) -> str | None:
+    """Gemini 3's refusal of a model turn of the current turn (after the last user text)
+    whose first ``functionCall`` part lost its ``thoughtSignature``."""
+    if not _thinking_level(body):
+        return None
+    start = 0
+    for position, turn in enumerate(contents):
+        if turn.get("role") != "model" and not _parts(turn, "functionResponse"):
+            start = position + 1
+    for position in range(start, len(contents)):
+        turn = contents[position]
+        parts = turn.get("parts") if turn.get("role") == "model" else None
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, Mapping):
+                continue
+            call = part.get("functionCall", part.get("function_call"))
+            if not isinstance(call, Mapping):
+                continue
+            signature = part.get("thoughtSignature", part.get("thought_signature"))
+            if not signature:
+                return (
+                    "Function call is missing a thought_signature in functionCall parts. This "
+                    "is required for tools to work correctly, and missing thought_signature may "
+                    "lead to degraded model performance. Additional data, function call "
+                    f"`default_api:{call.get('name')}` , position {position + 1}."
+                )
+            break  # only a step's first call carries one
     return None
 
 

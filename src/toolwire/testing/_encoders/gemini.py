@@ -8,6 +8,7 @@ import random
 import string
 from typing import Any
 
+from .._quirks import PROFILES
 from .._scenario_types import ScenarioCall, ScenarioResponse
 from .._wire_writing import (
     EncodeOptions,
@@ -16,6 +17,7 @@ from .._wire_writing import (
     IdStyle,
     ProviderEncoder,
     argument_object,
+    mint,
     pieces,
 )
 
@@ -47,11 +49,26 @@ def _arguments(call: ScenarioCall) -> dict[str, Any]:
     return argument_object(call, why)
 
 
+def _code_parts() -> list[dict[str, Any]]:
+    """What the code_execution tool adds: the code the model ran, and its result."""
+    code = {"executableCode": {"language": "PYTHON", "code": "print(sum(range(10)))"}}
+    return [code, {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "45\n"}}]
+
+
+def _server_parts(rng: random.Random) -> list[dict[str, Any]]:
+    """A built-in tool the API ran itself: its signed toolCall and its toolResponse."""
+    call_id = mint(rng, "", 8, _LOWER)
+    call = {"toolType": "GOOGLE_SEARCH_WEB", "id": call_id, "args": {"queries": ["weather"]}}
+    signed = {"toolCall": call, "thoughtSignature": mint(rng, "c2ln", 40)}
+    return [signed, {"toolResponse": {"id": call_id, "response": {"results": 3}}}]
+
+
 class GeminiEncoder(ProviderEncoder):
     """Writes Gemini streams and bodies (``format = "gemini"``)."""
 
     format = "gemini"
     text_arguments = False
+    profiles = tuple(p for p in PROFILES.values() if "gemini" in p.formats)
     call_ids = IdStyle("", 8, _LOWER)
     response_ids = IdStyle("", 22)
 
@@ -102,13 +119,20 @@ class GeminiEncoder(ProviderEncoder):
     ) -> list[Frame]:
         """The chunks of ``response`` (see the module docstring)."""
         frames: list[Frame] = []
+        if options.has("code-execution"):
+            frames.append(Frame(self._chunk(response, options, _code_parts())))
+        if options.has("server-tool-parts"):
+            frames.append(Frame(self._chunk(response, options, _server_parts(rng))))
         for piece in pieces(response.reasoning, rng, 10, 60):
             frames.append(Frame(self._chunk(response, options, [{"text": piece, "thought": True}])))
         for piece in pieces(response.text, rng, 5, 40):
             frames.append(Frame(self._chunk(response, options, [{"text": piece}])))
         group: list[dict[str, Any]] = []
-        for call in response.tool_calls:
-            group.append(self._call_part(call))
+        for position, call in enumerate(response.tool_calls):
+            part = self._call_part(call)
+            if position == 0 and options.has("thought-signatures"):
+                part["thoughtSignature"] = mint(rng, "c2ln", 40)
+            group.append(part)
             if rng.random() < 0.5:
                 frames.append(Frame(self._chunk(response, options, group)))
                 group = []

@@ -77,7 +77,7 @@ class OpenAIChatEncoder(ProviderEncoder):
     """Writes OpenAI Chat Completions streams and bodies (``format = "openai-chat"``)."""
 
     format = "openai-chat"
-    profiles = tuple(PROFILES.values())
+    profiles = tuple(p for p in PROFILES.values() if "openai-chat" in p.formats)
     call_ids = CALL_IDS
     response_ids = IdStyle("chatcmpl-", 29)
 
@@ -130,8 +130,13 @@ class OpenAIChatEncoder(ProviderEncoder):
         azure = options.has("content-filter-chunks")
         if azure:
             frames.append(Frame(self._prompt_filter_chunk()))
+        chunks = options.has("mistral-content-chunks")
         for piece in pieces(response.reasoning, rng, 1, 8):
-            frames.append(Frame(chunk(delta(content=None, reasoning_content=piece))))
+            if chunks:
+                thinking = {"type": "thinking", "thinking": [{"type": "text", "text": piece}]}
+                frames.append(Frame(chunk(delta(content=[thinking]))))
+            else:
+                frames.append(Frame(chunk(delta(content=None, reasoning_content=piece))))
         if response.refusal:
             # a structured output the model declined: the refusal channel, no content
             frames.append(Frame(chunk(delta(content=None, refusal=""))))
@@ -141,7 +146,8 @@ class OpenAIChatEncoder(ProviderEncoder):
             if not started:
                 frames.append(Frame(chunk(delta(content="", refusal=None))))
             for piece in pieces(response.text, rng, 1, 8):
-                frames.append(Frame(chunk(delta(content=piece))))
+                content: Any = [{"type": "text", "text": piece}] if chunks else piece
+                frames.append(Frame(chunk(delta(content=content))))
         if azure and frames:
             position = rng.randint(1, len(frames))
             frames.insert(position, Frame(self._filter_chunk(rng)))
@@ -161,7 +167,11 @@ class OpenAIChatEncoder(ProviderEncoder):
         else:
             reason = "stop"
         finish_delta: dict[str, Any] = {"tool_calls": deferred} if deferred else {}
-        frames.append(Frame(chunk(finish_delta, reason), terminal=True))
+        if options.has("done-marker-only"):
+            if deferred:
+                frames.append(Frame(chunk(finish_delta)))
+        else:
+            frames.append(Frame(chunk(finish_delta, reason), terminal=True))
         if azure:
             frames.append(Frame(self._filter_chunk(rng)))
         if usage_on:
@@ -195,6 +205,9 @@ class OpenAIChatEncoder(ProviderEncoder):
                 index = i
             fragments = pieces(call.raw_arguments, rng, 1, 8)
             header: dict[str, Any] = {"index": index, "id": call.id, "type": "function"}
+            if has("extra-content-signatures"):
+                signature = mint(rng, "sig-", 24)
+                header["extra_content"] = {"google": {"thought_signature": signature}}
             if has("whole-call-chunk"):
                 header["function"] = {"name": call.name, "arguments": call.raw_arguments}
                 entries = [header]
