@@ -84,6 +84,26 @@ def test_gemini_unknown_and_signature_only_parts_are_echoed_unchanged() -> None:
     assert response.text == "ab"
 
 
+GEMINI_PARTS = [
+    gemini_chunk({"text": "Let me compute. "}, CODE),
+    gemini_chunk(RESULT, SERVER_CALL),
+    gemini_chunk(SERVER_RESPONSE, {"futurePart": {"x": 1}}, CLIENT_CALL, finish="STOP"),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_gemini_parts_assemble_the_same_at_any_split(data: st.DataObject) -> None:
+    """Gemini's server-side and unknown parts, as an SSE body cut at Hypothesis-chosen
+    points, give the same response (parts included) as fed whole."""
+    body = b"".join(f"data: {json.dumps(p)}\r\n\r\n".encode() for p in GEMINI_PARTS)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(body) - 1), max_size=12)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    whole = assemble_bytes([body])[0]
+    assert [p.kind for p in whole.parts] == ["text", "item", "item", "item", "item", "item", "call"]
+    assert assemble_bytes(pieces)[0] == whole
+
+
 # --------------------------------------------------------------- OpenAI-compatible
 
 
