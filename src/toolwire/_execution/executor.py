@@ -39,7 +39,7 @@ from .._tools.context import ToolContext
 from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Record, Store
-from ..stores._requests import GetRequest
+from ..stores._requests import GetRequest, identity_label
 from ..stores.memory import MemoryStore
 from . import approvals
 from .approvals import PendingCall
@@ -383,6 +383,10 @@ class _ExecutorBase(Generic[S]):
                 self.lease,
                 self.retention,
                 bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
+                identity_label(self.scope),
+                None if turn is None else identity_label(turn),
+                identity_label(tool.name),
+                identity_label(call.id),
             )
             gate = None
             if tool.needs_approval(check):
@@ -394,6 +398,7 @@ class _ExecutorBase(Generic[S]):
                     self.lease,
                     self.retention,
                     False,
+                    *claim.identity(),
                 )
                 details = approvals.details_text(
                     tool.name, call.id, check.arguments, tool.parameters
@@ -660,6 +665,10 @@ def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
             lease=command.lease,
             retention=command.retention,
             reclaim=command.reclaim,
+            scope=command.scope,
+            turn=command.turn,
+            tool_name=command.tool_name,
+            call_id=command.call_id,
         )
     if isinstance(command, FinishCall):
         return store.finish(
