@@ -113,13 +113,19 @@ def test_identity_text_no_column_takes_is_escaped(store: Facade) -> None:
     [{"tool_name": 3}, {"call_id": b"x"}, {"since": "yesterday"}, {"since": float("nan")}],
 )
 def test_bad_filters_are_refused(store: Facade, options: dict[str, object]) -> None:
-    """A filter of the wrong type is a ``SettingsError``, before any read."""
+    """A filter of the wrong type is a ``SettingsError``, before any read; the right type
+    of the same filter is accepted."""
+    [(name, _value)] = options.items()
+    good = {"since": 0.0}.get(name, "text")
+    assert store.records(**{name: good}) == []
     with pytest.raises(SettingsError):
         store.records(**options)
 
 
 def test_a_bad_identity_is_refused_before_the_claim(store: Facade) -> None:
-    """A claim whose identity is not text is refused, and nothing is written."""
+    """A claim whose identity is not text is refused, and nothing is written; text is
+    accepted."""
+    assert store.claim(new_key(), owner="w1", tool_name="pay").acquired
     key = f"bad-{uuid.uuid4().hex}"
     with pytest.raises(SettingsError):
         store.claim(key, owner="w1", tool_name=7)
