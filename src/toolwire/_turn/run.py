@@ -514,7 +514,7 @@ def run_turn(
       has ``run_on_rejection=True`` (the other calls could run).
     - Calls are keyed across turns by the response's identity; for a response without a
       response id, by the request's (a digest of its body, where the source exposes it),
-      or by ``turn`` when given (see :mod:`toolwire._turn.identity`).
+      or by ``turn`` when given (see docs/idempotency.md).
 
     ``prices`` (a :class:`~toolwire.accounting.Prices` table) prices ``turn.usage`` as ``stream()``
     does; an early abort is logged and traced as ``early_abort``.

@@ -52,7 +52,7 @@ class _DictTable:
 class MemoryStore(SyncShell):
     """A thread-safe in-process :class:`~toolwire.stores.AdminStore` (one lock, one dict).
 
-    ``clock`` returns seconds (or a :class:`~toolwire.stores._clock.ClockReading`); tests
+    ``clock`` returns seconds (or a :class:`~toolwire.stores.ClockReading`); tests
     pass a controllable one to move past leases and expiry. By default the store keeps a
     jump-free clock of its own. Records vanish with the process.
     """

@@ -220,7 +220,7 @@ class SQLiteStore(SyncShell):
     """An :class:`~toolwire.stores.AdminStore` in one SQLite file, for threads and processes.
 
     ``path`` is the database file (created with its schema if missing); ``clock`` returns
-    seconds (or a :class:`~toolwire.stores._clock.ClockReading`) and is for tests: by
+    seconds (or a :class:`~toolwire.stores.ClockReading`) and is for tests: by
     default the store keeps the jump-free clock described in the module notes.
     ``busy_timeout`` bounds how long an operation waits for another writer.
     ``durable=False`` trades ``synchronous=FULL`` for ``NORMAL``: commits still survive a
