@@ -226,6 +226,8 @@ def identity_label(value: str) -> str:
 
 def label_or_none(name: str, value: object) -> str | None:
     """``None``, or ``value`` (a string, possibly empty) as :func:`identity_label` writes it."""
+    if type(value) is str and value.isascii() and "\x00" not in value:
+        return value  # the common case
     if value is None:
         return None
     if not isinstance(value, str):
@@ -296,9 +298,16 @@ _RESOLVE_TEXTS = ResolveOptions.__optional_keys__
 def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
     """The checked request of ``claim(key, **options)``."""
     keys = options.keys()
-    if keys != _CLAIM_ALL and keys != _CLAIM:  # not the common cases: find what is wrong
-        _options("claim", options, _CLAIM, _CLAIM_IDENTITY)
-    get = options.get
+    if keys == _CLAIM:  # a caller that names no identity
+        scope = turn = tool_name = call_id = None
+    else:
+        if keys != _CLAIM_ALL:  # not the executor's call: find what is wrong
+            _options("claim", options, _CLAIM, _CLAIM_IDENTITY)
+        get = options.get
+        scope = label_or_none("scope", get("scope"))
+        turn = label_or_none("turn", get("turn"))
+        tool_name = label_or_none("tool_name", get("tool_name"))
+        call_id = label_or_none("call_id", get("call_id"))
     return ClaimRequest(
         identifier("key", key),
         identifier("args_hash", options["args_hash"]),
@@ -307,10 +316,10 @@ def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
         seconds("lease", options["lease"]),
         seconds("retention", options["retention"]),
         flag("reclaim", options["reclaim"]),
-        label_or_none("scope", get("scope")),
-        label_or_none("turn", get("turn")),
-        label_or_none("tool_name", get("tool_name")),
-        label_or_none("call_id", get("call_id")),
+        scope,
+        turn,
+        tool_name,
+        call_id,
     )
 
 
