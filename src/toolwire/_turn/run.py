@@ -114,7 +114,10 @@ class Turn:
 
     def to_dict(self) -> dict[str, Any]:
         """This turn as a JSON-safe, versioned dict (``Turn.from_dict`` reads it back
-        equal; structured output and non-JSON tool values are kept as their JSON form)."""
+        equal; structured output and non-JSON tool values are kept as their JSON form).
+        Bytes are not encoded (they would come back as text, which a provider taking raw
+        bytes, such as Bedrock's image blocks, would misread): a turn holding any raises
+        ``UsageError`` naming where they are."""
         return turn_to_dict(self)
 
     @classmethod
