@@ -202,7 +202,117 @@ def test_show_of_an_absent_key_exits_1(target: Target, capsys: pytest.CaptureFix
     """An absent key: exit 1, nothing on stdout, one line on stderr."""
     status, out, err = cli(target, capsys, "show", "no-such-key")
     assert (status, out) == (1, "")
-    assert err == "toolwire store: no record for key no-such-key\n"
+    assert err == "toolwire store: no record for key, idempotency key or call id no-such-key\n"
+
+
+# ---------------------------------------------------------------- finding a call
+
+
+def _paying_tools() -> Toolbox:
+    tools = Toolbox()
+
+    @tools.tool
+    def pay(amount: int) -> str:
+        """Pays."""
+        return f"paid {amount}"
+
+    @tools.tool
+    def refund(amount: int) -> str:
+        """Refunds."""
+        return f"refunded {amount}"
+
+    return tools
+
+
+def _one_call(name: str, call_id: str) -> Response:
+    from store_backends import one_call_response
+
+    return one_call_response(name, {"amount": 3}, call_id)
+
+
+def test_list_filters_on_tool_call_id_scope_status_and_since(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--tool``, ``--call-id``, ``--scope``, ``--status`` and ``--since`` each narrow the
+    listing to the calls the executor ran with those fields."""
+    tools = _paying_tools()
+    Executor(tools, store=target.store, scope="s1").run(_one_call("pay", "call_1"))
+    Executor(tools, store=target.store, scope="s2").run(_one_call("refund", "call_2"))
+    Executor(tools, store=target.store, scope="s2").run(_one_call("pay", "call_3"))
+
+    def listed(*options: str) -> list[str]:
+        status, out, _ = cli(target, capsys, "list", "--json", "--oldest", *options)
+        assert status == 0
+        return [r["call_id"] for r in json.loads(out)]
+
+    assert listed("--tool", "pay") == ["call_1", "call_3"]
+    assert listed("--call-id", "call_2") == ["call_2"]
+    assert listed("--scope", "s2") == ["call_2", "call_3"]
+    assert listed("--scope", "s2", "--tool", "pay", "--status", "completed") == ["call_3"]
+    assert listed("--since", "1h") == ["call_1", "call_2", "call_3"]
+    assert listed("--since", "2999-01-01T00:00:00") == []
+    _status, out, _ = cli(target, capsys, "list", "--tool", "refund")
+    header, line = out.splitlines()
+    assert header.split()[:4] == ["KEY", "STATUS", "TOOL", "CALL"]
+    assert line.split()[1:4] == ["completed", "refund", "call_2"]
+
+
+def test_show_takes_a_call_id_or_the_outcomes_key(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``show`` finds a record by the provider's call id and by ``Outcome.idempotency_key``
+    (the key the log names) as well as by its store key."""
+    [outcome] = Executor(_paying_tools(), store=target.store, scope="s1").run(
+        _one_call("pay", "call_9"), turn="turn-4"
+    )
+    [record] = target.store.records(call_id="call_9")
+    for text in ("call_9", outcome.idempotency_key, record.key):
+        status, out, _ = cli(target, capsys, "show", "--json", text)
+        assert status == 0
+        shown = json.loads(out)
+        assert (shown["key"], shown["tool_name"], shown["scope"], shown["turn"]) == (
+            record.key,
+            "pay",
+            "s1",
+            "turn-4",
+        )
+    status, out, _ = cli(target, capsys, "show", "call_9")
+    assert "tool:            pay" in out and "call id:         call_9" in out
+
+
+def test_show_of_a_call_id_that_names_several_records_lists_them(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One call id in two scopes: exit 1, naming both keys to pick from."""
+    for scope in ("s1", "s2"):
+        Executor(_paying_tools(), store=target.store, scope=scope).run(_one_call("pay", "dup"))
+    status, out, err = cli(target, capsys, "show", "dup")
+    assert (status, out) == (1, "")
+    assert "call id dup names 2 records" in err
+    for record in target.store.records(call_id="dup"):
+        assert record.key in err
+
+
+def test_the_log_names_the_key_store_show_finds(
+    target: Target, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The executor's log line for a failed call names ``Outcome.idempotency_key``, and
+    ``store show`` with that key shows the call's record."""
+    tools = Toolbox()
+
+    @tools.tool
+    def pay(amount: int) -> str:
+        """Fails."""
+        raise RuntimeError("card declined")
+
+    with caplog.at_level("ERROR", logger="toolwire.executor"):
+        [outcome] = Executor(tools, store=target.store, scope="s1").run(_one_call("pay", "c7"))
+    assert outcome.status == "failed" and outcome.idempotency_key is not None
+    [line] = [r.getMessage() for r in caplog.records if r.name == "toolwire.executor"]
+    logged = line.split("(key ", 1)[1].split(")", 1)[0]
+    assert logged == outcome.idempotency_key
+    status, out, _ = cli(target, capsys, "show", "--json", logged)
+    assert status == 0 and json.loads(out)["status"] == "failed"
 
 
 # ---------------------------------------------------------------------------- resolve
@@ -531,7 +641,7 @@ def test_the_module_runs_as_the_store_command(tmp_path: Path) -> None:
     assert done.stdout.splitlines()[1].split()[:2] == ["k1", "completed"]
     done = subprocess.run([*base, "show", "k2", "--db", str(path)], capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == "toolwire store: no record for key k2\n"
+    assert done.stderr == "toolwire store: no record for key, idempotency key or call id k2\n"
 
 
 # ----------------------------------------------------------------------------- views

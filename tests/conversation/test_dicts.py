@@ -3,6 +3,7 @@ of every format come back equal from their JSON-safe dicts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -102,6 +103,25 @@ def test_values_without_a_json_form_come_back_as_their_stored_json() -> None:
     assert toolwire.Outcome.from_dict(outcome.to_dict()).value == [1, 2]
     odd = toolwire.Outcome(call_id="c", name="t", status="failed", value=object())
     with pytest.raises(toolwire.UsageError):
+        odd.to_dict()
+
+
+def test_bytes_in_a_turn_are_refused_naming_where_they_are() -> None:
+    """A turn whose messages hold bytes (Bedrock's image blocks do) is refused by
+    ``to_dict`` with a ``UsageError`` that names the path to the bytes and why."""
+    tools = toolwire.Toolbox()
+    spec = {"tool_calls": [("nope", {"a": 1})]}
+    executor = toolwire.Executor(tools, scope="dicts")
+    turn = toolwire.run_turn([body("openai-chat", spec, 1)], tools, executor=executor)
+    image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
+    held = dataclasses.replace(turn, messages=[{"role": "user", "content": [image]}])
+    with pytest.raises(toolwire.UsageError) as caught:
+        held.to_dict()
+    message = str(caught.value)
+    assert "[0]['content'][0]['image']['source']['bytes'] is a bytes" in message
+    assert "Bedrock" in message
+    odd = toolwire.Outcome(call_id="c", name="t", status="failed", value={"k": [b"x"]})
+    with pytest.raises(toolwire.UsageError, match=r"\['k'\]\[0\] is a bytes"):
         odd.to_dict()
 
 

@@ -145,3 +145,21 @@ def test_openai_is_an_alias_of_openai_chat() -> None:
     response = asm.close()
     assert asm.format == response.format == "openai-chat"
     assert response.tool_calls[0].arguments == {"a": 1}
+
+
+def test_one_read_shares_its_last_preview_and_one_feed_each_has_its_own() -> None:
+    """As the docs say: the events of one ``feed_bytes`` (one network read) show that
+    read's last preview, their deltas their own; fed one payload at a time, each event's
+    preview read before the next feed is its own."""
+    chunks = _chunks(['{"city": "Ly', 'on", "days', '": 3}'])
+    body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
+    asm = StreamAssembler(format="openai-chat")
+    batch = [ev for ev in asm.feed_bytes(body) if isinstance(ev, ToolCallArguments)]
+    assert [ev.delta for ev in batch] == ['{"city": "Ly', 'on", "days', '": 3}']
+    assert [ev.preview for ev in batch] == [{"city": "Lyon", "days": 3}] * 3
+    one_by_one = StreamAssembler(format="openai-chat")
+    assert [preview for _changed, preview in _previews(one_by_one, chunks)] == [
+        {"city": "Ly"},
+        {"city": "Lyon"},
+        {"city": "Lyon", "days": 3},
+    ]

@@ -240,7 +240,7 @@ def test_a_runaway_still_running_at_exit_is_reported(tmp_path: Path) -> None:
             threading.Event().wait()
         ex = Executor(box, scope="s", timeout=0.2, lease=0.3, cancel_grace=0.1, retention=0.7)
         [outcome] = ex.run(one_call_response("hang", {}))
-        print("KEY", ex.runaways()[0].key, flush=True)
+        print("KEY", outcome.idempotency_key, flush=True)
         """
     )
     done = subprocess.run(

@@ -247,3 +247,18 @@ def test_rich_result_types_are_exported() -> None:
     assert document.filename == "a.pdf"
     with pytest.raises(TypeError):
         toolwire.Image("not bytes", "image/png")  # type: ignore[arg-type]
+
+
+def test_one_name_one_class_recording() -> None:
+    """``toolwire.testing`` calls its recorded body ``RecordedBody``; its old name
+    ``Recording`` still works with a ``DeprecationWarning``, and no public module exports a
+    second ``Recording``."""
+    import toolwire.testing as testing
+
+    assert "Recording" not in testing.__all__ and "RecordedBody" in testing.__all__
+    assert testing.RecordedBody is not toolwire.Recording
+    with pytest.warns(DeprecationWarning, match="RecordedBody"):
+        old = testing.Recording
+    assert old is testing.RecordedBody
+    with pytest.raises(AttributeError):
+        testing.NoSuchName  # noqa: B018

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import json
 import logging
 import math
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -65,6 +67,26 @@ def _positive(text: str) -> float:
     return value
 
 
+_AGE_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+
+
+def _since(text: str) -> float:
+    """``--since``: an age before now, or an ISO 8601 time, as epoch seconds."""
+    age = _AGE.fullmatch(text.strip())
+    if age is not None:
+        return time.time() - float(age[1]) * _AGE_UNITS[age[2] or "s"]
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an age (90s, 15m, 2h, 3d) or an ISO 8601 time: {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
 def _limit(text: str) -> int:
     try:
         value = int(text)
@@ -111,6 +133,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "list", parents=[where], help="records by status and age, newest first"
     )
     listing.add_argument("--status", choices=_STATUSES, default=None)
+    listing.add_argument("--tool", metavar="NAME", help="only calls of this tool")
+    listing.add_argument("--call-id", metavar="ID", help="only calls with this provider call id")
+    listing.add_argument("--scope", metavar="SCOPE", help="only calls of this executor scope")
+    listing.add_argument(
+        "--since",
+        type=_since,
+        metavar="WHEN",
+        help="only calls claimed since WHEN: an age (90s, 15m, 2h, 3d) or an ISO 8601 "
+        "time (UTC when it names no offset)",
+    )
     listing.add_argument("--limit", type=_limit, default=50, help="at most this many (50)")
     order = listing.add_mutually_exclusive_group()
     order.add_argument("--newest", dest="oldest", action="store_false", help="newest first")
@@ -118,7 +150,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(oldest=False)  # --newest's store_false would default to True
 
     show = actions.add_parser("show", parents=[where], help="every field of one record")
-    show.add_argument("key", metavar="KEY")
+    show.add_argument(
+        "key",
+        metavar="KEY",
+        help="the record's key, the call's idempotency key (Outcome.idempotency_key, the "
+        "log's key=) or the provider's call id",
+    )
 
     resolve = actions.add_parser(
         "resolve",
@@ -251,16 +288,27 @@ def _shown(record: Record) -> Record:
     return dataclasses.replace(record, status=approvals.view_status(record))  # type: ignore[arg-type]
 
 
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``records`` filters that ``list``'s options give (all but ``--status``)."""
+    given = {
+        "tool_name": args.tool,
+        "call_id": args.call_id,
+        "scope": args.scope,
+        "since": args.since,
+    }
+    return {name: value for name, value in given.items() if value is not None}
+
+
 def _list(store: AdminStore, args: argparse.Namespace) -> int:
     wanted = args.status
     stored = _STORED_AS.get(wanted, wanted)
-    found = store.records(status=stored, newest_first=not args.oldest, limit=args.limit)
+    order: dict[str, Any] = {"newest_first": not args.oldest, "limit": args.limit}
+    filters = _filters(args)
+    found = store.records(status=stored, **order, **filters)
     records = [_shown(r) for r in found]
     if wanted is not None:
         if wanted == "awaiting_approval":  # also those being stored right now
-            busy = store.records(
-                status="in_progress", newest_first=not args.oldest, limit=args.limit
-            )
+            busy = store.records(status="in_progress", **order, **filters)
             records += [_shown(r) for r in busy if approvals.call_key(r.key) is not None]
             records.sort(key=lambda r: (r.created_at, r.key), reverse=not args.oldest)
         records = [r for r in records if r.status == wanted][: args.limit]
@@ -276,8 +324,31 @@ def _get(store: AdminStore, key: str) -> Record:
     return record
 
 
+def _find(store: AdminStore, text: str) -> Record:
+    """The one record ``text`` names: by store key, else by idempotency key (the call's
+    own record before its approval record), else by provider call id."""
+    record = store.get(text)
+    if record is not None:
+        return record
+    by_key = store.records(idempotency_key=text, limit=10)
+    if by_key:
+        by_key.sort(key=lambda r: approvals.call_key(r.key) is not None)
+        return by_key[0]
+    by_call = [r for r in store.records(call_id=text, limit=10) if not _is_approval(r)]
+    if len(by_call) == 1:
+        return by_call[0]
+    if by_call:
+        keys = ", ".join(f"{r.key} (scope {r.scope}, tool {r.tool_name})" for r in by_call)
+        raise _Refused(f"call id {text} names {len(by_call)} records: {keys}; show one by key")
+    raise _Refused(f"no record for key, idempotency key or call id {text}")
+
+
+def _is_approval(record: Record) -> bool:
+    return approvals.call_key(record.key) is not None
+
+
 def _show(store: AdminStore, args: argparse.Namespace) -> int:
-    record = _get(store, args.key)
+    record = _find(store, args.key)
     now = time.time()
     _emit(args, record, plain_details(record, now), rich_details(record, now))
     return EXIT_OK

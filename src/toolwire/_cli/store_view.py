@@ -1,7 +1,7 @@
 """How ``toolwire store`` shows records: rich tables on a terminal, plain columns elsewhere.
 
-A record holds hashes, not the call's identity, so the tool's name cannot be shown. Times
-are the store clock's; ages are measured against this machine's clock.
+A record written by an earlier version holds no tool name or call id: ``-`` stands for
+them. Times are the store clock's; ages are measured against this machine's clock.
 """
 
 from __future__ import annotations
@@ -30,7 +30,17 @@ __all__ = [
     "row",
 ]
 
-COLUMNS = ("KEY", "STATUS", "AGE", "EXPIRES", "FENCE", "OWNER", "IDEMPOTENCY KEY")
+COLUMNS = (
+    "KEY",
+    "STATUS",
+    "TOOL",
+    "CALL ID",
+    "AGE",
+    "EXPIRES",
+    "FENCE",
+    "OWNER",
+    "IDEMPOTENCY KEY",
+)
 
 _STATUS_STYLE = {
     "in_progress": "yellow",
@@ -73,6 +83,8 @@ def row(record: Record, now: float) -> tuple[str, ...]:
     return (
         record.key,
         record.status,
+        record.tool_name or "-",
+        record.call_id or "-",
         duration(now - record.created_at),
         _expires(record, now),
         str(record.fence),
@@ -95,12 +107,17 @@ def details(record: Record, now: float) -> list[tuple[str, str]]:
     return [
         ("key", record.key),
         ("status", record.status),
+        ("tool", record.tool_name or "-"),
+        ("call id", record.call_id or "-"),
+        ("scope", record.scope or "-"),
+        ("turn", record.turn or "-"),
         ("idempotency key", record.idempotency_key),
         ("args hash", record.args_hash),
         ("owner", record.owner or "-"),
         ("fence", str(record.fence)),
         ("lease expires", lease_text),
         ("created", moment(record.created_at, now)),
+        ("updated", moment(record.updated_at, now)),
         ("expires", moment(record.expires_at, now)),
         ("retention", "-" if record.retention is None else duration(record.retention)),
         ("result", "-" if result is None else result),
@@ -137,11 +154,12 @@ def rich_table(records: Sequence[Record], now: float) -> Table:
     for name in COLUMNS:
         table.add_column(name, no_wrap=name in ("KEY", "STATUS", "AGE"), overflow="fold")
     for record in records:
-        key, state, age, expires, fence, owner, idempotency = row(record, now)
+        key, state, tool, call_id, age, expires, fence, owner, idempotency = row(record, now)
         status = Text(state, style=_STATUS_STYLE.get(record.status, ""))
         # the key stays whole (``show`` and ``resolve`` take it); the long hashes and
         # worker ids are cut, ``show`` has them in full
-        cells = [Text(_one_line(c)) for c in (age, expires, fence, _short(owner))]
+        shown = (tool, call_id, age, expires, fence, _short(owner))
+        cells = [Text(_one_line(c)) for c in shown]
         table.add_row(Text(_one_line(key)), status, *cells, Text(_one_line(_short(idempotency))))
     return table
 

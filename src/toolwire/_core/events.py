@@ -201,9 +201,11 @@ class ToolCallArguments:
     call's incremental parser made of it (``()`` under ``StreamAssembler(json_events=
     False)``). ``preview`` is the call's monotonic argument preview (see
     :class:`PartialJSONParser`); it is computed on first access and cached by the parser,
-    so reading it costs nothing when nothing changed. Read it while handling the event:
-    once later fragments of the same call were fed it shows that newer state (which only
-    ever extends the older one).
+    so reading it costs nothing when nothing changed. It shows the call as fed when it is
+    read: the events of one ``feed``/``feed_bytes`` (a driver's one network read) come
+    out once all of it is parsed, so an early one of them already shows the later
+    fragments of that read (which only ever extend its own). Feed one payload at a time
+    and read it before the next feed for each fragment's own preview.
 
     ``preview_changed`` says whether this fragment can have changed the preview: ``False``
     guarantees that ``preview`` equals the preview of the call's previous fragment, so a
@@ -250,8 +252,9 @@ class OutputPreview:
     fields are validated and typed, whose growing ``str`` fields show the text so far and
     whose fields not yet shown are ``None`` (``model_fields_set`` names the fields shown);
     a ``list`` / ``dict`` for those types; the JSON value for a schema. Nothing shown ever
-    changes except by growing. Computed when read, cached; read it while handling the
-    event (later text only ever extends it). Treat it as read-only.
+    changes except by growing. Computed when read, cached: the state as fed when it is read
+    (an early event of one ``feed``/``feed_bytes`` already shows that input's later text,
+    which only ever extends it; see :class:`ToolCallArguments`). Treat it as read-only.
     """
 
     delta: str

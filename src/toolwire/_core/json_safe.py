@@ -50,10 +50,41 @@ def jsonable(value: Any) -> Any:
     try:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError):
-        raise UsageError(
-            f"a {type(value).__name__} has no JSON form, so it cannot be kept in a dict"
-        ) from None
+        where, bad = _first_non_json(value, "")
+        what = f"{where} is a {type(bad).__name__}" if where else f"a {type(bad).__name__}"
+        hint = (
+            " (bytes are not encoded: a provider that takes raw bytes, such as Bedrock's "
+            "image blocks, would get text back from from_dict; keep such values out of the "
+            "dict, e.g. store the file and pass its name)"
+            if isinstance(bad, (bytes, bytearray, memoryview))
+            else ""
+        )
+        message = f"{what}, which has no JSON form, so it cannot be kept in a dict{hint}"
+        raise UsageError(message) from None
 
 
 def plain_map(value: Mapping[str, Any]) -> dict[str, Any]:
     return dict(value)
+
+
+def _first_non_json(value: Any, path: str) -> tuple[str, Any]:
+    """The path (``[0]["content"]``...) and the first part of ``value`` that JSON cannot
+    carry (``("", value)`` when it is ``value`` itself). Iterative: no recursion limit."""
+    todo: list[tuple[str, Any]] = [(path, value)]
+    while todo:
+        where, item = todo.pop()
+        if item is None or type(item) in (str, int, bool):
+            continue
+        if type(item) is float:
+            if item != item or item in (float("inf"), float("-inf")):
+                return where, item
+            continue
+        if isinstance(item, dict):
+            if not all(isinstance(key, str) for key in item):
+                return where, item
+            todo.extend((f"{where}[{key!r}]", member) for key, member in reversed(item.items()))
+        elif isinstance(item, (list, tuple)):
+            todo.extend((f"{where}[{i}]", member) for i, member in reversed(list(enumerate(item))))
+        else:
+            return where, item
+    return path, value

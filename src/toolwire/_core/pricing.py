@@ -170,7 +170,7 @@ class Prices:
     fields (as loaded from JSON or TOML); ``currency`` names the unit of every price
     (default ``"USD"``). Matching: an exact name, then the longest name the model extends
     by a date or version suffix, then glob patterns in the table's order (see
-    ``toolwire._core.pricing``). Bad tables raise :class:`PriceTableError`. toolwire ships no
+    docs/usage-and-cost.md). Bad tables raise :class:`PriceTableError`. toolwire ships no
     prices: they would go stale; :meth:`from_genai_prices` looks them up in the
     maintained ``genai-prices`` package instead.
     """

@@ -153,7 +153,7 @@ def estimate_tokens(text: str, *, model: str | None = None) -> int:
 
     Uses tiktoken when it is installed, knows ``model`` and has its encoding offline (it
     never downloads one), else toolwire's heuristic (a BPE-like count by script; see
-    ``toolwire._core.usage_estimate``). Useful for what toolwire cannot see, such as the input
+    docs/usage-and-cost.md). Useful for what toolwire cannot see, such as the input
     tokens of a request whose stream was cut before the provider reported usage.
     """
     if not isinstance(text, str):

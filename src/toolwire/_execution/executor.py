@@ -39,7 +39,7 @@ from .._tools.context import ToolContext
 from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Record, Store
-from ..stores._requests import GetRequest
+from ..stores._requests import GetRequest, identity_label
 from ..stores.memory import MemoryStore
 from . import approvals
 from .approvals import PendingCall
@@ -383,6 +383,10 @@ class _ExecutorBase(Generic[S]):
                 self.lease,
                 self.retention,
                 bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
+                identity_label(self.scope),
+                None if turn is None else identity_label(turn),
+                identity_label(tool.name),
+                identity_label(call.id),
             )
             gate = None
             if tool.needs_approval(check):
@@ -394,6 +398,7 @@ class _ExecutorBase(Generic[S]):
                     self.lease,
                     self.retention,
                     False,
+                    *claim.identity(),
                 )
                 details = approvals.details_text(
                     tool.name, call.id, check.arguments, tool.parameters
@@ -561,19 +566,19 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
     if status in ("completed", "replayed", "in_progress", "conflict", "awaiting_approval"):
         return
     extra = _fields(job, status, replayed=outcome.replayed)
-    name, call_id = job.plan.name, job.plan.call_id
+    name, call_id, key = job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
     if outcome.replayed:
         logger.info(
-            "tool %r call %s: replayed the stored %s outcome, the tool did not run: %s",
-            name, call_id, status, outcome.error, extra=extra,
+            "tool %r call %s (key %s): replayed the stored %s outcome, the tool did not run: %s",
+            name, call_id, key, status, outcome.error, extra=extra,
         )  # fmt: skip
         return
     if raised is not None and not isinstance(raised, asyncio.CancelledError):
         released = status == "failed" and isinstance(raised, (RetryableError, *job.plan.retry_on))
         logger.log(
             logging.WARNING if released else logging.ERROR,
-            "tool %r call %s raised; outcome %s%s",
-            name, call_id, status, " (released for a retry)" if released else "",
+            "tool %r call %s (key %s) raised; outcome %s%s",
+            name, call_id, key, status, " (released for a retry)" if released else "",
             exc_info=raised, extra=extra,
         )  # fmt: skip
         return
@@ -581,8 +586,8 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
     # timeout, a lost lease or a write that failed; the first is an error, the rest doubts.
     level = logging.ERROR if status == "failed" else logging.WARNING
     logger.log(
-        level, "tool %r call %s: outcome %s: %s", name, call_id, status, outcome.error,
-        extra=extra,
+        level, "tool %r call %s (key %s): outcome %s: %s",
+        name, call_id, key, status, outcome.error, extra=extra,
     )  # fmt: skip
 
 
@@ -591,14 +596,14 @@ def _log_late(job: _Job, outcome: Outcome, raised: BaseException | None) -> None
     extra = _fields(job, outcome.status)
     if outcome.status == "completed":
         logger.info(
-            "tool %r call %s ended after its timeout; its result was recorded (completed)",
-            job.plan.name, job.plan.call_id, extra=extra,
+            "tool %r call %s (key %s) ended after its timeout; its result was recorded (completed)",
+            job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key, extra=extra,
         )  # fmt: skip
         return
     logger.warning(
-        "tool %r call %s ended after its timeout; recorded as %s: %s",
-        job.plan.name, job.plan.call_id, outcome.status, outcome.error,
-        exc_info=raised, extra=extra,
+        "tool %r call %s (key %s) ended after its timeout; recorded as %s: %s",
+        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
+        outcome.status, outcome.error, exc_info=raised, extra=extra,
     )  # fmt: skip
 
 
@@ -606,17 +611,19 @@ def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[Too
     """Log a tool left running after its grace; a done-callback to log its end."""
     why = "a thread cannot be stopped" if in_thread else "it ignored its cancellation"
     logger.warning(
-        "tool %r call %s is still running after its cancellation (%s); it is left to end "
-        "on its own, its record stays unknown and its result will be discarded",
-        job.plan.name, job.plan.call_id, why, extra=_fields(job, "unknown"),
+        "tool %r call %s (key %s) is still running after its cancellation (%s); it is left "
+        "to end on its own, its record stays unknown and its result will be discarded",
+        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key, why,
+        extra=_fields(job, "unknown"),
     )  # fmt: skip
 
     def ended(task: asyncio.Future[ToolEnded]) -> None:
         with suppress(BaseException):
             task_end(task)  # retrieve it, so asyncio does not warn
         logger.info(
-            "abandoned tool %r call %s has ended; its result was discarded",
-            job.plan.name, job.plan.call_id, extra=_fields(job, "unknown"),
+            "abandoned tool %r call %s (key %s) has ended; its result was discarded",
+            job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
+            extra=_fields(job, "unknown"),
         )  # fmt: skip
 
     return ended
@@ -632,8 +639,9 @@ def _observe_decided(decided: list[Outcome | None]) -> None:
 def _internal_error(job: _Job, exc: Exception) -> Outcome:
     """A bug in the core must cost one outcome, never the whole run's."""
     logger.error(
-        "internal error while executing tool %r call %s",
-        job.plan.name, job.plan.call_id, exc_info=exc, extra=_fields(job, "unknown"),
+        "internal error while executing tool %r call %s (key %s)",
+        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
+        exc_info=exc, extra=_fields(job, "unknown"),
     )  # fmt: skip
     return Outcome(
         call_id=job.plan.call_id,
@@ -660,6 +668,10 @@ def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
             lease=command.lease,
             retention=command.retention,
             reclaim=command.reclaim,
+            scope=command.scope,
+            turn=command.turn,
+            tool_name=command.tool_name,
+            call_id=command.call_id,
         )
     if isinstance(command, FinishCall):
         return store.finish(

@@ -107,10 +107,11 @@ class Keeper:
                 self._thread = thread
         self._wake.set()
         logger.warning(
-            "tool %r call %s did not finish within %s s and is still running (a thread "
+            "tool %r call %s (key %s) did not finish within %s s and is still running (a thread "
             "cannot be stopped); its call stays claimed while it runs and its own result "
             "will be recorded when it ends",
-            plan.name, plan.call_id, plan.timeout, extra=_fields(plan, "in_progress"),
+            plan.name, plan.call_id, plan.claim.idempotency_key, plan.timeout,
+            extra=_fields(plan, "in_progress"),
         )  # fmt: skip
         return True
 
@@ -144,8 +145,9 @@ class Keeper:
                     done = self._step(kept)
                 except Exception:  # a bug must cost this one call's keeping, not all
                     logger.exception(
-                        "internal error while keeping tool %r call %s",
-                        kept.plan.name, kept.plan.call_id, extra=_fields(kept.plan, "unknown"),
+                        "internal error while keeping tool %r call %s (key %s)",
+                        kept.plan.name, kept.plan.call_id, kept.plan.claim.idempotency_key,
+                        extra=_fields(kept.plan, "unknown"),
                     )  # fmt: skip
                     done = True
                 if done:
@@ -161,10 +163,11 @@ class Keeper:
         if now >= kept.warn_at:
             kept.warn_at += self._retention
             logger.warning(
-                "tool %r call %s has been running for %.1f s, past the retention (%g s); "
+                "tool %r call %s (key %s) has been running for %.1f s, past the retention (%g s); "
                 "its call stays claimed while it runs, but if this process stops, the call "
                 "becomes unknown and, once its record expires, may run again",
-                kept.plan.name, kept.plan.call_id, now - kept.started, self._retention,
+                kept.plan.name, kept.plan.call_id, kept.plan.claim.idempotency_key,
+                now - kept.started, self._retention,
                 extra=_fields(kept.plan, "in_progress"),
             )  # fmt: skip
         ended = kept.handle.result
@@ -214,7 +217,7 @@ def _warn_at_exit() -> None:
                 "at interpreter exit, tool %r call %s (key %s) is still running %.1f s after "
                 "it started; it dies with the process: its call stays in_progress until "
                 "its lease runs out and then becomes unknown, to be settled by hand",
-                call.tool_name, call.call_id, call.key, call.running_for,
+                call.tool_name, call.call_id, call.idempotency_key, call.running_for,
                 extra={
                     "tool_name": call.tool_name,
                     "call_id": call.call_id,

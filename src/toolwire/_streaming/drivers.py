@@ -328,7 +328,7 @@ class StreamHandle(_Handle):
     :class:`~toolwire.accounting.Prices` table) sets ``usage.cost``. Each stream ends with
     one record on the ``toolwire.stream`` logger and, when the application configured
     OpenTelemetry, a ``chat {model}`` span and the GenAI metrics (see
-    ``toolwire._telemetry``).
+    docs/observability.md).
     """
 
     _mode = "sync"

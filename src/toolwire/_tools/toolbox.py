@@ -378,7 +378,7 @@ class Tool:
         Pydantic models, dataclasses, enums, sets (sorted), tuples, dates and whatever
         pydantic can serialise are turned into JSON; keys are sorted, separators compact,
         non-ASCII kept. An ``Image``, a ``File`` or a list mixing them with text is stored
-        in the rich form of ``toolwire._core.content`` (a plain value that could be read as
+        in toolwire's rich-result form (docs/providers.md) (a plain value that could be read as
         one is stored wrapped). Raises ``TypeError`` for a value JSON cannot carry
         (including NaN and infinities).
         """

@@ -114,7 +114,10 @@ class Turn:
 
     def to_dict(self) -> dict[str, Any]:
         """This turn as a JSON-safe, versioned dict (``Turn.from_dict`` reads it back
-        equal; structured output and non-JSON tool values are kept as their JSON form)."""
+        equal; structured output and non-JSON tool values are kept as their JSON form).
+        Bytes are not encoded (they would come back as text, which a provider taking raw
+        bytes, such as Bedrock's image blocks, would misread): a turn holding any raises
+        ``UsageError`` naming where they are."""
         return turn_to_dict(self)
 
     @classmethod
@@ -514,7 +517,7 @@ def run_turn(
       has ``run_on_rejection=True`` (the other calls could run).
     - Calls are keyed across turns by the response's identity; for a response without a
       response id, by the request's (a digest of its body, where the source exposes it),
-      or by ``turn`` when given (see :mod:`toolwire._turn.identity`).
+      or by ``turn`` when given (see docs/idempotency.md).
 
     ``prices`` (a :class:`~toolwire.accounting.Prices` table) prices ``turn.usage`` as ``stream()``
     does; an early abort is logged and traced as ``early_abort``.

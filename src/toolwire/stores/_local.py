@@ -14,7 +14,6 @@ from . import _requests as requests
 from ._protocol import (
     Claim,
     Record,
-    Status,
     claim_transition,
     heartbeat_transition,
     holds,
@@ -41,9 +40,9 @@ class Table(Protocol):
         """Delete the record of ``key`` (which exists)."""
         ...
 
-    def select(self, status: Status | None, newest_first: bool, limit: int, /) -> list[Record]:
-        """The records of ``status`` (any when ``None``) by ``created_at`` then key, at most
-        ``limit``, newest first or oldest first."""
+    def select(self, request: requests.RecordsRequest, /) -> list[Record]:
+        """The records that pass the filters of ``request`` by ``created_at`` then key, at
+        most ``request.limit``, newest first or oldest first."""
         ...
 
     def delete_expired(self, now: float, /) -> int:
@@ -97,7 +96,7 @@ def get(table: Table, request: requests.GetRequest) -> Record | None:
 
 def records(table: Table, request: requests.RecordsRequest) -> list[Record]:
     """:meth:`toolwire.stores.AdminStore.records` on ``table``."""
-    return table.select(request.status, request.newest_first, request.limit)
+    return table.select(request)
 
 
 def resolve(table: Table, request: requests.ResolveRequest) -> bool:

@@ -34,6 +34,14 @@ class Record:
     seconds (since the epoch for every store but one given a clock of another origin).
     ``expires_at`` is the earliest time ``purge`` may delete the record; ``retention`` the
     seconds each write keeps it for (``None`` where a record was built without one).
+
+    What an operator looks a call up by, written by the executor at claim (``None`` in a
+    record written by an earlier version, or claimed by a caller that did not give them):
+    ``scope`` (the executor's), ``turn`` (``run(response, turn=...)``), ``tool_name``,
+    ``call_id`` (the provider's tool call id). ``args_hash`` is the arguments digest.
+    ``updated_at`` is the store time of the last change of state: the claim, a takeover, the
+    call turning ``unknown``, its finish or resolution (a heartbeat only extends the lease);
+    ``None`` in an older record.
     """
 
     key: str
@@ -48,6 +56,11 @@ class Record:
     created_at: float
     expires_at: float
     retention: float | None = None
+    scope: str | None = None
+    turn: str | None = None
+    tool_name: str | None = None
+    call_id: str | None = None
+    updated_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,14 +72,23 @@ class Claim:
     record: Record
 
 
-class ClaimOptions(TypedDict):
+class _ClaimIdentity(TypedDict, total=False):
+    scope: str | None
+    turn: str | None
+    tool_name: str | None
+    call_id: str | None
+
+
+class ClaimOptions(_ClaimIdentity):
     """The keyword arguments of ``claim``.
 
     ``args_hash`` is the SHA-256 of the canonical arguments; ``idempotency_key`` the key
     handed to the tool; ``owner`` names the claiming worker (unique per attempt); ``lease``
     how long the claim holds without a heartbeat; ``retention`` how long the record is kept
     after each write; ``reclaim`` whether a lease that ran out may be taken over (tools
-    declared safe to repeat) instead of turning ``unknown``.
+    declared safe to repeat) instead of turning ``unknown``. Optional, and written into a
+    fresh record for the operator (:class:`Record`): ``scope``, ``turn``, ``tool_name`` and
+    ``call_id``, each a string or ``None``.
     """
 
     args_hash: str
@@ -113,9 +135,16 @@ class ResolveOptions(_ResolveStatus, total=False):
 
 class RecordsOptions(TypedDict, total=False):
     """The keyword arguments of ``records``: only records with ``status`` (all by default),
-    ``newest_first`` (oldest first by default, by ``created_at``), at most ``limit`` (100)."""
+    ``newest_first`` (oldest first by default, by ``created_at``), at most ``limit`` (100).
+    Each of ``tool_name``, ``call_id``, ``scope``, ``idempotency_key`` keeps only the records
+    with exactly that value; ``since`` only those created at or after that store time."""
 
     status: Status | None
+    tool_name: str | None
+    call_id: str | None
+    scope: str | None
+    idempotency_key: str | None
+    since: float | None
     newest_first: bool
     limit: int
 
@@ -255,6 +284,11 @@ def fresh_record(
         created_at=created_at,
         expires_at=expires_at,
         retention=request.retention,
+        scope=request.scope,
+        turn=request.turn,
+        tool_name=request.tool_name,
+        call_id=request.call_id,
+        updated_at=created_at,
     )
 
 
@@ -285,6 +319,7 @@ def claim_transition(
             lease_expires_at=now + request.lease,
             expires_at=max(existing.expires_at, now + request.lease + retention),
             retention=retention,
+            updated_at=now,
         )
         return Claim(acquired=True, record=record), record
     record = replace(
@@ -296,6 +331,7 @@ def claim_transition(
         error=LEASE_LOST,
         expires_at=max(existing.expires_at, now + retention),
         retention=retention,
+        updated_at=now,
     )
     return Claim(acquired=False, record=record), record
 
@@ -332,6 +368,7 @@ def heartbeat_transition(record: Record, lease: float, now: float) -> Record:
         result=record.result,
         error=record.error,
         expires_at=max(record.expires_at, now + lease + (record.retention or 0.0)),
+        updated_at=record.updated_at,
     )
 
 
@@ -346,6 +383,7 @@ def settle_transition(
         result=result,
         error=error,
         expires_at=max(record.expires_at, now + (record.retention or 0.0)),
+        updated_at=now,
     )
 
 
@@ -357,6 +395,7 @@ def _with(
     result: str | None,
     error: str | None,
     expires_at: float,
+    updated_at: float | None,
 ) -> Record:
     """``record`` with the fields a fenced write changes (``dataclasses.replace`` costs
     several times more, on the path of every call)."""
@@ -373,4 +412,9 @@ def _with(
         created_at=record.created_at,
         expires_at=expires_at,
         retention=record.retention,
+        scope=record.scope,
+        turn=record.turn,
+        tool_name=record.tool_name,
+        call_id=record.call_id,
+        updated_at=updated_at,
     )

@@ -52,6 +52,14 @@ class ClaimRequest(Request[Claim]):
     lease: float
     retention: float
     reclaim: bool
+    scope: str | None = None
+    turn: str | None = None
+    tool_name: str | None = None
+    call_id: str | None = None
+
+    def identity(self) -> tuple[str | None, str | None, str | None, str | None]:
+        """The call's identity fields: scope, turn, tool name and call id."""
+        return self.scope, self.turn, self.tool_name, self.call_id
 
 
 @dataclass(slots=True)
@@ -99,6 +107,39 @@ class RecordsRequest(Request[list[Record]]):
     status: Status | None
     newest_first: bool
     limit: int
+    tool_name: str | None = None
+    call_id: str | None = None
+    scope: str | None = None
+    idempotency_key: str | None = None
+    since: float | None = None
+
+    def matches(self, record: Record) -> bool:
+        """Whether ``record`` passes every filter of this request."""
+        return (
+            self.status in (None, record.status)
+            and self.tool_name in (None, record.tool_name)
+            and self.call_id in (None, record.call_id)
+            and self.scope in (None, record.scope)
+            and self.idempotency_key in (None, record.idempotency_key)
+            and (self.since is None or record.created_at >= self.since)
+        )
+
+    def filters(self) -> list[tuple[str, str | float]]:
+        """The filters given, as (field, value): ``since`` as ``created_at`` (at least)."""
+        given: list[tuple[str, str | float]] = [
+            (name, value)
+            for name, value in (
+                ("status", self.status),
+                ("tool_name", self.tool_name),
+                ("call_id", self.call_id),
+                ("scope", self.scope),
+                ("idempotency_key", self.idempotency_key),
+            )
+            if value is not None
+        ]
+        if self.since is not None:
+            given.append(("created_at", self.since))
+        return given
 
 
 @dataclass(slots=True)
@@ -172,6 +213,39 @@ def text_or_none(name: str, value: object) -> str | None:
     return value
 
 
+def identity_label(value: str) -> str:
+    """A call's identity field (scope, turn, tool name, call id) as every store can hold
+    it: the text itself, with any lone surrogate (no UTF-8 column takes one) written as
+    its ``\\udXXX`` escape and any NUL (no PostgreSQL text takes one) as ``\\x00``."""
+    if "\x00" in value:
+        value = value.replace("\x00", "\\x00")
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def label_or_none(name: str, value: object) -> str | None:
+    """``None``, or ``value`` (a string, possibly empty) as :func:`identity_label` writes it."""
+    if type(value) is str and value.isascii() and "\x00" not in value:
+        return value  # the common case
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SettingsError(f"{name} must be a string or None, got {type(value).__name__}")
+    return identity_label(value)
+
+
+def time_or_none(name: str, value: object) -> float | None:
+    """``None``, or ``value`` as a finite number (a store time, in seconds)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SettingsError(f"{name} must be a number of seconds or None, got {value!r}")
+    if not math.isfinite(value):
+        raise SettingsError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
 def final_status(value: object) -> FinalStatus:
     """``value`` if it is one of the final statuses."""
     for status in _FINAL:
@@ -211,6 +285,8 @@ def _options(
 # The keyword arguments of each operation, as the Protocol's signatures declare them
 # (required; optional for records and resolve).
 _CLAIM = ClaimOptions.__required_keys__
+_CLAIM_IDENTITY = ClaimOptions.__optional_keys__
+_CLAIM_ALL = _CLAIM | _CLAIM_IDENTITY
 _HEARTBEAT = HeartbeatOptions.__required_keys__
 _FINISH = FinishOptions.__required_keys__
 _RELEASE = Held.__required_keys__
@@ -221,8 +297,17 @@ _RESOLVE_TEXTS = ResolveOptions.__optional_keys__
 
 def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
     """The checked request of ``claim(key, **options)``."""
-    if options.keys() != _CLAIM:  # not the common case: find what is wrong
-        _options("claim", options, _CLAIM)
+    keys = options.keys()
+    if keys == _CLAIM:  # a caller that names no identity
+        scope = turn = tool_name = call_id = None
+    else:
+        if keys != _CLAIM_ALL:  # not the executor's call: find what is wrong
+            _options("claim", options, _CLAIM, _CLAIM_IDENTITY)
+        get = options.get
+        scope = label_or_none("scope", get("scope"))
+        turn = label_or_none("turn", get("turn"))
+        tool_name = label_or_none("tool_name", get("tool_name"))
+        call_id = label_or_none("call_id", get("call_id"))
     return ClaimRequest(
         identifier("key", key),
         identifier("args_hash", options["args_hash"]),
@@ -231,6 +316,10 @@ def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
         seconds("lease", options["lease"]),
         seconds("retention", options["retention"]),
         flag("reclaim", options["reclaim"]),
+        scope,
+        turn,
+        tool_name,
+        call_id,
     )
 
 
@@ -274,10 +363,16 @@ def get(key: object) -> GetRequest:
 def records(options: Mapping[str, object]) -> RecordsRequest:
     """The checked request of ``records(**options)``."""
     _options("records", options, frozenset(), _RECORDS)
+    get = options.get
     return RecordsRequest(
-        status=status_or_none(options.get("status")),
-        newest_first=flag("newest_first", options.get("newest_first", False)),
-        limit=count("limit", options.get("limit", 100), low=1, high=MAX_LIMIT),
+        status=status_or_none(get("status")),
+        newest_first=flag("newest_first", get("newest_first", False)),
+        limit=count("limit", get("limit", 100), low=1, high=MAX_LIMIT),
+        tool_name=label_or_none("tool_name", get("tool_name")),
+        call_id=label_or_none("call_id", get("call_id")),
+        scope=label_or_none("scope", get("scope")),
+        idempotency_key=label_or_none("idempotency_key", get("idempotency_key")),
+        since=time_or_none("since", get("since")),
     )
 
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from .._errors import StoreError
 from . import _local as local
 from ._clock import ClockReading, StoreClock
-from ._protocol import Record, Status
-from ._requests import Request, T
+from ._protocol import Record
+from ._requests import RecordsRequest, Request, T
 from ._shells import SyncShell
 
 __all__ = ["MemoryStore"]
@@ -37,10 +37,10 @@ class _DictTable:
     def delete(self, key: str) -> None:
         del self.records[key]
 
-    def select(self, status: Status | None, newest_first: bool, limit: int) -> list[Record]:
-        found = [r for r in self.records.values() if status in (None, r.status)]
-        found.sort(key=lambda r: (r.created_at, r.key), reverse=newest_first)
-        return found[:limit]
+    def select(self, request: RecordsRequest) -> list[Record]:
+        found = [r for r in self.records.values() if request.matches(r)]
+        found.sort(key=lambda r: (r.created_at, r.key), reverse=request.newest_first)
+        return found[: request.limit]
 
     def delete_expired(self, now: float) -> int:
         old = [key for key, record in self.records.items() if record.expires_at <= now]
@@ -52,7 +52,7 @@ class _DictTable:
 class MemoryStore(SyncShell):
     """A thread-safe in-process :class:`~toolwire.stores.AdminStore` (one lock, one dict).
 
-    ``clock`` returns seconds (or a :class:`~toolwire.stores._clock.ClockReading`); tests
+    ``clock`` returns seconds (or a :class:`~toolwire.stores.ClockReading`); tests
     pass a controllable one to move past leases and expiry. By default the store keeps a
     jump-free clock of its own. Records vanish with the process.
     """

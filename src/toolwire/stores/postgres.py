@@ -37,8 +37,11 @@ DEFAULT_MAX_CONNECTIONS = 10
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _COLUMNS = (
     "key, args_hash, idempotency_key, status, owner, fence, lease_expires_at, "
-    "result, error, created_at, expires_at, retention"
+    "result, error, created_at, expires_at, retention, scope, turn, tool_name, call_id, "
+    "updated_at"
 )
+_WIDTH = 17  # the record columns; the claim's two flags follow them
+_FILTERS = ("status", "tool_name", "call_id", "scope", "idempotency_key")
 _NOW = "extract(epoch FROM clock_timestamp())::double precision"
 _CLAIM_ATTEMPTS = 5  # a claim that keeps racing with deletions (release, purge) gives up
 
@@ -93,14 +96,25 @@ class Statements:
                 " error bytea,"
                 " created_at double precision NOT NULL,"
                 " expires_at double precision NOT NULL,"
-                " retention double precision NOT NULL DEFAULT 0)"
+                " retention double precision NOT NULL DEFAULT 0,"
+                " scope text, turn text, tool_name text, call_id text,"
+                " updated_at double precision)"
             ),
-            # A table of an earlier version gains the column (old rows: retention 0).
+            # A table of an earlier version gains the columns (old rows: retention 0, the
+            # identity and updated_at NULL).
             q(
                 "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS"
-                " retention double precision NOT NULL DEFAULT 0"
+                " retention double precision NOT NULL DEFAULT 0,"
+                " ADD COLUMN IF NOT EXISTS scope text,"
+                " ADD COLUMN IF NOT EXISTS turn text,"
+                " ADD COLUMN IF NOT EXISTS tool_name text,"
+                " ADD COLUMN IF NOT EXISTS call_id text,"
+                " ADD COLUMN IF NOT EXISTS updated_at double precision"
             ),
             q("CREATE INDEX IF NOT EXISTS {idx} ON {t} (expires_at)"),
+            sql.SQL("CREATE INDEX IF NOT EXISTS {cidx} ON {t} (call_id)").format(
+                t=ident, cidx=sql.Identifier(f"{parts[-1]}_call_id_idx")
+            ),
         ]
         # Concurrent CREATE TABLE IF NOT EXISTS of one new table can fail with a unique
         # violation in the catalog; workers starting together serialise on this lock.
@@ -110,7 +124,8 @@ class Statements:
             "INSERT INTO {t} (" + _COLUMNS + ") "
             "SELECT %(key)s, %(args_hash)s, %(idempotency_key)s, 'in_progress', %(owner)s, 1,"
             " n.now + %(lease)s, NULL, NULL, n.now, n.now + %(lease)s + %(retention)s,"
-            " %(retention)s FROM (SELECT " + _NOW + " AS now) AS n "
+            " %(retention)s, %(scope)s, %(turn)s, %(tool_name)s, %(call_id)s, n.now"
+            " FROM (SELECT " + _NOW + " AS now) AS n "
             "ON CONFLICT (key) DO NOTHING RETURNING lease_expires_at, created_at, expires_at"
         )
         # ``excluded.created_at`` is the statement's one reading of the server clock.
@@ -121,7 +136,7 @@ class Statements:
             "INSERT INTO {t} AS c (" + _COLUMNS + ") "
             "SELECT %(key)s, %(args_hash)s, %(idempotency_key)s, 'in_progress', %(owner)s, 1,"
             " n.now + %(lease)s, NULL, NULL, n.now, n.now + %(lease)s + %(retention)s,"
-            " %(retention)s FROM n "
+            " %(retention)s, %(scope)s, %(turn)s, %(tool_name)s, %(call_id)s, n.now FROM n "
             "ON CONFLICT (key) DO UPDATE SET"
             f" idempotency_key = CASE WHEN {take} THEN excluded.idempotency_key"
             " ELSE c.idempotency_key END,"
@@ -130,7 +145,7 @@ class Statements:
             " fence = c.fence + 1,"
             f" lease_expires_at = CASE WHEN {take} THEN excluded.lease_expires_at ELSE NULL END,"
             f" error = CASE WHEN {take} THEN c.error ELSE %(lease_lost)s END,"
-            f" retention = {keep},"
+            f" retention = {keep}, updated_at = excluded.created_at,"
             f" expires_at = greatest(c.expires_at, excluded.created_at + {keep}"
             f" + CASE WHEN {take} THEN %(lease)s ELSE 0 END)"
             " WHERE c.args_hash = excluded.args_hash AND c.status = 'in_progress'"
@@ -151,14 +166,19 @@ class Statements:
         )
         settle = (
             "UPDATE {t} SET status = %(status)s, result = %(result)s, error = %(error)s,"
-            " lease_expires_at = NULL, expires_at = greatest(expires_at, n.now + retention)" + now
+            " lease_expires_at = NULL, expires_at = greatest(expires_at, n.now + retention),"
+            " updated_at = n.now" + now
         )
         self.finish = q(settle + held)
         self.resolve = q(settle + " WHERE key = %(key)s AND status = 'unknown'")
         self.release = q("DELETE FROM {t}" + held)
+        tests = " AND ".join(
+            f"(%({name})s::text IS NULL OR {name} = %({name})s)" for name in _FILTERS
+        )
         listing = (
-            "SELECT " + _COLUMNS + " FROM {t} WHERE (%(status)s::text IS NULL"
-            " OR status = %(status)s) ORDER BY created_at {order}, key {order} LIMIT %(limit)s"
+            "SELECT " + _COLUMNS + " FROM {t} WHERE " + tests + " AND (%(since)s::double"
+            " precision IS NULL OR created_at >= %(since)s)"
+            " ORDER BY created_at {order}, key {order} LIMIT %(limit)s"
         )
         self.records = {
             newest: sql.SQL(listing).format(t=ident, order=sql.SQL("DESC" if newest else "ASC"))
@@ -229,8 +249,8 @@ def _float(value: object) -> float:
 
 
 def _record(row: Sequence[Any] | None) -> Record:
-    """A row of the twelve record columns (and any flags after them) as a :class:`Record`."""
-    if row is None or len(row) < 12:
+    """A row of the record columns (and any flags after them) as a :class:`Record`."""
+    if row is None or len(row) < _WIDTH:
         raise StoreError(f"unexpected reply from PostgreSQL: {row!r}")
     key, args_hash, idem, status, owner, fence, lease_at, result, error, created, expires = row[:11]
     if (
@@ -241,6 +261,7 @@ def _record(row: Sequence[Any] | None) -> Record:
         or not (owner is None or isinstance(owner, str))
         or isinstance(fence, bool)
         or not isinstance(fence, int)
+        or not all(text is None or isinstance(text, str) for text in row[12:16])
     ):
         raise StoreError(f"unexpected reply from PostgreSQL: {row!r}")
     state: Status = status
@@ -257,6 +278,11 @@ def _record(row: Sequence[Any] | None) -> Record:
         created_at=_float(created),
         expires_at=_float(expires),
         retention=_float(row[11]),
+        scope=row[12],
+        turn=row[13],
+        tool_name=row[14],
+        call_id=row[15],
+        updated_at=None if row[16] is None else _float(row[16]),
     )
 
 
@@ -273,6 +299,10 @@ def _claim(s: Statements, r: requests.ClaimRequest) -> Flow[Claim]:
         "retention": r.retention,
         "reclaim": r.reclaim,
         "lease_lost": LEASE_LOST.encode(),
+        "scope": r.scope,
+        "turn": r.turn,
+        "tool_name": r.tool_name,
+        "call_id": r.call_id,
     }
     _count, rows = yield Query(s.insert, params, returns_rows=True)
     if rows:  # a fresh key, inserted: the record is the request's, at the server's times
@@ -287,8 +317,8 @@ def _claim(s: Statements, r: requests.ClaimRequest) -> Flow[Claim]:
     # The key exists: the full statement decides, on what it holds now.
     for _attempt in range(_CLAIM_ATTEMPTS):
         _count, rows = yield Query(s.claim, params, returns_rows=True)
-        if rows and (rows[0][13] is True or rows[0][3] != "in_progress"):
-            return Claim(acquired=rows[0][12] is True, record=_record(rows[0]))
+        if rows and (rows[0][_WIDTH + 1] is True or rows[0][3] != "in_progress"):
+            return Claim(acquired=rows[0][_WIDTH] is True, record=_record(rows[0]))
         # An in_progress row read by the fallback SELECT comes from the statement's
         # snapshot; when a racing claim settled it meanwhile (its takeover or unknown
         # verdict), the conflict check saw the newer row and left it alone, but the
@@ -339,7 +369,8 @@ def _read(s: Statements, r: Any) -> Flow[Any]:
         _count, rows = yield Query(s.get, {"key": r.key}, returns_rows=True)
         return _record(rows[0]) if rows else None
     if isinstance(r, requests.RecordsRequest):
-        params = {"status": r.status, "limit": r.limit}
+        params = {name: getattr(r, name) for name in _FILTERS}
+        params.update(since=r.since, limit=r.limit)
         _count, rows = yield Query(s.records[r.newest_first], params, returns_rows=True)
         return [_record(row) for row in rows]
     assert isinstance(r, requests.PurgeRequest)

@@ -64,6 +64,14 @@ end
 local function retention(k)
   return tonumber(redis.call('HGET', k, 'retention') or 0) or 0
 end
+local function identity(k, first)
+  -- The call's identity fields, as (present flag, text) pairs from ARGV[first] on.
+  local names = {'scope', 'turn', 'tool_name', 'call_id'}
+  for i, name in ipairs(names) do
+    local at = first + (i - 1) * 2
+    if ARGV[at] == '1' then redis.call('HSET', k, name, ARGV[at + 1]) end
+  end
+end
 local function texts(k, has_result, result, has_error, err)
   if has_result == '1' then redis.call('HSET', k, 'result', result)
   else redis.call('HDEL', k, 'result') end
@@ -87,7 +95,9 @@ if v[2] == false then
   end
   redis.call('HSET', k, 'args_hash', args_hash, 'idempotency_key', idem,
     'status', 'in_progress', 'owner', owner, 'fence', '1',
-    'lease_expires_at', fmt(now + lease), 'created_at', fmt(now), 'retention', fmt(keep))
+    'lease_expires_at', fmt(now + lease), 'created_at', fmt(now), 'retention', fmt(keep),
+    'updated_at', fmt(now))
+  identity(k, 9)
   renew(k, now + lease + keep, grace)
   acquired = 1
 elseif v[1] == args_hash and v[2] == 'in_progress' and v[4] ~= false
@@ -96,12 +106,12 @@ elseif v[1] == args_hash and v[2] == 'in_progress' and v[4] ~= false
   local fence = fmt(tonumber(v[3]) + 1)
   if reclaim then
     redis.call('HSET', k, 'idempotency_key', idem, 'owner', owner, 'fence', fence,
-      'lease_expires_at', fmt(now + lease), 'retention', fmt(keep))
+      'lease_expires_at', fmt(now + lease), 'retention', fmt(keep), 'updated_at', fmt(now))
     renew(k, now + lease + keep, grace)
     acquired = 1
   else
     redis.call('HSET', k, 'status', 'unknown', 'fence', fence, 'error', lost,
-      'retention', fmt(keep))
+      'retention', fmt(keep), 'updated_at', fmt(now))
     redis.call('HDEL', k, 'owner', 'lease_expires_at')
     renew(k, now + keep, grace)
   end
@@ -123,10 +133,11 @@ local k = KEYS[1]
 if not held(k, ARGV[1], ARGV[2]) then
   return 0
 end
-redis.call('HSET', k, 'status', ARGV[3])
+local now = now_us()
+redis.call('HSET', k, 'status', ARGV[3], 'updated_at', fmt(now))
 redis.call('HDEL', k, 'lease_expires_at')
 texts(k, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
-renew(k, now_us() + retention(k), tonumber(ARGV[8]))
+renew(k, now + retention(k), tonumber(ARGV[8]))
 return 1
 """,
     "resolve": """
@@ -134,9 +145,10 @@ local k = KEYS[1]
 if redis.call('HGET', k, 'status') ~= 'unknown' then
   return 0
 end
-redis.call('HSET', k, 'status', ARGV[1])
+local now = now_us()
+redis.call('HSET', k, 'status', ARGV[1], 'updated_at', fmt(now))
 texts(k, ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-renew(k, now_us() + retention(k), tonumber(ARGV[6]))
+renew(k, now + retention(k), tonumber(ARGV[6]))
 return 1
 """,
     "release": """
@@ -146,14 +158,18 @@ end
 redis.call('DEL', KEYS[1])
 return 1
 """,
-    # For each hash under the prefix (of ARGV[1]'s status, or any when empty): its key
-    # and created_at, for the listing to sort.
+    # For each hash under the prefix whose fields equal the (field, value) pairs of ARGV:
+    # its key and created_at, for the listing to sort.
     "summary": """
 local found = {}
 for _, k in ipairs(KEYS) do
   if redis.call('TYPE', k)['ok'] == 'hash' then
     local v = redis.call('HMGET', k, 'status', 'created_at')
-    if v[1] ~= false and v[2] ~= false and (ARGV[1] == '' or v[1] == ARGV[1]) then
+    local ok = v[1] ~= false and v[2] ~= false
+    for i = 1, #ARGV, 2 do
+      if ok and redis.call('HGET', k, ARGV[i]) ~= ARGV[i + 1] then ok = false end
+    end
+    if ok then
       table.insert(found, k)
       table.insert(found, v[2])
     end
@@ -250,6 +266,16 @@ def _field_time(fields: dict[bytes, bytes], name: str, reply: object) -> float |
         raise _unexpected(reply) from exc
 
 
+def _field_label(fields: dict[bytes, bytes], name: bytes, reply: object) -> str | None:
+    value = fields.get(name)
+    if value is None:
+        return None
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _unexpected(reply) from exc
+
+
 def _record(key: str, reply: object) -> Record:
     """A flat ``HGETALL`` reply as a :class:`Record`; ``StoreError`` if malformed."""
     if not isinstance(reply, list) or len(reply) % 2 or not reply:
@@ -286,6 +312,11 @@ def _record(key: str, reply: object) -> Record:
         created_at=created_at,
         expires_at=expires_at,
         retention=_field_time(fields, "retention", reply),
+        scope=_field_label(fields, b"scope", reply),
+        turn=_field_label(fields, b"turn", reply),
+        tool_name=_field_label(fields, b"tool_name", reply),
+        call_id=_field_label(fields, b"call_id", reply),
+        updated_at=_field_time(fields, "updated_at", reply),
     )
 
 
@@ -326,6 +357,8 @@ def _claim(keys: Keys, r: requests.ClaimRequest) -> Flow[Claim]:
     args: list[bytes | int] = [_utf8(r.args_hash), _utf8(r.idempotency_key), _utf8(r.owner)]
     args += [_micros(r.lease), _micros(r.retention), b"1" if r.reclaim else b"0"]
     args += [keys.grace_ms, LEASE_LOST.encode()]
+    for label in (r.scope, r.turn, r.tool_name, r.call_id):
+        args += [b"0", b""] if label is None else [b"1", _utf8(label)]
     reply = yield Script("claim", [keys.name(r.key)], args)
     if not isinstance(reply, list) or len(reply) != 2 or reply[0] not in (0, 1):
         raise _unexpected(reply)
@@ -352,14 +385,19 @@ def _scan(keys: Keys) -> Flow[list[list[bytes]]]:
 
 def _records(keys: Keys, r: requests.RecordsRequest) -> Flow[list[Record]]:
     found: list[tuple[int, str, bytes]] = []
-    status = b"" if r.status is None else r.status.encode()
+    tests: list[bytes | int] = []
+    for field, value in r.filters():
+        if field != "created_at":  # since: judged below, on the exact stored times
+            tests += [field.encode(), _utf8(str(value))]
     for batch in (yield from _scan(keys)):
-        reply = yield Script("summary", batch, [status])
+        reply = yield Script("summary", batch, tests)
         if not isinstance(reply, list) or len(reply) % 2:
             raise _unexpected(reply)
         for name, created in zip(reply[::2], reply[1::2], strict=True):
             try:
-                found.append((int(created), keys.key(name), name))
+                micros = int(created)
+                if r.since is None or micros / 1_000_000 >= r.since:
+                    found.append((micros, keys.key(name), name))
             except (ValueError, UnicodeDecodeError) as exc:
                 raise _unexpected(reply) from exc
     found.sort(reverse=r.newest_first)

@@ -18,8 +18,8 @@ from typing import Any
 from .._errors import StoreError
 from . import _local as local
 from ._clock import ClockMark, ClockReading, advance, reader
-from ._protocol import Record, Status
-from ._requests import Request, T
+from ._protocol import Record
+from ._requests import RecordsRequest, Request, T
 from ._shells import SyncShell
 
 __all__ = ["SQLiteStore"]
@@ -37,7 +37,12 @@ _SCHEMA = (
     error TEXT,
     created_at REAL NOT NULL,
     expires_at REAL NOT NULL,
-    retention REAL)""",
+    retention REAL,
+    scope TEXT,
+    turn TEXT,
+    tool_name TEXT,
+    call_id TEXT,
+    updated_at REAL)""",
     "CREATE INDEX IF NOT EXISTS toolwire_calls_expires ON toolwire_calls (expires_at)",
     """CREATE TABLE IF NOT EXISTS toolwire_clock (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -45,17 +50,28 @@ _SCHEMA = (
     domain TEXT NOT NULL,
     elapsed REAL NOT NULL)""",
 )
+# Columns a file written by an earlier version lacks, added in place when it is opened
+# (its old rows read as None there).
+_ADDED = (
+    ("retention", "REAL"),
+    ("scope", "TEXT"),
+    ("turn", "TEXT"),
+    ("tool_name", "TEXT"),
+    ("call_id", "TEXT"),
+    ("updated_at", "REAL"),
+)
+_INDEXES = ("CREATE INDEX IF NOT EXISTS toolwire_calls_call_id ON toolwire_calls (call_id)",)
 _COLUMNS = (
     "key, args_hash, idempotency_key, status, owner, fence, lease_expires_at, result, "
-    "error, created_at, expires_at, retention"
+    "error, created_at, expires_at, retention, scope, turn, tool_name, call_id, updated_at"
 )
-_SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+_SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 17)})"
 # A record read in this transaction is written back in place (a REPLACE would delete the
 # row and insert it again, touching both indexes).
 _UPDATE = (
     "UPDATE toolwire_calls SET args_hash = ?, idempotency_key = ?, status = ?, owner = ?,"
     " fence = ?, lease_expires_at = ?, result = ?, error = ?, created_at = ?,"
-    " expires_at = ?, retention = ? WHERE key = ?"
+    " expires_at = ?, retention = ?, updated_at = ? WHERE key = ?"
 )
 _SELECT = f"SELECT {_COLUMNS} FROM toolwire_calls"
 # The record of a key and the clock's mark in one statement (always one row: NULLs for
@@ -89,8 +105,8 @@ def _text_out(value: str | bytes | None) -> str | None:
     return value
 
 
-def _times(record: Record) -> tuple[float, float | None]:
-    return record.expires_at, record.retention
+def _rest(r: Record) -> tuple[Any, ...]:
+    return r.expires_at, r.retention, r.scope, r.turn, r.tool_name, r.call_id, r.updated_at
 
 
 def _record(row: Sequence[Any]) -> Record:
@@ -107,6 +123,11 @@ def _record(row: Sequence[Any]) -> Record:
         created_at=row[9],
         expires_at=row[10],
         retention=row[11],
+        scope=row[12],
+        turn=row[13],
+        tool_name=row[14],
+        call_id=row[15],
+        updated_at=row[16],
     )
 
 
@@ -155,23 +176,26 @@ class _Table:
                     r.created_at,
                     r.expires_at,
                     r.retention,
+                    r.updated_at,
                     r.key,
                 ),
             )
             return
         row = (r.key, r.args_hash, r.idempotency_key, r.status, r.owner, r.fence)
-        self._db.execute(_SAVE, (*row, r.lease_expires_at, result, error, r.created_at, *_times(r)))
+        self._db.execute(_SAVE, (*row, r.lease_expires_at, result, error, r.created_at, *_rest(r)))
 
     def delete(self, key: str) -> None:
         self._db.execute("DELETE FROM toolwire_calls WHERE key = ?", (key,))
         if key == self._loaded:
             self._loaded = None
 
-    def select(self, status: Status | None, newest_first: bool, limit: int) -> list[Record]:
-        where = "" if status is None else "WHERE status = ? "
-        order = "DESC" if newest_first else "ASC"
+    def select(self, request: RecordsRequest) -> list[Record]:
+        filters = request.filters()
+        tests = [f"{name} {'>=' if name == 'created_at' else '='} ?" for name, _ in filters]
+        where = f"WHERE {' AND '.join(tests)} " if tests else ""
+        order = "DESC" if request.newest_first else "ASC"
         sql = f"{_SELECT} {where}ORDER BY created_at {order}, key {order} LIMIT ?"
-        params = (limit,) if status is None else (status, limit)
+        params = (*(value for _, value in filters), request.limit)
         return [_record(row) for row in self._db.execute(sql, params)]
 
     def delete_expired(self, now: float) -> int:
@@ -196,7 +220,7 @@ class SQLiteStore(SyncShell):
     """An :class:`~toolwire.stores.AdminStore` in one SQLite file, for threads and processes.
 
     ``path`` is the database file (created with its schema if missing); ``clock`` returns
-    seconds (or a :class:`~toolwire.stores._clock.ClockReading`) and is for tests: by
+    seconds (or a :class:`~toolwire.stores.ClockReading`) and is for tests: by
     default the store keeps the jump-free clock described in the module notes.
     ``busy_timeout`` bounds how long an operation waits for another writer.
     ``durable=False`` trades ``synchronous=FULL`` for ``NORMAL``: commits still survive a
@@ -228,8 +252,11 @@ class SQLiteStore(SyncShell):
                 for statement in _SCHEMA:
                     db.execute(statement)
                 columns = {row[1] for row in db.execute("PRAGMA table_info(toolwire_calls)")}
-                if "retention" not in columns:  # a file written by an earlier version
-                    db.execute("ALTER TABLE toolwire_calls ADD COLUMN retention REAL")
+                for column, kind in _ADDED:
+                    if column not in columns:  # a file written by an earlier version
+                        db.execute(f"ALTER TABLE toolwire_calls ADD COLUMN {column} {kind}")
+                for statement in _INDEXES:
+                    db.execute(statement)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot set up SQLite database {self._path!r}: {exc}") from exc
         self._self_test(f"the SQLite file {self._path!r}")

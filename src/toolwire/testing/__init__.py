@@ -17,10 +17,13 @@ Gemini: ``thought-signatures``, ``code-execution``, ``server-tool-parts``.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from ._faults import FAULT_KINDS, parse_fault, parse_faults
 from ._formats import FORMATS, encoder_for
 from ._profiles import PROFILES
-from ._recordings import Recording, load_recording
+from ._recordings import RecordedBody, load_recording
 from ._scenario import load_scenario
 from ._scenario_types import Fault, Profile, ScenarioCall, ScenarioResponse, ScenarioUsage
 from ._server import ConnectionRecord, RecordedRequest
@@ -38,8 +41,8 @@ __all__ = [
     "Fault",
     "Frame",
     "Profile",
+    "RecordedBody",
     "RecordedRequest",
-    "Recording",
     "ScenarioCall",
     "ScenarioResponse",
     "ScenarioUsage",
@@ -51,3 +54,17 @@ __all__ = [
     "parse_faults",
     "serialise",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Recording``: the deprecated name of :class:`RecordedBody` (it clashed with
+    :class:`toolwire.Recording`, a different class)."""
+    if name == "Recording":
+        warnings.warn(
+            "toolwire.testing.Recording is renamed RecordedBody (toolwire.Recording is a "
+            "recorded model response, a different class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RecordedBody
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,12 +15,16 @@ from .._errors import StreamFormatError, UsageError
 from ._faults import EVENT_FAULTS, Fault, parse_faults
 from ._wire_writing import CONTENT_TYPES, Framing
 
-__all__ = ["Recording", "load_recording"]
+__all__ = ["RecordedBody", "load_recording"]
 
 
 @dataclass(frozen=True, slots=True)
-class Recording:
-    """A recorded body: where it came from, its bytes, its framing and byte faults."""
+class RecordedBody:
+    """A recorded body: where it came from, its bytes, its framing and byte faults.
+
+    Not :class:`toolwire.Recording` (a recorded model response, for replays): this is the
+    file the simulator serves byte-exact. ``toolwire.testing.Recording`` is a deprecated
+    alias of this class."""
 
     path: Path
     data: bytes
@@ -33,7 +37,7 @@ class Recording:
         return CONTENT_TYPES[self.framing]
 
 
-def load_recording(path: str | Path, *, faults: Iterable[str | Fault] = ()) -> Recording:
+def load_recording(path: str | Path, *, faults: Iterable[str | Fault] = ()) -> RecordedBody:
     """Read ``path`` and detect its framing; only byte faults (and ``http``) apply."""
     path = Path(path)
     try:
@@ -53,4 +57,4 @@ def load_recording(path: str | Path, *, faults: Iterable[str | Fault] = ()) -> R
         raise UsageError(f"{path} is no recorded stream toolwire can frame: {exc}") from None
     if framing is None:
         raise UsageError(f"the recording {path} is empty")
-    return Recording(path=path, data=data, framing=framing, faults=parsed)
+    return RecordedBody(path=path, data=data, framing=framing, faults=parsed)

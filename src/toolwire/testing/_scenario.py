@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 from .._errors import UsageError
 from ._faults import parse_faults
 from ._profiles import parse_profiles
-from ._recordings import Recording, load_recording
+from ._recordings import RecordedBody, load_recording
 from ._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
 
 __all__ = [
@@ -183,7 +183,7 @@ def make_response(
 
 # ------------------------------------------------------------------------ the script
 
-Entry = ScenarioResponse | Recording
+Entry = ScenarioResponse | RecordedBody
 
 
 @dataclass(slots=True)

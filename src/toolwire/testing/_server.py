@@ -22,7 +22,7 @@ from typing import Any
 
 from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
 from ._formats import Route, base_urls, check_request, encoder_for, route
-from ._recordings import Recording
+from ._recordings import RecordedBody
 from ._scenario import Script
 from ._scenario_types import Fault, ScenarioResponse
 from ._wire_writing import (
@@ -259,7 +259,7 @@ def coalesce(writes: list[bytes], plan: BytePlan) -> tuple[list[bytes], BytePlan
     return out, BytePlan(plan.stall_first, stalls, plan.drip, plan.cut_at)
 
 
-def _recording_writes(recording: Recording) -> list[bytes]:
+def _recording_writes(recording: RecordedBody) -> list[bytes]:
     """A recording's bytes in event-sized writes (so a stall lands between events)."""
     data = recording.data
     if recording.framing in ("sse", "ndjson"):
@@ -417,7 +417,7 @@ class SimulatorApp:
             record.status, record.served = status, "fault"
             message = "Rate limit reached; retry later." if status == 429 else "Simulated error."
             return _json_reply(encoder.error_body(status, message))
-        if isinstance(entry, Recording):
+        if isinstance(entry, RecordedBody):
             record.served, record.recording = "recording", entry.path
             writes = _recording_writes(entry)
             plan = byte_plan(faults, [len(w) for w in writes], fault_rng)
