@@ -85,10 +85,12 @@ def test_demo_shows_the_four_parts_fast_and_exits_0() -> None:
     assert "runs.log: 4 tool runs over the two processes, 0 run twice" in crash
     assert "the model was asked 2 times for 3 turns" in crash
     assert "the store's records (SQLiteStore.records()): 15" in crash
-    assert len(re.findall(r"· part 1\s+completed", crash)) == 4
-    assert len(re.findall(r"· part 3\s+completed", crash)) == 3
-    assert len(re.findall(r"write_file · part 3\s+unknown", crash)) == 1
-    assert len(re.findall(r"conversation · turn \d (response|messages)\s+completed", crash)) == 6
+    assert len(re.findall(r"· part 1\s+call_\S+\s+completed", crash)) == 4
+    assert len(re.findall(r"· part 3\s+call_\S+\s+completed", crash)) == 3
+    assert len(re.findall(r"write_file · part 3\s+call_\S+\s+unknown", crash)) == 1
+    assert (
+        len(re.findall(r"conversation · turn \d (response|messages)\s+-\s+completed", crash)) == 6
+    )
     assert "call: the tool call and the part that made it" in crash  # the columns explained
 
     summary = part(out, 4)

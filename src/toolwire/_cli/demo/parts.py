@@ -260,23 +260,25 @@ class Demo:
         rows: list[list[Cell]] = []
         for record in records:
             result = record.result if record.result is not None else record.error or ""
-            if len(result) > 36:
-                result = result[:35] + "…"
+            result = _short(result, 30)
             tone: Tone = "good" if record.status == "completed" else "bad"
             rows.append(
                 [
                     (_record_name(record.idempotency_key, self.tally.keys), ""),
+                    (_short(record.call_id or "-", 14), "dim"),
                     (record.status, tone),
                     (f"{max(0.0, now - record.created_at):.1f}s", "dim"),
-                    (_short_key(record.idempotency_key), "dim"),
+                    (_short(record.idempotency_key, 20), "dim"),
                     (result, ""),
                 ]
             )
         self.view.line(f"the store's records (SQLiteStore.records()): {len(records)}", "bold")
-        self.view.table(["call", "status", "age", "idempotency key", "result"], rows)
+        self.view.table(["call", "call id", "status", "age", "idempotency key", "result"], rows)
         self.view.line(
             "call: the tool call and the part that made it, or a record of the conversation "
-            "itself · status: completed, or unknown (cut short by the kill: told to the model, "
+            "itself · call id: the provider's id of the call, shortened (`toolwire store show <call id>` "
+            "finds its record) "
+            "· status: completed, or unknown (cut short by the kill: told to the model, "
             "never run again) · age: since the record was made · idempotency key: the key "
             "the record is stored under · result: what a replay answers with",
             "dim",
@@ -373,8 +375,8 @@ def _record_name(key: str, calls: dict[str, str]) -> str:
     return "?"
 
 
-def _short_key(key: str) -> str:
-    return key if len(key) <= 28 else key[:27] + "…"
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _verdict(reading: Reading) -> Cell:
