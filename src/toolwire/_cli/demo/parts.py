@@ -276,9 +276,9 @@ class Demo:
         self.view.table(["call", "call id", "status", "age", "idempotency key", "result"], rows)
         self.view.line(
             "call: the tool call and the part that made it, or a record of the conversation "
-            "itself · call id: the provider's id of the call, shortened (`toolwire store show <call id>` "
-            "finds its record) "
-            "· status: completed, or unknown (cut short by the kill: told to the model, "
+            "itself · call id: the provider's id of the call, shortened "
+            "(`toolwire store show <call id>` finds its record) · status: completed, or "
+            "unknown (cut short by the kill: told to the model, "
             "never run again) · age: since the record was made · idempotency key: the key "
             "the record is stored under · result: what a replay answers with",
             "dim",
