@@ -224,12 +224,23 @@ def floor_text(body: bytes) -> Any:
     return [json.loads("".join(parts)) for parts in calls.values()]
 
 
+def _class(package: ModuleType, modules: tuple[str, ...], name: str) -> Any:
+    """``name`` from the first of ``modules`` the package has: the room layout, or the
+    flat one of a baseline checkout from before the move."""
+    for module in modules:
+        try:
+            return getattr(importlib.import_module(f"{package.__name__}.{module}"), name)
+        except ModuleNotFoundError:
+            continue
+    raise ModuleNotFoundError(f"{package.__name__} has none of {modules}")
+
+
 def run_feed_bytes(package: ModuleType, chunks: list[bytes]) -> Any:
     """``StreamAssembler.feed_bytes`` per read, a preview every 64 argument events,
     ``close()``: the calls' arguments. (The classes are taken from the package's own
     submodules: ``toolwire/__init__`` resolves its names in ``toolwire`` itself.)"""
-    asm = importlib.import_module(f"{package.__name__}._assembler").StreamAssembler()
-    arguments_type = importlib.import_module(f"{package.__name__}._events").ToolCallArguments
+    asm = _class(package, ("_output.assembler", "_assembler"), "StreamAssembler")()
+    arguments_type = _class(package, ("_core.events", "_events"), "ToolCallArguments")
     n = 0
     for chunk in chunks:
         for ev in asm.feed_bytes(chunk):
