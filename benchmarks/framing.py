@@ -253,7 +253,7 @@ def run_feed_bytes(package: ModuleType, chunks: list[bytes]) -> Any:
 
 def run_framing_only(package: ModuleType, chunks: list[bytes]) -> int:
     """The package's FrameDecoder over the reads, payloads dropped as they come."""
-    decoder = importlib.import_module(f"{package.__name__}._framing").FrameDecoder()
+    decoder = _class(package, ("_core.framing", "_framing"), "FrameDecoder")()
     n = 0
     for chunk in chunks:
         n += len(decoder.feed(chunk))
