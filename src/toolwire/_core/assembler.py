@@ -1285,6 +1285,7 @@ class Assembler:
             format=self.format,
             created=identity.created,
             parts=self._content.content_parts(),
+            paused=finish.paused,
         )
         return self._result
 
