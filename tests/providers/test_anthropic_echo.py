@@ -27,6 +27,7 @@ from adapter_support import assemble_bytes, assemble_every_way, sse_body
 from drivers_support import splits
 from toolwire import StreamAborted, StreamAssembler, StreamFormatError
 from toolwire._core.messages import turn_messages
+from toolwire._providers.anthropic import assistant_turn
 
 SEARCH_USE = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}
 SEARCH_RESULT = {
@@ -185,6 +186,8 @@ def test_a_call_complete_in_message_start_is_read_when_the_stream_ends() -> None
         {"sql": "SELECT 1"},
     )
     assert response.raw_finish_reason == "tool_use"
+    (message,) = assistant_turn(response)  # the server block, then the call with its caller
+    assert message["content"] == [{**SEARCH_USE}, PROGRAMMATIC_USE]
     cut = StreamAssembler()  # without message_stop, the complete call is never handed out
     cut.feed(programmatic_start())
     with pytest.raises(StreamAborted):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.content import File, Image, Part, b64, fallback_text
-from ..._core.messages import ResultText, object_arguments, wire_name
+from ..._core.messages import Call, ResultText, object_arguments, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
@@ -237,7 +237,11 @@ class AnthropicAdapter:
         if start_input:
             text = read.dump_arguments(start_input, "content_block.input", payload)
         self._blocks[index] = _Block(_TOOL, call_id=call_id or None, start_input=text)
-        return [d.CallDelta(id=call_id or None, index=index, name=name, start=True)]
+        caller = read.opt_dict(block, "caller", "content_block", payload)
+        metadata = {"caller": copy.deepcopy(caller)} if caller is not None else None
+        return [
+            d.CallDelta(id=call_id or None, index=index, name=name, start=True, metadata=metadata)
+        ]
 
     def _open_block(self, payload: dict[str, Any], where: str) -> tuple[int, _Block]:
         """The started, not yet stopped block that ``payload`` addresses."""
@@ -451,12 +455,7 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     """
     return assistant_blocks(
         response,
-        call=lambda call: {
-            "type": "tool_use",
-            "id": call.id,
-            "name": wire_name(call.name),
-            "input": object_arguments(call),
-        },
+        call=_tool_use,
         text=lambda text: {"type": "text", "text": text},
         reasoning=lambda text, signature: {
             "type": "thinking",
@@ -464,6 +463,20 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             "signature": signature,
         },
     )
+
+
+def _tool_use(call: Call) -> dict[str, Any]:
+    """A ``tool_use`` block, with the ``caller`` of a programmatic call as it came."""
+    block = {
+        "type": "tool_use",
+        "id": call.id,
+        "name": wire_name(call.name),
+        "input": object_arguments(call),
+    }
+    caller = call.metadata.get("caller")
+    if caller is not None:
+        block["caller"] = caller
+    return block
 
 
 PROVIDER = Provider(
