@@ -7,7 +7,8 @@ answer each ``tool_use`` id and come first; a ``tool_result`` answers a ``tool_u
 message right before it; a ``tool_result``'s list content holds only ``text``, ``image``
 (base64 of a supported type) and ``document`` blocks. A request that continues a message
 thread (``thread: {"type": "continue", "previous_message_id": ...}``, the beta the SDK's
-tool runner uses by default) starts after that served message: its ``tool_use`` ids are
+tool runner uses by default) starts after that served message; an assistant ``thinking``
+block carries its ``signature``: its ``tool_use`` ids are
 what the first user message answers. One pass over the messages: O(size of the body).
 """
 
@@ -60,6 +61,12 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> None:
                     "content of the message that answers `tool_use` blocks"
                 )
         for index, block in enumerate(blocks):
+            if role == "assistant" and block.get("type") == "thinking":
+                signature = block.get("signature")
+                if not isinstance(signature, str) or not signature:
+                    raise Refusal(
+                        f"messages.{position}.content.{index}.thinking.signature: Field required"
+                    )
             if block.get("type") == "tool_result":
                 _check_result_content(block.get("content"), f"messages.{position}.content.{index}")
         for result in results:
