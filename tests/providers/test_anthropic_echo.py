@@ -192,3 +192,32 @@ def test_a_call_complete_in_message_start_is_read_when_the_stream_ends() -> None
     cut.feed(programmatic_start())
     with pytest.raises(StreamAborted):
         cut.close()
+
+
+def test_a_paused_turn_through_the_sdk_goes_on_with_its_content_echoed(tmp_path: Any) -> None:
+    """The real anthropic client streams a pause_turn from the simulator: run_turn gives a
+    turn that is not done, whose messages (the paused content alone) the next request takes."""
+    import anthropic
+
+    import toolwire
+    from toolwire.testing import Simulator
+
+    path = tmp_path / "pause.sse"
+    path.write_bytes(sse_body(search_stream(result=False, reason="pause_turn")))
+    tools = toolwire.Toolbox()
+    with Simulator(seed=3) as sim:
+        sim.add_recording(path)
+        sim.add_response(text="Sunny.")
+        client = anthropic.Anthropic(base_url=sim.base_url("anthropic"), api_key="t", max_retries=0)
+        messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+        stream = client.messages.create(model="m", max_tokens=64, messages=messages, stream=True)
+        turn = toolwire.run_turn(stream, tools, executor=toolwire.Executor(tools, scope="pause"))
+        assert turn.done is False and turn.response.paused
+        (echo,) = turn.messages
+        assert echo["content"][-1] == {**SEARCH_USE, "input": {"query": "weather Paris"}}
+        again = client.messages.create(
+            model="m", max_tokens=64, messages=[*messages, *turn.messages], stream=True
+        )
+        final = toolwire.run_turn(again, tools, executor=toolwire.Executor(tools, scope="pause"))
+        client.close()
+    assert final.done and final.response.text == "Sunny."
