@@ -368,7 +368,7 @@ def test_message_stop_finishes_with_the_remembered_stop_reason(reason: Any, kind
     at_stop = adapter.translate(STOP)
     if kind in ("stop", "tool_calls") or reason is None:
         assert during == []
-        assert at_stop == [FinishDelta(raw=reason, kind=kind)]
+        assert at_stop == [FinishDelta(raw=reason, kind=kind, paused=reason == "pause_turn")]
     else:
         assert during == [FinishDelta(raw=reason, kind=kind)]
         assert at_stop == []

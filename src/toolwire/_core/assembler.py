@@ -1311,6 +1311,7 @@ class Assembler:
             created=identity.created,
             parts=self._content.content_parts(),
             done_marker_finish=self._done_marked,
+            paused=finish.paused,
         )
         return self._result
 

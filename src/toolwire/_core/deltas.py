@@ -153,6 +153,7 @@ class FinishDelta:
 
     raw: str | None
     kind: FinishKind
+    paused: bool = False  # the provider paused the turn (Anthropic ``pause_turn``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,7 +24,8 @@ def assistant_blocks(
     reasoning: Callable[[str, Any], Block],
 ) -> list[Block]:
     """The assistant message with ``response``'s blocks in order: ``call(c)`` per call,
-    ``text(t)`` per non-empty text, ``reasoning(t, signature)`` per reasoning part that has
+    ``text(t)`` per non-empty text (with the fields of its ``block_fields`` data, such as
+    Anthropic ``citations``), ``reasoning(t, signature)`` per reasoning part that has
     a ``signature`` (one without cannot be sent back and is left out), and every ``item``
     part's data as it came. A response with no block to send gives ``[]``."""
     content: list[Block] = []
@@ -33,7 +34,8 @@ def assistant_blocks(
             content.append(call(made))
         elif part.kind == "text":
             if part.text:
-                content.append(text(part.text))
+                fields = part.data.get("block_fields") if part.data else None
+                content.append({**text(part.text), **fields} if fields else text(part.text))
         elif part.kind == "reasoning":
             signature = part.data.get("signature")
             if signature:

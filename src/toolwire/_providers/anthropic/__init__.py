@@ -1,19 +1,21 @@
 """Anthropic Messages: the ``"anthropic"`` provider (detection, adapter, definitions, messages).
 
-Each ``tool_use`` block is a call ended by its ``content_block_stop``; server-side tool
-blocks produce no calls. Linear in the size of each payload.
+Each ``tool_use`` block is a call ended by its ``content_block_stop`` (or complete in
+``message_start``); server-side tool blocks and unknown blocks produce no calls and are
+echoed as they came. Linear in the size of each payload.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.content import File, Image, Part, b64, fallback_text
-from ..._core.messages import ResultText, object_arguments, wire_name
+from ..._core.messages import Call, ResultText, object_arguments, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
@@ -57,6 +59,9 @@ class _Block:
     call_id: str | None = None
     start_input: str | None = None  # a non-empty start ``input``, as compact JSON
     stopped: bool = False
+    raw: dict[str, Any] | None = None  # a server or unknown block, echoed at its stop
+    fragments: list[str] | None = None  # a server block's streamed ``input``
+    citations: list[Any] | None = None  # a text block's citations, in order
 
 
 def _stop_kind(reason: str | None) -> d.FinishKind:
@@ -132,7 +137,10 @@ class AnthropicAdapter:
             if self._finish_sent:
                 return []
             self._finish_sent = True
-            return [d.FinishDelta(raw=self._stop_reason, kind=_stop_kind(self._stop_reason))]
+            reason = self._stop_reason
+            return [
+                d.FinishDelta(raw=reason, kind=_stop_kind(reason), paused=reason == "pause_turn")
+            ]
         if kind == "error":
             return [self._error(payload)]
         return []  # ping and event types added after this adapter was written
@@ -150,6 +158,18 @@ class AnthropicAdapter:
         usage = read.opt_dict(message, "usage", "message", payload)
         if usage is not None:
             out.append(_usage(usage, "message.usage", payload))
+        reason = read.opt_str(message, "stop_reason", "message", payload)
+        if reason is not None:
+            self._stop_reason = reason
+        content = message.get("content")
+        if content is None:
+            return out
+        if type(content) is not list:
+            raise read.fail("message_start message.content is not a list", payload)
+        for index, block in enumerate(content):  # complete blocks (programmatic calls)
+            start = {"type": "content_block_start", "index": index, "content_block": block}
+            out += self._block_start(start)
+            out += self._block_stop({"type": "content_block_stop", "index": index})
         return out
 
     def _message_delta(self, payload: dict[str, Any]) -> list[d.Delta]:
@@ -183,7 +203,12 @@ class AnthropicAdapter:
         block = read.req_dict(payload, "content_block", "content_block_start", payload)
         btype = read.req_str(block, "type", "content_block", payload)
         if btype == "text":
-            self._blocks[index] = _Block(_TEXT)
+            citations = block.get("citations")
+            if citations is not None and type(citations) is not list:
+                raise read.fail("content_block.citations is not a list", payload)
+            self._blocks[index] = _Block(
+                _TEXT, citations=None if citations is None else list(citations)
+            )
             text = read.opt_str(block, "text", "content_block", payload)
             return [_TEXT_PART, d.TextPart(text=text)] if text else [_TEXT_PART]
         if btype == "thinking":
@@ -202,8 +227,8 @@ class AnthropicAdapter:
             self._blocks[index] = _Block(_REDACTED)
             data = read.req_str(block, "data", "content_block", payload)
             return [d.PartDelta(kind="item", data={"type": "redacted_thinking", "data": data})]
-        if btype != "tool_use":
-            self._blocks[index] = _Block(_SERVER)
+        if btype != "tool_use":  # server_tool_use, its results, mcp blocks, unknown blocks
+            self._blocks[index] = _Block(_SERVER, raw=copy.deepcopy(block))
             return []
         call_id = read.req_str(block, "id", "content_block", payload)
         name = read.req_str(block, "name", "content_block", payload)
@@ -212,7 +237,11 @@ class AnthropicAdapter:
         if start_input:
             text = read.dump_arguments(start_input, "content_block.input", payload)
         self._blocks[index] = _Block(_TOOL, call_id=call_id or None, start_input=text)
-        return [d.CallDelta(id=call_id or None, index=index, name=name, start=True)]
+        caller = read.opt_dict(block, "caller", "content_block", payload)
+        metadata = {"caller": copy.deepcopy(caller)} if caller is not None else None
+        return [
+            d.CallDelta(id=call_id or None, index=index, name=name, start=True, metadata=metadata)
+        ]
 
     def _open_block(self, payload: dict[str, Any], where: str) -> tuple[int, _Block]:
         """The started, not yet stopped block that ``payload`` addresses."""
@@ -268,7 +297,11 @@ class AnthropicAdapter:
         if dtype == "input_json_delta":
             self._expect(block, (_TOOL, _SERVER), dtype, index, payload)
             fragment = read.req_str(delta, "partial_json", where, payload)
-            if block.kind == _SERVER or not fragment:  # the empty first fragment: nothing
+            if block.kind == _SERVER:
+                if fragment:
+                    block.fragments = [*(block.fragments or ()), fragment]
+                return []
+            if not fragment:  # the empty first fragment: nothing
                 return []
             return [d.CallDelta(id=block.call_id, index=index, arguments=fragment, start=False)]
         if dtype == "thinking_delta":
@@ -279,7 +312,12 @@ class AnthropicAdapter:
             self._expect(block, (_THINKING,), dtype, index, payload)
             signature = read.req_str(delta, "signature", where, payload)
             return [d.PartDelta(kind="reasoning", data={"signature": signature})]
-        return []  # citations_delta and delta types added later
+        if dtype == "citations_delta":
+            self._expect(block, (_TEXT,), dtype, index, payload)
+            citation = read.req_dict(delta, "citation", where, payload)
+            block.citations = [*(block.citations or ()), citation]
+            return []
+        return []  # delta types added later
 
     @staticmethod
     def _expect(
@@ -293,6 +331,11 @@ class AnthropicAdapter:
         arguments (the whole call without fragments, else checked against them)."""
         index, block = self._open_block(payload, "content_block_stop")
         block.stopped = True
+        if block.kind == _SERVER:
+            return [d.PartDelta(kind="item", data=self._server_block(block, payload))]
+        if block.kind == _TEXT and block.citations is not None:
+            fields = {"citations": block.citations}
+            return [d.PartDelta(kind="text", data={"block_fields": fields})]
         if block.kind != _TOOL:
             return []
         return [
@@ -304,6 +347,20 @@ class AnthropicAdapter:
                 end=True,
             )
         ]
+
+    @staticmethod
+    def _server_block(block: _Block, payload: dict[str, Any]) -> dict[str, Any]:
+        """The block as it came, with its streamed ``input`` (``server_tool_use``) parsed."""
+        raw = block.raw if block.raw is not None else {}
+        if block.fragments:
+            text = "".join(block.fragments)
+            try:
+                raw["input"] = json.loads(text)
+            except ValueError:
+                raise read.fail(
+                    f"a {raw.get('type')} block streamed input that is not JSON", payload
+                ) from None
+        return raw
 
 
 # ------------------------------------------------------------------- the provider
@@ -392,17 +449,13 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     their ``signature`` (a thinking block that never got one cannot be sent back and is
     left out), ``redacted_thinking`` blocks as they came, and a ``tool_use`` block per
     call, whose ``input`` is the arguments object, or ``{"INVALID_JSON": raw}`` for a
-    rejected call. Server-side tool blocks are not repeated. A response with no block to
-    send gives ``[]``.
+    rejected call. Text keeps its ``citations``; server-side tool blocks (``server_tool_use``,
+    its results, ``mcp_tool_use`` / ``mcp_tool_result``) and unknown blocks are repeated as
+    they came, in order. A response with no block to send gives ``[]``.
     """
     return assistant_blocks(
         response,
-        call=lambda call: {
-            "type": "tool_use",
-            "id": call.id,
-            "name": wire_name(call.name),
-            "input": object_arguments(call),
-        },
+        call=_tool_use,
         text=lambda text: {"type": "text", "text": text},
         reasoning=lambda text, signature: {
             "type": "thinking",
@@ -410,6 +463,20 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             "signature": signature,
         },
     )
+
+
+def _tool_use(call: Call) -> dict[str, Any]:
+    """A ``tool_use`` block, with the ``caller`` of a programmatic call as it came."""
+    block = {
+        "type": "tool_use",
+        "id": call.id,
+        "name": wire_name(call.name),
+        "input": object_arguments(call),
+    }
+    caller = call.metadata.get("caller")
+    if caller is not None:
+        block["caller"] = caller
+    return block
 
 
 PROVIDER = Provider(

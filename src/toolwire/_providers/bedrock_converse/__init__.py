@@ -1,11 +1,15 @@
 """Bedrock ``ConverseStream``: the ``"bedrock-converse"`` provider.
 
-Each ``toolUse`` block is a call ended by its ``contentBlockStop``; exception events are
-errors. Linear in the size of each event.
+Each ``toolUse`` block is a call ended by its ``contentBlockStop``; a ``toolUse`` of type
+``server_tool_use`` (Nova's code interpreter) and a ``toolResult`` block were run by Bedrock:
+never calls, echoed as they came. Exception events are errors. Linear in the size of each
+event.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -57,6 +61,9 @@ class BedrockConverseAdapter:
         self._part: tuple[str, int] | None = None  # kind and block index of the last part
         self._stopped: set[int] = set()
         self._finished = False
+        # open server blocks (Nova's ``server_tool_use`` and its ``toolResult``): index ->
+        # (block key, the start fields, the streamed input fragments or result content)
+        self._server: dict[int, tuple[str, dict[str, Any], list[Any]]] = {}
 
     def translate(self, payload: dict[str, Any], event: str | None = None) -> list[d.Delta]:
         """The deltas of one decoded event (``{"eventName": body}``, or a body and its name)."""
@@ -115,10 +122,17 @@ class BedrockConverseAdapter:
 
     def _start(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
         index = read.req_count(body, "contentBlockIndex", "contentBlockStart", payload)
-        if index in self._tools or index in self._stopped:
+        if index in self._tools or index in self._stopped or index in self._server:
             raise read.fail(f"content block {index} started twice", payload)
         start = read.req_dict(body, "start", "contentBlockStart", payload)
         tool = read.opt_dict(start, "toolUse", "contentBlockStart.start", payload)
+        result = read.opt_dict(start, "toolResult", "contentBlockStart.start", payload)
+        if result is not None or (tool is not None and tool.get("type") == "server_tool_use"):
+            key, fields = ("toolUse", tool) if tool is not None else ("toolResult", result)
+            assert fields is not None
+            self._server[index] = (key, copy.deepcopy(fields), [])
+            self._part = None
+            return []  # run by Bedrock: echoed at its stop, never a client call
         if tool is None:
             return []  # other block kinds carry nothing toolwire translates
         where = "contentBlockStart.start.toolUse"
@@ -144,6 +158,10 @@ class BedrockConverseAdapter:
         where = "contentBlockDelta.delta"
         if index in self._stopped:
             raise read.fail(f"contentBlockDelta for content block {index}, which stopped", payload)
+        server = self._server.get(index)
+        if server is not None:
+            self._server_delta(server, delta, payload)
+            return []
         tool = read.opt_dict(delta, "toolUse", where, payload)
         if tool is not None:
             if index not in self._tools:
@@ -165,6 +183,50 @@ class BedrockConverseAdapter:
         if reasoning is not None:
             return self._reasoning(reasoning, index, payload)
         return []  # citations, images and delta kinds added later
+
+    @staticmethod
+    def _server_delta(
+        server: tuple[str, dict[str, Any], list[Any]], delta: dict[str, Any], payload: Any
+    ) -> None:
+        """Keep a server block's input fragment, or its result content (text joined)."""
+        key, _, pieces = server
+        where = "contentBlockDelta.delta"
+        if key == "toolUse":
+            tool = read.opt_dict(delta, "toolUse", where, payload)
+            fragment = None if tool is None else read.opt_str(tool, "input", where, payload)
+            if fragment:
+                pieces.append(fragment)
+            return
+        items = delta.get("toolResult")
+        if items is None:
+            return
+        if type(items) is not list:
+            raise read.fail(f"{where}.toolResult is not a list", payload)
+        for item in items:
+            item = read.ensure_dict(item, f"{where}.toolResult item", payload)
+            text = read.opt_str(item, "text", f"{where}.toolResult", payload)
+            if text is not None:
+                if pieces and set(pieces[-1]) == {"text"}:
+                    pieces[-1] = {"text": pieces[-1]["text"] + text}
+                else:
+                    pieces.append({"text": text})
+            elif "json" in item:
+                pieces.append({"json": copy.deepcopy(item["json"])})
+
+    def _server_stop(self, index: int, payload: Any) -> list[d.Delta]:
+        """The finished server block as the item the next request echoes."""
+        key, fields, pieces = self._server.pop(index)
+        if key == "toolResult":
+            return [d.PartDelta(kind="item", data={key: {**fields, "content": pieces}})]
+        if pieces:
+            try:
+                fields["input"] = json.loads("".join(pieces))
+            except ValueError:
+                raise read.fail(
+                    "a server_tool_use block streamed input that is not JSON", payload
+                ) from None
+        fields.setdefault("input", {})
+        return [d.PartDelta(kind="item", data={key: fields})]
 
     def _part_at(self, kind: str, index: int) -> list[d.Delta]:
         """A ``PartDelta`` opening a new part when the block index or kind changes."""
@@ -210,6 +272,8 @@ class BedrockConverseAdapter:
         if index in self._stopped:
             raise read.fail(f"content block {index} stopped twice", payload)
         self._stopped.add(index)
+        if index in self._server:
+            return self._server_stop(index, payload)
         if index not in self._tools:
             return []
         final = self._inputs.pop(index, None)

@@ -5,8 +5,11 @@ today's API, which merges consecutive turns, so a request that passes here passe
 the message after an assistant ``tool_use`` is a user message whose ``tool_result`` blocks
 answer each ``tool_use`` id and come first; a ``tool_result`` answers a ``tool_use`` of the
 message right before it; a ``tool_result``'s list content holds only ``text``, ``image``
-(base64 of a supported type) and ``document`` blocks. One pass over the messages: O(size
-of the body).
+(base64 of a supported type) and ``document`` blocks. A request that continues a message
+thread (``thread: {"type": "continue", "previous_message_id": ...}``, the beta the SDK's
+tool runner uses by default) starts after that served message; an assistant ``thinking``
+block carries its ``signature``: its ``tool_use`` ids are
+what the first user message answers. One pass over the messages: O(size of the body).
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ __all__ = ["check_request"]
 
 
 @refusing
-def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
+def check_request(body: Mapping[str, Any], served: ServedCalls) -> None:
     """Raises :class:`Refusal` with the provider's message for what it refuses in ``body``
     (see the module docstring)."""
-    previous_tools: list[str] = []
+    previous_tools = _thread_calls(body, served)
     previous_role: str | None = None
     for position, message in each_message(
         body, "messages", "messages.{position}: Input should be a valid dictionary"
@@ -58,6 +61,12 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
                     "content of the message that answers `tool_use` blocks"
                 )
         for index, block in enumerate(blocks):
+            if role == "assistant" and block.get("type") == "thinking":
+                signature = block.get("signature")
+                if not isinstance(signature, str) or not signature:
+                    raise Refusal(
+                        f"messages.{position}.content.{index}.thinking.signature: Field required"
+                    )
             if block.get("type") == "tool_result":
                 _check_result_content(block.get("content"), f"messages.{position}.content.{index}")
         for result in results:
@@ -71,6 +80,19 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
             str(b.get("id")) for b in blocks if role == "assistant" and b.get("type") == "tool_use"
         ]
         previous_role = role
+
+
+def _thread_calls(body: Mapping[str, Any], served: ServedCalls) -> list[str]:
+    """The ``tool_use`` ids of the served message a continued thread goes on from (``[]``
+    without a thread to continue)."""
+    thread = body.get("thread")
+    if not isinstance(thread, Mapping) or thread.get("type") != "continue":
+        return []
+    previous = thread.get("previous_message_id")
+    calls = served(previous) if isinstance(previous, str) else None
+    if calls is None:
+        raise Refusal(f"thread.previous_message_id: message {previous!r} was not found")
+    return sorted(calls)
 
 
 _IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
