@@ -65,6 +65,30 @@ def _escaped(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
+def custom_input(raw: str) -> str:
+    """A custom tool call's input text from its assembled arguments (the JSON string
+    literal its deltas build, ``"echo \\"hi\\"``): the whole text when the literal is
+    complete, else the text as far as it arrived (an escape cut in half is left out).
+    Arguments that are not a string literal are returned as they are."""
+    if not raw.startswith('"'):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, str):
+        return value
+    # an unterminated literal: close it, dropping at most a cut escape (``\\u12``)
+    for cut in range(min(len(raw) - 1, 6) + 1):
+        try:
+            value = json.loads(raw[: len(raw) - cut] + '"')
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, str):
+            return value
+    return raw
+
+
 class OpenAIResponsesAdapter:
     """Translate Responses API streaming events into deltas."""
 
@@ -388,7 +412,7 @@ def _call_item(call: Call) -> dict[str, Any]:
     if call.metadata.get("type") == "custom_tool_call":
         text: Any = getattr(call, "arguments", None)
         item = {"type": "custom_tool_call", "call_id": call.id, "name": wire_name(call.name)}
-        item["input"] = text if isinstance(text, str) else call.raw_arguments
+        item["input"] = text if isinstance(text, str) else custom_input(call.raw_arguments)
     else:
         item = {
             "type": "function_call",
