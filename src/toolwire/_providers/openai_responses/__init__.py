@@ -85,7 +85,8 @@ def custom_input(raw: str) -> str:
         except json.JSONDecodeError:
             continue
         if isinstance(value, str):
-            return value
+            # half a surrogate pair (``\\ud83d`` without its low half) is a cut escape too
+            return value[:-1] if value and "\ud800" <= value[-1] <= "\udbff" else value
     return raw
 
 
@@ -264,9 +265,14 @@ class OpenAIResponsesAdapter:
         """The part an output item that is not a call opens or completes."""
         if item_type == "message":
             if done:
-                return []
+                # the whole item (its ``phase``, each part's annotations) is what is echoed
+                return [d.PartDelta(kind="text", data={"item": item})]
             item_id = _opt_str(payload, item, "id")
-            return [d.PartDelta(kind="text", start=True, data={"id": item_id} if item_id else {})]
+            data: dict[str, Any] = {"id": item_id} if item_id else {}
+            phase = item.get("phase")
+            if isinstance(phase, str):
+                data["phase"] = phase
+            return [d.PartDelta(kind="text", start=True, data=data)]
         if item_type == "reasoning":
             if not done:
                 item_id = _opt_str(payload, item, "id")
@@ -371,9 +377,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
       ``encrypted_content`` when the request asked for it), else ``{"type": "reasoning",
       "id", "summary"}`` from what streamed; reasoning without an item id (compatible
       servers' plain reasoning text) is not sent back;
-    - a message: ``{"type": "message", "role": "assistant", "id", "status":
-      "completed", "content": [{"type": "output_text", "text", "annotations": []}]}``, or
-      ``{"role": "assistant", "content": text}`` when the server gave no item id;
+    - a message: the item exactly as ``output_item.done`` gave it (its ``phase``, every
+      content part with its ``annotations``); a message that never got its done event:
+      ``{"type": "message", "role": "assistant", "id", "status": "completed", "content":
+      [{"type": "output_text", "text", "annotations": []}]}`` (with the ``phase`` the
+      added item had), or ``{"role": "assistant", "content": text}`` when the server gave
+      no item id;
     - any other output item (built-in tool calls) exactly as it came.
     """
     items: list[dict[str, Any]] = []
@@ -382,17 +391,21 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             items.append(_call_item(call))
         elif part.kind == "text":
             item_id = part.data.get("id")
-            if item_id:
+            item = part.data.get("item")
+            if isinstance(item, dict) and item.get("id") == item_id:
+                items.append(dict(item))
+            elif item_id:
                 content = [{"type": "output_text", "text": part.text, "annotations": []}]
-                items.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "id": item_id,
-                        "status": "completed",
-                        "content": content,
-                    }
-                )
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": item_id,
+                    "status": "completed",
+                    "content": content,
+                }
+                if part.data.get("phase"):
+                    message["phase"] = part.data["phase"]
+                items.append(message)
             elif part.text:
                 items.append({"role": "assistant", "content": part.text})
         elif part.kind == "reasoning":
