@@ -103,3 +103,54 @@ def test_custom_input_reads_any_prefix_of_the_literal(text: str, cut: int, ascii
     assert custom_input(literal) == text
     got = custom_input(literal[: max(1, min(cut, len(literal) - 1))])
     assert text.startswith(got)
+
+
+def _xai_stream() -> list[dict[str, Any]]:
+    """An xAI response: an X search the server ran (a ``custom_tool_call`` with a status),
+    then a client function call."""
+    events: list[dict[str, Any]] = []
+
+    def add(kind: str, **fields: Any) -> None:
+        events.append({"type": kind, "sequence_number": len(events), **fields})
+
+    search = {"id": "xs_1", "type": "custom_tool_call", "call_id": "xs_call_1",
+              "name": "x_keyword_search", "status": "in_progress", "input": ""}  # fmt: skip
+    add("response.created", response={"id": "resp_x", "model": "grok", "status": "in_progress"})
+    add("response.output_item.added", output_index=0, item=search)
+    add("response.custom_tool_call_input.delta", output_index=0, item_id="xs_1",
+        delta='{"query":"toolwire"}')  # fmt: skip
+    add("response.custom_tool_call_input.done", output_index=0, item_id="xs_1",
+        input='{"query":"toolwire"}')  # fmt: skip
+    add("response.output_item.done", output_index=0, item=XAI_SEARCH)
+    call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "lookup"}
+    add("response.output_item.added", output_index=1, item={**call, "arguments": ""})
+    add("response.function_call_arguments.delta", output_index=1, item_id="fc_1",
+        delta='{"q": 1}')  # fmt: skip
+    add("response.output_item.done", output_index=1, item={**call, "arguments": '{"q": 1}'})
+    add("response.completed", response={"id": "resp_x", "model": "grok", "status": "completed"})
+    return events
+
+
+XAI_SEARCH = {
+    "id": "xs_1",
+    "type": "custom_tool_call",
+    "call_id": "xs_call_1",
+    "name": "x_keyword_search",
+    "status": "completed",
+    "input": '{"query":"toolwire"}',
+}
+
+
+@given(st.lists(st.integers(0, 5000), max_size=16))
+def test_xai_server_searches_are_echoed_never_client_calls(cuts: list[int]) -> None:
+    """xAI's X search, already run by the server, is no client call: only the function
+    call beside it is handed out, and the search item is echoed, in order."""
+    for response in (
+        assemble_every_way(_xai_stream())[0],
+        assemble_bytes(splits(sse_body(_xai_stream()), cuts))[0],
+    ):
+        assert [c.name for c in response.tool_calls] == ["lookup"]
+        assert response.finish_reason == "tool_calls"
+        turn = assistant_turn(response)
+        assert turn[0] == XAI_SEARCH
+        assert [i["type"] for i in turn] == ["custom_tool_call", "function_call"]

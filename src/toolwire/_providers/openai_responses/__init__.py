@@ -25,6 +25,24 @@ if TYPE_CHECKING:
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
+# xAI reports the X searches it ran itself as ``custom_tool_call`` items that carry a
+# ``status`` (OpenAI's custom tool calls have none), under these function names
+# (https://docs.x.ai/developers/tools/tool-usage-details): never a client call
+XAI_SERVER_SEARCHES = frozenset(
+    {"x_user_search", "x_keyword_search", "x_semantic_search", "x_thread_fetch"}
+)
+
+
+def server_run(item: dict[str, Any]) -> bool:
+    """Whether a ``custom_tool_call`` item is one the provider already ran (xAI's X
+    search): it is echoed as an item, never handed out as a call."""
+    return (
+        item.get("type") == "custom_tool_call"
+        and "status" in item
+        and item.get("name") in XAI_SERVER_SEARCHES
+    )
+
+
 # the events whose ``delta`` is text of one kind: the answer, a refusal (the model declined,
 # structured outputs: refusal text, never text or output), the reasoning or its summary
 _TEXT_PARTS: dict[str, type[d.TextPart | d.RefusalPart | d.ReasoningPart]] = {
@@ -95,12 +113,13 @@ class OpenAIResponsesAdapter:
 
     format = "openai-responses"
 
-    __slots__ = ("_seq",)
+    __slots__ = ("_seq", "_server")
 
     fragment_start = False  # an argument delta continues a started item
 
     def __init__(self) -> None:
         self._seq = -1
+        self._server: set[str] = set()  # item ids of calls the provider ran itself
 
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(item_id, output_index, text)`` when ``payload`` is one non-empty
@@ -164,11 +183,8 @@ class OpenAIResponsesAdapter:
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [part(text=delta)] if delta else []
-        if kind == "response.custom_tool_call_input.delta":
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [self._continue(payload, _escaped(delta))]
+        if kind.startswith("response.custom_tool_call_input."):
+            return self._custom_input(payload, kind)
         if kind == "response.function_call_arguments.done":
             args = payload.get("arguments")
             if type(args) is not str:
@@ -176,15 +192,6 @@ class OpenAIResponsesAdapter:
             ref = _opt_str(payload, payload, "item_id")
             return [
                 d.CallDelta(ref=ref, index=self._index(payload), final_arguments=args, start=False)
-            ]
-        if kind == "response.custom_tool_call_input.done":
-            text = payload.get("input")
-            if type(text) is not str:
-                raise _bad(payload, "'input' is not a string")
-            ref = _opt_str(payload, payload, "item_id")
-            final = json.dumps(text, ensure_ascii=False)
-            return [
-                d.CallDelta(ref=ref, index=self._index(payload), final_arguments=final, start=False)
             ]
         if kind == "response.output_item.added":
             return self._item(payload, done=False)
@@ -199,6 +206,27 @@ class OpenAIResponsesAdapter:
             error = payload.get("error", payload)
             return [d.ErrorDelta(message=error_message(error), error=error)]
         return []
+
+    def _custom_input(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        """A custom tool call's input delta (JSON-escaped into its string literal) or its
+        restatement; nothing for a call the provider ran (its done item has the input)."""
+        if self._server and payload.get("item_id") in self._server:
+            return []
+        if kind == "response.custom_tool_call_input.delta":
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [self._continue(payload, _escaped(delta))]
+        if kind != "response.custom_tool_call_input.done":
+            return []
+        text = payload.get("input")
+        if type(text) is not str:
+            raise _bad(payload, "'input' is not a string")
+        ref = _opt_str(payload, payload, "item_id")
+        final = json.dumps(text, ensure_ascii=False)
+        return [
+            d.CallDelta(ref=ref, index=self._index(payload), final_arguments=final, start=False)
+        ]
 
     @staticmethod
     def _index(payload: dict[str, Any]) -> int | None:
@@ -224,6 +252,11 @@ class OpenAIResponsesAdapter:
         item_type = item.get("type")
         if item_type not in _CALL_ITEMS:
             return self._output_item(payload, item, item_type, done)
+        if server_run(item):
+            item_id = item.get("id")
+            if isinstance(item_id, str):
+                self._server.add(item_id)
+            return [d.PartDelta(kind="item", data=item)] if done else []
         item_id = _opt_str(payload, item, "id")
         call_id = _opt_str(payload, item, "call_id")
         name = _opt_str(payload, item, "name")
