@@ -425,7 +425,7 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
         elif part.kind == "text":
             item_id = part.data.get("id")
             item = part.data.get("item")
-            if isinstance(item, dict) and item.get("id") == item_id:
+            if isinstance(item, dict) and item.get("id") == item_id and _says(item, part.text):
                 items.append(dict(item))
             elif item_id:
                 content = [{"type": "output_text", "text": part.text, "annotations": []}]
@@ -436,8 +436,9 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
                     "status": "completed",
                     "content": content,
                 }
-                if part.data.get("phase"):
-                    message["phase"] = part.data["phase"]
+                phase = item.get("phase") if isinstance(item, dict) else None
+                if phase or part.data.get("phase"):
+                    message["phase"] = phase or part.data["phase"]
                 items.append(message)
             elif part.text:
                 items.append({"role": "assistant", "content": part.text})
@@ -451,6 +452,20 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
         elif part.kind == "item":
             items.append(dict(part.data))
     return items
+
+
+def _says(item: dict[str, Any], text: str) -> bool:
+    """Whether a done message item's ``output_text`` parts hold the text that streamed
+    (a server that restates nothing in its done item is rebuilt from the stream)."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return False
+    said = "".join(
+        c["text"]
+        for c in content
+        if isinstance(c, dict) and c.get("type") == "output_text" and isinstance(c.get("text"), str)
+    )
+    return said == text
 
 
 def _call_item(call: Call) -> dict[str, Any]:
