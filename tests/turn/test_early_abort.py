@@ -260,3 +260,42 @@ def test_the_continuation_sends_a_repeated_key_back_as_it_arrived() -> None:
     assert response.tool_calls == []
     assert [c.raw_arguments for c in response.rejected] == [raw]
     assert [o.status for o in outcomes] == ["rejected"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "ended", "expected"),
+    [
+        ('"echo \\"hi\\"\\nls"', True, 'echo "hi"\nls'),
+        ('"echo \\"hi\\"\\nl', False, 'echo "hi"\nl'),
+        ('"caf\\u00e', False, "caf"),
+    ],
+)
+def test_the_continuation_echoes_custom_tool_input_as_text(
+    raw: str, ended: bool, expected: str
+) -> None:
+    """A Responses custom tool call, beside or as the offending call, is repeated with its
+    input text as it arrived, never the JSON escape its deltas were assembled in."""
+    meta = {"type": "custom_tool_call", "item_id": "ct_0"}
+    custom = PartialCall(
+        id="call_0", name="shell", raw_arguments=raw, index=0, ended=ended, metadata=meta
+    )
+    other = _partial_call(1, "nope", '{"x": 1}', ended=True)
+    for offending in (0, 1):
+        partial = Partial(
+            text="", reasoning="", calls=[custom, other], usage=None, raw_finish_reason=None,
+            response_id="r1", model="m", format="openai-responses",
+            parts=[ContentPart(kind="call", call=0), ContentPart(kind="call", call=1)],
+        )  # fmt: skip
+        abort = toolwire.EarlyAbort(
+            kind="unknown_tool", reason="Unknown.", call_id=f"call_{offending}",
+            name="x", index=offending, partial=partial,
+        )  # fmt: skip
+        response, outcomes = continuation(partial, abort, TOOLS)
+        items = turn_messages(response, outcomes, "openai-responses")
+        custom_items = [i for i in items if i.get("type") == "custom_tool_call"]
+        if offending == 1 and not ended:
+            assert custom_items == []  # an unfinished call beside the offending one is dropped
+            continue
+        assert [i["input"] for i in custom_items] == [expected]
+        answered = {i["call_id"] for i in items if i.get("type", "").endswith("_output")}
+        assert {i["call_id"] for i in items if "call_id" in i and "output" not in i} <= answered

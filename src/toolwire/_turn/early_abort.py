@@ -24,6 +24,7 @@ from .._core.outcome import Outcome
 from .._core.partial_json import PartialJSONParser
 from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, JSONSyntaxError, ToolDefinitionError
+from .._providers.openai_responses import custom_input
 from .._tools.jsonschema import SchemaValidator, Violation, compile_schema, format_path
 from .._tools.toolbox import InvalidCall, Tool, Toolbox, _RawBinding
 
@@ -390,8 +391,11 @@ def _rejected(call: PartialCall, text: str) -> Outcome:
 
 
 def _complete_arguments(call: PartialCall) -> Any:
-    """A call's arguments when they arrived whole (a JSON object), else ``None``."""
+    """A call's arguments when they arrived whole (a JSON object; a custom tool call's
+    input text), else ``None``."""
     raw = call.raw_arguments
+    if _is_custom(call):
+        return custom_input(raw) if call.ended else None
     if not raw.strip():
         return {} if call.ended else None
     return _json_object(raw)
@@ -401,7 +405,12 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
     """The offending call as the assistant turn repeats it: with its arguments when they
     are a JSON object (or nothing arrived), else as a rejected call with the raw text."""
     raw = call.raw_arguments
-    arguments = {} if not raw.strip() else _json_object(raw)
+    arguments: Any
+    if _is_custom(call):
+        # free-form input: repeated as the text that arrived, never as its JSON escape
+        arguments = custom_input(raw)
+    else:
+        arguments = {} if not raw.strip() else _json_object(raw)
     if arguments is not None:
         return ToolCall(
             id=call.id, name=call.name, arguments=arguments, raw_arguments=raw,
@@ -411,6 +420,12 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
         id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,
         metadata=call.metadata, synthetic_id=call.synthetic_id,
     )  # fmt: skip
+
+
+def _is_custom(call: PartialCall) -> bool:
+    """Whether ``call`` is a Responses custom tool call (its arguments are one JSON
+    string literal of free-form text)."""
+    return call.metadata.get("type") == "custom_tool_call"
 
 
 def _json_object(raw: str) -> dict[str, Any] | None:

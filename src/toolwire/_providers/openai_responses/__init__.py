@@ -25,6 +25,24 @@ if TYPE_CHECKING:
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
+# xAI reports the X searches it ran itself as ``custom_tool_call`` items that carry a
+# ``status`` (OpenAI's custom tool calls have none), under these function names
+# (https://docs.x.ai/developers/tools/tool-usage-details): never a client call
+XAI_SERVER_SEARCHES = frozenset(
+    {"x_user_search", "x_keyword_search", "x_semantic_search", "x_thread_fetch"}
+)
+
+
+def server_run(item: dict[str, Any]) -> bool:
+    """Whether a ``custom_tool_call`` item is one the provider already ran (xAI's X
+    search): it is echoed as an item, never handed out as a call."""
+    return (
+        item.get("type") == "custom_tool_call"
+        and "status" in item
+        and item.get("name") in XAI_SERVER_SEARCHES
+    )
+
+
 # the events whose ``delta`` is text of one kind: the answer, a refusal (the model declined,
 # structured outputs: refusal text, never text or output), the reasoning or its summary
 _TEXT_PARTS: dict[str, type[d.TextPart | d.RefusalPart | d.ReasoningPart]] = {
@@ -65,17 +83,43 @@ def _escaped(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
+def custom_input(raw: str) -> str:
+    """A custom tool call's input text from its assembled arguments (the JSON string
+    literal its deltas build, ``"echo \\"hi\\"``): the whole text when the literal is
+    complete, else the text as far as it arrived (an escape cut in half is left out).
+    Arguments that are not a string literal are returned as they are."""
+    if not raw.startswith('"'):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, str):
+        return value
+    # an unterminated literal: close it, dropping at most a cut escape (``\\u12``)
+    for cut in range(min(len(raw) - 1, 6) + 1):
+        try:
+            value = json.loads(raw[: len(raw) - cut] + '"')
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, str):
+            # half a surrogate pair (``\\ud83d`` without its low half) is a cut escape too
+            return value[:-1] if value and "\ud800" <= value[-1] <= "\udbff" else value
+    return raw
+
+
 class OpenAIResponsesAdapter:
     """Translate Responses API streaming events into deltas."""
 
     format = "openai-responses"
 
-    __slots__ = ("_seq",)
+    __slots__ = ("_seq", "_server")
 
     fragment_start = False  # an argument delta continues a started item
 
     def __init__(self) -> None:
         self._seq = -1
+        self._server: set[str] = set()  # item ids of calls the provider ran itself
 
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(item_id, output_index, text)`` when ``payload`` is one non-empty
@@ -139,11 +183,8 @@ class OpenAIResponsesAdapter:
             if type(delta) is not str:
                 raise _bad(payload, "'delta' is not a string")
             return [part(text=delta)] if delta else []
-        if kind == "response.custom_tool_call_input.delta":
-            delta = payload.get("delta")
-            if type(delta) is not str:
-                raise _bad(payload, "'delta' is not a string")
-            return [self._continue(payload, _escaped(delta))]
+        if kind.startswith("response.custom_tool_call_input."):
+            return self._custom_input(payload, kind)
         if kind == "response.function_call_arguments.done":
             args = payload.get("arguments")
             if type(args) is not str:
@@ -151,15 +192,6 @@ class OpenAIResponsesAdapter:
             ref = _opt_str(payload, payload, "item_id")
             return [
                 d.CallDelta(ref=ref, index=self._index(payload), final_arguments=args, start=False)
-            ]
-        if kind == "response.custom_tool_call_input.done":
-            text = payload.get("input")
-            if type(text) is not str:
-                raise _bad(payload, "'input' is not a string")
-            ref = _opt_str(payload, payload, "item_id")
-            final = json.dumps(text, ensure_ascii=False)
-            return [
-                d.CallDelta(ref=ref, index=self._index(payload), final_arguments=final, start=False)
             ]
         if kind == "response.output_item.added":
             return self._item(payload, done=False)
@@ -174,6 +206,27 @@ class OpenAIResponsesAdapter:
             error = payload.get("error", payload)
             return [d.ErrorDelta(message=error_message(error), error=error)]
         return []
+
+    def _custom_input(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        """A custom tool call's input delta (JSON-escaped into its string literal) or its
+        restatement; nothing for a call the provider ran (its done item has the input)."""
+        if self._server and payload.get("item_id") in self._server:
+            return []
+        if kind == "response.custom_tool_call_input.delta":
+            delta = payload.get("delta")
+            if type(delta) is not str:
+                raise _bad(payload, "'delta' is not a string")
+            return [self._continue(payload, _escaped(delta))]
+        if kind != "response.custom_tool_call_input.done":
+            return []
+        text = payload.get("input")
+        if type(text) is not str:
+            raise _bad(payload, "'input' is not a string")
+        ref = _opt_str(payload, payload, "item_id")
+        final = json.dumps(text, ensure_ascii=False)
+        return [
+            d.CallDelta(ref=ref, index=self._index(payload), final_arguments=final, start=False)
+        ]
 
     @staticmethod
     def _index(payload: dict[str, Any]) -> int | None:
@@ -199,6 +252,11 @@ class OpenAIResponsesAdapter:
         item_type = item.get("type")
         if item_type not in _CALL_ITEMS:
             return self._output_item(payload, item, item_type, done)
+        if server_run(item):
+            item_id = item.get("id")
+            if isinstance(item_id, str):
+                self._server.add(item_id)
+            return [d.PartDelta(kind="item", data=item)] if done else []
         item_id = _opt_str(payload, item, "id")
         call_id = _opt_str(payload, item, "call_id")
         name = _opt_str(payload, item, "name")
@@ -240,9 +298,14 @@ class OpenAIResponsesAdapter:
         """The part an output item that is not a call opens or completes."""
         if item_type == "message":
             if done:
-                return []
+                # the whole item (its ``phase``, each part's annotations) is what is echoed
+                return [d.PartDelta(kind="text", data={"item": item})]
             item_id = _opt_str(payload, item, "id")
-            return [d.PartDelta(kind="text", start=True, data={"id": item_id} if item_id else {})]
+            data: dict[str, Any] = {"id": item_id} if item_id else {}
+            phase = item.get("phase")
+            if isinstance(phase, str):
+                data["phase"] = phase
+            return [d.PartDelta(kind="text", start=True, data=data)]
         if item_type == "reasoning":
             if not done:
                 item_id = _opt_str(payload, item, "id")
@@ -347,9 +410,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
       ``encrypted_content`` when the request asked for it), else ``{"type": "reasoning",
       "id", "summary"}`` from what streamed; reasoning without an item id (compatible
       servers' plain reasoning text) is not sent back;
-    - a message: ``{"type": "message", "role": "assistant", "id", "status":
-      "completed", "content": [{"type": "output_text", "text", "annotations": []}]}``, or
-      ``{"role": "assistant", "content": text}`` when the server gave no item id;
+    - a message: the item exactly as ``output_item.done`` gave it (its ``phase``, every
+      content part with its ``annotations``); a message that never got its done event:
+      ``{"type": "message", "role": "assistant", "id", "status": "completed", "content":
+      [{"type": "output_text", "text", "annotations": []}]}`` (with the ``phase`` the
+      added item had), or ``{"role": "assistant", "content": text}`` when the server gave
+      no item id;
     - any other output item (built-in tool calls) exactly as it came.
     """
     items: list[dict[str, Any]] = []
@@ -358,17 +424,22 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
             items.append(_call_item(call))
         elif part.kind == "text":
             item_id = part.data.get("id")
-            if item_id:
+            item = part.data.get("item")
+            if isinstance(item, dict) and item.get("id") == item_id and _says(item, part.text):
+                items.append(dict(item))
+            elif item_id:
                 content = [{"type": "output_text", "text": part.text, "annotations": []}]
-                items.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "id": item_id,
-                        "status": "completed",
-                        "content": content,
-                    }
-                )
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": item_id,
+                    "status": "completed",
+                    "content": content,
+                }
+                phase = item.get("phase") if isinstance(item, dict) else None
+                if phase or part.data.get("phase"):
+                    message["phase"] = phase or part.data["phase"]
+                items.append(message)
             elif part.text:
                 items.append({"role": "assistant", "content": part.text})
         elif part.kind == "reasoning":
@@ -383,12 +454,26 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return items
 
 
+def _says(item: dict[str, Any], text: str) -> bool:
+    """Whether a done message item's ``output_text`` parts hold the text that streamed
+    (a server that restates nothing in its done item is rebuilt from the stream)."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return False
+    said = "".join(
+        c["text"]
+        for c in content
+        if isinstance(c, dict) and c.get("type") == "output_text" and isinstance(c.get("text"), str)
+    )
+    return said == text
+
+
 def _call_item(call: Call) -> dict[str, Any]:
     item: dict[str, Any]
     if call.metadata.get("type") == "custom_tool_call":
         text: Any = getattr(call, "arguments", None)
         item = {"type": "custom_tool_call", "call_id": call.id, "name": wire_name(call.name)}
-        item["input"] = text if isinstance(text, str) else call.raw_arguments
+        item["input"] = text if isinstance(text, str) else custom_input(call.raw_arguments)
     else:
         item = {
             "type": "function_call",

@@ -3,7 +3,11 @@
 Every ``function_call_output.call_id`` matches a ``function_call`` in the input, or in the
 output of the ``previous_response_id`` (the simulator remembers the calls of the responses
 it served; an id it never served is refused as the API does); an ``output`` given as a
-list holds ``input_text``, ``input_image`` and ``input_file`` items, with valid data URLs.
+list holds ``input_text``, ``input_image`` and ``input_file`` items, with valid data URLs;
+every ``custom_tool_call``, ``computer_call``, ``shell_call``, ``local_shell_call`` and
+``apply_patch_call`` in the input is answered by an output item of its own type with its
+``call_id`` (and no such output answers nothing); an ``mcp_approval_response`` names an
+``mcp_approval_request`` of the input.
 O(size of the body).
 """
 
@@ -36,6 +40,9 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
             call_id = item.get("call_id")
             if isinstance(call_id, str):
                 known.add(call_id)
+    refused = _answered_items(items)
+    if refused is not None:
+        return refused
     for item in items:
         if isinstance(item, Mapping) and item.get("type") == "function_call_output":
             call_id = item.get("call_id")
@@ -44,6 +51,48 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> str | None:
             refused = _check_output(item.get("output"))
             if refused is not None:
                 return refused
+    return None
+
+
+# the calls the client answers with an output item of its own type, and that type
+_ANSWERED_BY = {
+    "custom_tool_call": "custom_tool_call_output",
+    "computer_call": "computer_call_output",
+    "shell_call": "shell_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+}
+
+
+def _answered_items(items: list[Any]) -> str | None:
+    """The refusal when a built-in or custom call in the input has no output item of its
+    own type with its ``call_id`` (or an output answers no such call), else ``None``.
+    An ``mcp_approval_response`` must name an ``mcp_approval_request`` of the input."""
+    calls: dict[str, str] = {}
+    requests: set[Any] = set()
+    for item in items:
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if kind in _ANSWERED_BY:
+            calls[item.get("call_id")] = _ANSWERED_BY[kind]
+        elif kind == "mcp_approval_request":
+            requests.add(item.get("id"))
+    outputs = set(_ANSWERED_BY.values())
+    answered: set[Any] = set()
+    for item in items:
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if kind in outputs:
+            call_id = item.get("call_id")
+            if calls.get(call_id) != kind:
+                return f"No tool call found for {kind} with call_id {call_id}."
+            answered.add(call_id)
+        elif kind == "mcp_approval_response" and item.get("approval_request_id") not in requests:
+            return (
+                "No MCP approval request found for approval_request_id "
+                f"{item.get('approval_request_id')}."
+            )
+    for call_id, output in calls.items():
+        if call_id not in answered:
+            return f"No tool output found for {output.removesuffix('_output')} {call_id}."
     return None
 
 
