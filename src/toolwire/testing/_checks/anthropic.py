@@ -5,11 +5,13 @@ today's API, which merges consecutive turns, so a request that passes here passe
 the message after an assistant ``tool_use`` is a user message whose ``tool_result`` blocks
 answer each ``tool_use`` id and come first; a ``tool_result`` answers a ``tool_use`` of the
 message right before it; a ``tool_result``'s list content holds only ``text``, ``image``
-(base64 of a supported type) and ``document`` blocks. A request that continues a message
+(base64 of a supported type) and ``document`` blocks. An assistant ``thinking`` block
+carries its ``signature``, and a signature the simulator made must still match the thinking
+text and the blocks before it (``_thinking_seal``). A request that continues a message
 thread (``thread: {"type": "continue", "previous_message_id": ...}``, the beta the SDK's
-tool runner uses by default) starts after that served message; an assistant ``thinking``
-block carries its ``signature``: its ``tool_use`` ids are
-what the first user message answers. One pass over the messages: O(size of the body).
+tool runner uses by default) starts after that served message: its ``tool_use`` ids are
+what the first user message answers. One pass over the messages, each simulator signature
+hashing the blocks before its thinking block.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from .._thinking_seal import unsealed
 from ._media import is_base64
 
 __all__ = ["check_request"]
@@ -66,6 +69,11 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> None:
                 if not isinstance(signature, str) or not signature:
                     raise Refusal(
                         f"messages.{position}.content.{index}.thinking.signature: Field required"
+                    )
+                if unsealed(signature, block.get("thinking"), blocks[:index]):
+                    raise Refusal(
+                        f"messages.{position}.content.{index}: Invalid `signature` in "
+                        "`thinking` block (the thinking, or a block before it, was changed)"
                     )
             if block.get("type") == "tool_result":
                 _check_result_content(block.get("content"), f"messages.{position}.content.{index}")

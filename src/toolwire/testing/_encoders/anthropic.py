@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 from .._scenario_types import ScenarioResponse
+from .._thinking_seal import seal
 from .._wire_writing import (
     EncodeOptions,
     ErrorReply,
@@ -94,7 +95,8 @@ class AnthropicEncoder(ProviderEncoder):
                 {"type": "thinking_delta", "thinking": piece}
                 for piece in pieces(response.reasoning, rng, 2, 24)
             ]
-            signature = {"type": "signature_delta", "signature": mint(rng, "", 64)}
+            sealed = seal(mint(rng, "", 24), response.reasoning)
+            signature = {"type": "signature_delta", "signature": sealed}
             block({"type": "thinking", "thinking": "", "signature": ""}, [*thinking, signature])
         text = response.text or response.refusal  # a refusal's words come as text
         if text:
@@ -123,7 +125,9 @@ class AnthropicEncoder(ProviderEncoder):
         message = self._message(response, options)
         content: list[dict[str, Any]] = []
         if response.reasoning:
-            content.append({"type": "thinking", "thinking": response.reasoning, "signature": "s"})
+            sealed = seal(response.response_id or "body", response.reasoning)
+            thinking = {"type": "thinking", "thinking": response.reasoning, "signature": sealed}
+            content.append(thinking)
         if response.text or response.refusal:
             content.append({"type": "text", "text": response.text or response.refusal})
         for call in response.tool_calls:
