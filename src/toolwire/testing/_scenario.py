@@ -19,7 +19,13 @@ from .._errors import UsageError
 from ._faults import parse_faults
 from ._profiles import parse_profiles
 from ._recordings import RecordedBody, load_recording
-from ._scenario_types import Fault, ScenarioCall, ScenarioResponse, ScenarioUsage
+from ._scenario_types import (
+    Fault,
+    ScenarioCall,
+    ScenarioResponse,
+    ScenarioServerTool,
+    ScenarioUsage,
+)
 
 __all__ = [
     "Script",
@@ -28,7 +34,7 @@ __all__ = [
     "make_response",
 ]
 
-_FINISHES = ("auto", "stop", "tool_calls", "length")
+_FINISHES = ("auto", "stop", "tool_calls", "length", "pause")
 
 
 def _compact(value: Any) -> str:
@@ -125,6 +131,7 @@ class ResponseFields(TypedDict, total=False):
     profile: str | Sequence[str] | None
     output: Any
     refusal: str
+    server_tools: Iterable[Any]
 
 
 def make_response(
@@ -140,14 +147,16 @@ def make_response(
     profile: str | Sequence[str] | None = None,
     output: Any = None,
     refusal: str = "",
+    server_tools: Iterable[Any] = (),
 ) -> ScenarioResponse:
     """A checked :class:`ScenarioResponse` from the arguments of ``Simulator.add_response``.
 
     ``text`` that is not a string (a dict, a list...) is served as its compact JSON, the
     shape of structured output. ``output`` says the same of a structured output: a
     pydantic model instance (its JSON) or any JSON value, served as the text (not with
-    ``text``). ``refusal`` is the text of a model that declined (see
-    :class:`ScenarioResponse`).
+    ``text``). ``refusal`` is the text of a model that declined; ``server_tools`` are
+    ``{"name", "input", "result"?, "id"?}`` objects of calls the provider ran itself, and
+    ``finish="pause"`` a paused turn (see :class:`ScenarioResponse`; Anthropic serves both).
     """
     if output is not None:
         if text != "":
@@ -167,10 +176,13 @@ def make_response(
         raise UsageError("tool_calls must be a list of calls")
     if finish not in _FINISHES:
         raise UsageError(f"finish must be one of {', '.join(_FINISHES)}; got {finish!r}")
+    calls = tuple(make_call(spec) for spec in tool_calls)
+    if finish == "pause" and calls:
+        raise UsageError("a paused turn carries no client tool calls (the provider goes on)")
     return ScenarioResponse(
         text=text,
         reasoning=reasoning,
-        tool_calls=tuple(make_call(spec) for spec in tool_calls),
+        tool_calls=calls,
         finish=finish,  # type: ignore[arg-type]
         usage=_usage(usage),
         response_id=_optional_str(id, "id"),
@@ -178,7 +190,31 @@ def make_response(
         faults=parse_faults(faults),
         profiles=parse_profiles(profile),
         refusal=refusal,
+        server_tools=_server_tools(server_tools),
     )
+
+
+def _server_tools(specs: Iterable[Any]) -> tuple[ScenarioServerTool, ...]:
+    if isinstance(specs, (str, bytes, Mapping)) or not isinstance(specs, Iterable):
+        raise UsageError("server_tools must be a list of {name, input, result?, id?} objects")
+    tools = []
+    for spec in specs:
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+            raise UsageError(f"a server tool is an object with a string name, not {spec!r}")
+        unknown = set(spec) - {"name", "input", "result", "id"}
+        if unknown:
+            raise UsageError(f"a server tool has no field {sorted(unknown)[0]!r}")
+        if not isinstance(spec.get("input", {}), Mapping):
+            raise UsageError(f"the input of server tool {spec['name']!r} must be an object")
+        tools.append(
+            ScenarioServerTool(
+                name=spec["name"],
+                input=dict(spec.get("input", {})),
+                result=spec.get("result"),
+                id=_optional_str(spec.get("id"), "server tool id"),
+            )
+        )
+    return tuple(tools)
 
 
 # ------------------------------------------------------------------------ the script
@@ -274,6 +310,7 @@ _ENTRY_KEYS = {
     "recording",
     "output",
     "refusal",
+    "server_tools",
 }
 
 

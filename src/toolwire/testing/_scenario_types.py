@@ -14,10 +14,11 @@ __all__ = [
     "Profile",
     "ScenarioCall",
     "ScenarioResponse",
+    "ScenarioServerTool",
     "ScenarioUsage",
 ]
 
-Finish = Literal["auto", "stop", "tool_calls", "length"]
+Finish = Literal["auto", "stop", "tool_calls", "length", "pause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,19 @@ class Profile:
     description: str
     truncation: bool = False
     sequential: bool = False  # calls are streamed one after another, never interleaved
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioServerTool:
+    """A tool the provider runs itself (Anthropic ``server_tool_use``): ``name``
+    (``web_search``, ``web_fetch``, ``code_execution``...), its ``input`` object, and the
+    ``result`` content of its ``<name>_tool_result`` block, or ``None`` for a call still
+    pending (what a paused turn carries). ``id`` ``None``: minted under the seed."""
+
+    name: str
+    input: Any
+    result: Any = None
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,11 +116,14 @@ class ScenarioResponse:
     """One scripted model turn, in no particular wire format.
 
     ``finish="auto"`` means ``tool_calls`` when there are calls and ``stop`` otherwise;
-    ``"length"`` is the provider's token-limit finish. ``refusal`` is text of a model that
-    declined (OpenAI's ``refusal`` channel, Anthropic's ``stop_reason: "refusal"``, Gemini's
-    ``SAFETY`` finish; formats without one cannot serve it). ``usage=None`` reports an estimate
-    (about four characters per token). ``response_id`` and ``model`` default to what the
-    encoder mints and what the request asked for. ``faults`` and ``profiles`` are applied
+    ``"length"`` is the provider's token-limit finish, ``"pause"`` a turn the provider paused
+    (Anthropic ``pause_turn``). ``server_tools`` are calls the provider ran itself (Anthropic
+    ``server_tool_use`` blocks, with their results), served after the text. ``refusal`` is
+    text of a model that declined (OpenAI's ``refusal`` channel, Anthropic's
+    ``stop_reason: "refusal"``, Gemini's ``SAFETY`` finish; formats without one cannot serve
+    it). ``usage=None`` reports an estimate (about four characters per token).
+    ``response_id`` and ``model`` default to what the encoder mints and what the request
+    asked for. ``faults`` and ``profiles`` are applied
     when the response is served.
     """
 
@@ -120,13 +137,14 @@ class ScenarioResponse:
     faults: tuple[Fault, ...] = ()
     profiles: tuple[Profile, ...] = ()
     refusal: str = ""
+    server_tools: tuple[ScenarioServerTool, ...] = ()
 
     @property
     def finish_kind(self) -> Literal["stop", "tool_calls", "length"]:
-        """The finish this turn ends with (``auto`` resolved)."""
+        """The finish this turn ends with (``auto`` resolved; a pause ends as ``stop``)."""
         if self.finish == "auto":
             return "tool_calls" if self.tool_calls else "stop"
-        return self.finish
+        return "stop" if self.finish == "pause" else self.finish
 
     def reported_usage(self) -> ScenarioUsage:
         """The usage to report: the given one, or a deterministic estimate."""

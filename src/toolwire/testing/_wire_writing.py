@@ -167,6 +167,7 @@ class ProviderEncoder(ABC):
     call_ids: IdStyle | None = None
     response_ids: IdStyle | None = None
     refusals = True
+    server_tools = False  # serves ``server_tools`` and ``finish="pause"`` (Anthropic's)
 
     def ids(self, response: ScenarioResponse, *, rng: random.Random) -> ScenarioResponse:
         """``response`` with every missing id (calls, then the response) minted in this
@@ -186,16 +187,22 @@ class ProviderEncoder(ABC):
         """The streamed events of ``response``, terminal ones marked; :class:`Unencodable`
         for a quirk profile of another format or a refusal the format cannot carry."""
         check_profiles(self.format, options)
-        if not self.refusals:
-            no_refusal(self.format, response)
+        self._servable(response)
         return self._frames(response, rng, options)
 
     def body(self, response: ScenarioResponse, *, options: EncodeOptions) -> dict[str, Any]:
         """The non-streamed response body; :class:`Unencodable` for a refusal the format
         cannot carry."""
+        self._servable(response)
+        return self._body(response, options)
+
+    def _servable(self, response: ScenarioResponse) -> None:
         if not self.refusals:
             no_refusal(self.format, response)
-        return self._body(response, options)
+        if not self.server_tools and (response.server_tools or response.finish == "pause"):
+            raise Unencodable(
+                f"{self.format} serves no provider-run tools or paused turns (Anthropic does)"
+            )
 
     @abstractmethod
     def _frames(

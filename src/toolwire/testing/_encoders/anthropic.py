@@ -5,10 +5,11 @@ Blocks one at a time, each ``tool_use`` opened with ``input: {}``. Linear in the
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
-from .._scenario_types import ScenarioResponse
+from .._scenario_types import ScenarioResponse, ScenarioServerTool
 from .._thinking_seal import seal
 from .._wire_writing import (
     EncodeOptions,
@@ -43,7 +44,21 @@ _ERROR_TYPES = {
 def _stop_reason(response: ScenarioResponse) -> str:
     if response.refusal:
         return "refusal"  # the refusal's words are the text (Anthropic has no other channel)
+    if response.finish == "pause":
+        return "pause_turn"
     return finish_name(response, length="max_tokens", tool_calls="tool_use", stop="end_turn")
+
+
+def _server_blocks(
+    tool: ScenarioServerTool, use_id: str, position: int
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``server_tool_use`` block of a provider-run tool and its ``<name>_tool_result``
+    block (``None`` while it is pending)."""
+    use = {"type": "server_tool_use", "id": use_id, "name": tool.name, "input": tool.input}
+    if tool.result is None:
+        return use, None
+    result = {"type": f"{tool.name}_tool_result", "tool_use_id": use_id, "content": tool.result}
+    return use, result
 
 
 class AnthropicEncoder(ProviderEncoder):
@@ -52,6 +67,7 @@ class AnthropicEncoder(ProviderEncoder):
     format = "anthropic"
     call_ids = IdStyle("toolu_01", 22)
     response_ids = IdStyle("msg_01", 22)
+    server_tools = True
 
     def _message(self, response: ScenarioResponse, options: EncodeOptions) -> dict[str, Any]:
         usage = response.reported_usage()
@@ -102,6 +118,15 @@ class AnthropicEncoder(ProviderEncoder):
         if text:
             texts = [{"type": "text_delta", "text": piece} for piece in pieces(text, rng, 1, 12)]
             block({"type": "text", "text": ""}, texts)
+        for position, tool in enumerate(response.server_tools):
+            use, result = _server_blocks(tool, tool.id or mint(rng, "srvtoolu_01", 22), position)
+            fragments = ["", *pieces(json.dumps(tool.input), rng, 5, 40)]
+            block(
+                {**use, "input": {}},
+                [{"type": "input_json_delta", "partial_json": f} for f in fragments],
+            )
+            if result is not None:
+                block(result, [])
         for call in response.tool_calls:
             start: dict[str, Any] = {
                 "type": "tool_use",
@@ -130,6 +155,11 @@ class AnthropicEncoder(ProviderEncoder):
             content.append(thinking)
         if response.text or response.refusal:
             content.append({"type": "text", "text": response.text or response.refusal})
+        for position, tool in enumerate(response.server_tools):
+            use, result = _server_blocks(
+                tool, tool.id or f"srvtoolu_01body{position:018d}", position
+            )
+            content.extend(b for b in (use, result) if b is not None)
         for call in response.tool_calls:
             why = "a non-streamed Anthropic body carries tool input as an object"
             arguments = argument_object(call, why)
