@@ -105,9 +105,16 @@ def test_a_worker_killed_in_a_tool_is_recovered_with_one_side_effect(
         two_turns(sim)
         lines, history = run_agent(database, sim, tmp_path, crash="pay")
         assert asked(sim) == Counter({"wf-1/turn-0": 1, "wf-1/turn-1": 1})
-    assert ran(lines) == Counter({"pay:Ann": 1, "note:paid": 1})
+    runs = ran(lines)
     pay, note = tool_results(history)
-    assert "unknown" in pay and note == "noted"
+    assert runs["pay:Ann"] == 1 and "unknown" in pay
+    # The two calls run side by side: ``note`` finished after the restart (once), or it
+    # was in flight at the kill: then it is unknown too, and ran at most once
+    if "unknown" in note:
+        assert runs["note:paid"] <= 1
+    else:
+        assert note == "noted" and runs["note:paid"] == 1
+    assert set(runs) <= {"pay:Ann", "note:paid"}
     assert history[-1] == {"role": "assistant", "content": "All done."}
 
 

@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ def on_dev_server(body: Callable[[Client], Awaitable[None]]) -> None:
             dev_server_existing_path=temporal_binary(),
             ui=False,
             dev_server_log_level="error",
+            dev_server_startup_timeout=timedelta(seconds=60),  # 5 s by default: short under load
         )
         try:
             await body(env.client)
