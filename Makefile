@@ -73,7 +73,8 @@ test-fast: lint pytest-fast
 # its own venv, wherever this machine has them (on PATH or under pyenv); a missing one is
 # reported and skipped, since the stated machine only promises Python 3.11. The competitor
 # tests (marker `compare`) state facts about other libraries, not about the Python running
-# them: they run once, in `make test`, and these venvs do without the compare group.
+# them: they run once, in `make test`, and these venvs do without the compare group. The
+# SIGKILL sweep kills 200 conversations per store once, in `make test`; here 20 per store.
 OTHER_PYTHONS ?= 3.10 3.13
 test-pythons: system-deps
 	@for v in $(OTHER_PYTHONS); do \
@@ -85,7 +86,8 @@ test-pythons: system-deps
 		[ -x .venv-$$v/bin/python ] || $$py -m venv .venv-$$v || exit 1; \
 		.venv-$$v/bin/python -m pip install --quiet --upgrade "pip>=25.1" && \
 		.venv-$$v/bin/pip install --quiet -e . --group test && \
-		.venv-$$v/bin/pytest -p no:cacheprovider -q $(XDIST) -m 'not compare' || exit 1; \
+		TOOLWIRE_CRASH_KILLS=$${TOOLWIRE_CRASH_KILLS:-20} \
+			.venv-$$v/bin/pytest -p no:cacheprovider -q $(XDIST) -m 'not compare' || exit 1; \
 	done
 
 bench: $(BENCH_VENV)/.bench-installed
