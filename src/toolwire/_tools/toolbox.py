@@ -228,6 +228,14 @@ class _DictBinding(_RawBinding):
         return self._fn(built, ctx)
 
 
+def _answers(tool: Tool, call: ToolCall) -> bool:
+    """Whether ``tool`` runs ``call``: a handler only the calls of its kind, a function
+    tool function calls and custom tool calls."""
+    if tool.kind == "function":
+        return call.kind in ("function", "custom_tool_call")
+    return tool.kind == call.kind
+
+
 class Tool:
     """One registered tool; immutable after registration.
 
@@ -238,6 +246,8 @@ class Tool:
     parameters; ``fn`` is the registered function. ``requires_approval`` is ``False``,
     ``True`` (every call waits for a person's decision before it runs) or a predicate on
     the :class:`ValidCall` saying whether this call does (see :meth:`needs_approval`).
+    ``kind`` is ``"function"``, or the kind of provider call a handler registered with
+    :meth:`Toolbox.handle` answers (such a tool has no definition of its own).
     """
 
     __slots__ = (
@@ -246,6 +256,7 @@ class Tool:
         "fn",
         "idempotent",
         "is_async",
+        "kind",
         "name",
         "parameters",
         "required",
@@ -262,6 +273,7 @@ class Tool:
     required: tuple[str, ...]
     fn: Callable[..., Any]
     requires_approval: Approval
+    kind: str
     _binding: _Binding
 
     def __init__(
@@ -276,6 +288,7 @@ class Tool:
         idempotent: bool = False,
         timeout: float | None = None,
         requires_approval: Approval = False,
+        kind: str = "function",
     ) -> None:
         _check_name(name)
         _check_options(name, idempotent, timeout)
@@ -291,6 +304,7 @@ class Tool:
             "timeout": None if timeout is None else float(timeout),
             "is_async": _is_async(fn),
             "requires_approval": requires_approval,
+            "kind": kind,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -677,6 +691,51 @@ class Toolbox:
         self._tools[name] = tool
         return tool
 
+    def handle(
+        self,
+        kind: str,
+        fn: Callable[..., Any],
+        *,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        requires_approval: Approval = False,
+    ) -> Tool:
+        """Register ``fn(arguments, ctx)`` as the handler of a provider's own calls of
+        ``kind``: Responses ``"computer_call"``, ``"shell_call"``, ``"local_shell_call"``
+        or ``"apply_patch_call"``. It is the tool named as those calls are
+        (``"computer"``, ``"shell"``, ``"local_shell"``, ``"apply_patch"``), gets the
+        call's action (for apply_patch its operation) as a dict, and runs under the
+        executor like any tool; its return value is the answer (for a computer call an
+        ``Image`` or image URL: the screenshot; for a shell call a list of ``{"stdout",
+        "stderr", "outcome"}`` chunks or text). It has no definition: the request declares
+        the built-in tool as the provider documents it. A call of a kind with no handler
+        gets an error answered with that kind's output item.
+        """
+        from .._providers.openai_responses import CLIENT_RUN_CALLS
+
+        if kind not in CLIENT_RUN_CALLS:
+            known = ", ".join(sorted(CLIENT_RUN_CALLS))
+            raise ToolDefinitionError(f"no provider call of kind {kind!r} (known: {known})")
+        name = CLIENT_RUN_CALLS[kind][0]
+        self._check_free(name)
+        if not callable(fn):
+            raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
+        schema, validator = _raw_schema(name, {"type": "object"})
+        tool = Tool(
+            name=name,
+            description="",
+            parameters=schema,
+            fn=fn,
+            binding=_DictBinding(fn, validator, True),
+            required=(),
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind=kind,
+        )
+        self._tools[name] = tool
+        return tool
+
     async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
         """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
 
@@ -746,7 +805,7 @@ class Toolbox:
                 f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
             )
         tool = self._tools.get(call.name)
-        if tool is None:
+        if tool is None or not _answers(tool, call):
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
         # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
         empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
@@ -785,7 +844,8 @@ class Toolbox:
         ``UnknownFormat``, and ``ToolDefinitionError`` for a schema the format cannot say.
         """
 
-        return tool_definitions(list(self._tools.values()), format, strict=strict)
+        tools = [t for t in self._tools.values() if t.kind == "function"]
+        return tool_definitions(tools, format, strict=strict)
 
     def _known(self) -> str:
         if not self._tools:
