@@ -3,7 +3,6 @@ openai client and the simulator (which refuses a wrong answer as the API does)."
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +11,15 @@ from typing import Any
 import pytest
 
 import toolwire
+from responses_support import (
+    ANSWERS,
+    CLIENT_RUN,
+    CUSTOM,
+    CUSTOM_DELTAS,
+    NAMES,
+    response_events,
+    sse,
+)
 from simulator_support import Clients
 from toolwire.testing import Simulator
 from turn_support import counted_tools, refused
@@ -30,47 +38,6 @@ def clients(sim: Simulator) -> Iterator[Clients]:
     made = Clients(sim)
     yield made
     made.close()
-
-
-def sse(events: list[dict[str, Any]]) -> bytes:
-    """``events`` as a Responses SSE body, numbered in order."""
-    out = []
-    for seq, event in enumerate(events):
-        event = {**event, "sequence_number": seq}
-        out.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-    return "".join(out).encode()
-
-
-def response_events(
-    items: list[dict[str, Any]], deltas: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """A whole response: created, each item added (``deltas`` after the first), done."""
-    base = {"id": "resp_1", "object": "response", "created_at": 1, "model": "m",
-            "status": "in_progress", "output": []}  # fmt: skip
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": base}]
-    for index, item in enumerate(items):
-        added = {k: v for k, v in item.items() if k not in ("input", "status")}
-        if item["type"] == "custom_tool_call":
-            added["input"] = ""
-        events.append({"type": "response.output_item.added", "output_index": index, "item": added})
-        if index == 0:
-            events += deltas or []
-        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    done = {**base, "status": "completed", "output": items}
-    events.append({"type": "response.completed", "response": done})
-    return events
-
-
-CUSTOM = {"type": "custom_tool_call", "id": "ct_1", "call_id": "call_c", "name": "shell",
-          "input": 'echo "hi"'}  # fmt: skip
-CUSTOM_DELTAS = [
-    {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": "ct_1",
-     "delta": "echo "},
-    {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": "ct_1",
-     "delta": '"hi"'},
-    {"type": "response.custom_tool_call_input.done", "output_index": 0, "item_id": "ct_1",
-     "input": 'echo "hi"'},
-]  # fmt: skip
 
 
 def serve(sim: Simulator, tmp_path: Path, name: str, events: list[dict[str, Any]]) -> None:
@@ -106,22 +73,6 @@ def test_a_custom_tool_turn_is_answered_with_custom_tool_call_output(
     )  # fmt: skip
     assert refused(sim) == []
     assert last.done and last.response.text == "Done."
-
-
-CLIENT_RUN = [
-    {"type": "computer_call", "id": "cu_1", "call_id": "call_cu", "status": "completed",
-     "action": {"type": "click", "x": 10, "y": 20, "button": "left"},
-     "pending_safety_checks": []},
-    {"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "completed",
-     "action": {"commands": ["ls -l"], "timeout_ms": 1000}},
-    {"type": "local_shell_call", "id": "ls_1", "call_id": "call_ls", "status": "completed",
-     "action": {"type": "exec", "command": ["ls"], "env": {}}},
-    {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_ap", "status": "completed",
-     "operation": {"type": "update_file", "path": "a.py", "diff": "@@\n-a\n+b\n"}},
-]  # fmt: skip
-NAMES = ["computer", "shell", "local_shell", "apply_patch"]
-ANSWERS = ["computer_call_output", "shell_call_output", "local_shell_call_output",
-           "apply_patch_call_output"]  # fmt: skip
 
 
 def test_unhandled_client_run_calls_are_answered_with_their_own_items(
