@@ -62,3 +62,7 @@ CLIENT_RUN = [
 NAMES = ["computer", "shell", "local_shell", "apply_patch"]
 ANSWERS = ["computer_call_output", "shell_call_output", "local_shell_call_output",
            "apply_patch_call_output"]  # fmt: skip
+
+
+APPROVAL = {"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "dice",
+            "name": "roll", "arguments": '{"sides": 6}'}  # fmt: skip

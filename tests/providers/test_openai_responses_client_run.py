@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import toolwire
 from adapter_support import assemble_bytes, assemble_every_way, sse_body
 from drivers_support import splits
-from responses_support import CLIENT_RUN, NAMES, response_events
+from responses_support import APPROVAL, CLIENT_RUN, NAMES, response_events
 from toolwire._providers.openai_responses import assistant_turn
 
 
@@ -68,3 +68,17 @@ def test_failed_outcomes_are_answered_with_each_kinds_item() -> None:
         "computer_call_output", "shell_call_output", "local_shell_call_output",
         "apply_patch_call_output",
     ]  # fmt: skip
+
+
+@given(st.lists(st.integers(0, 3000), max_size=12))
+def test_an_mcp_approval_request_is_a_call_at_any_split(cuts: list[int]) -> None:
+    """An mcp_approval_request is a call of its kind whose id is the request's id, fed
+    whole, byte by byte and at any split, and is echoed as it came."""
+    events = response_events([APPROVAL])
+    whole, _ = assemble_every_way(events)
+    split, _ = assemble_bytes(splits(sse_body(events), cuts))
+    for response in (whole, split):
+        (call,) = response.tool_calls
+        assert (call.kind, call.id, call.name) == ("mcp_approval_request", "mcpr_1", "mcp_approval")
+        assert call.arguments["arguments"] == '{"sides": 6}'
+        assert assistant_turn(response) == [APPROVAL]

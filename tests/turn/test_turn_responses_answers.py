@@ -13,6 +13,7 @@ import pytest
 import toolwire
 from responses_support import (
     ANSWERS,
+    APPROVAL,
     CLIENT_RUN,
     CUSTOM,
     CUSTOM_DELTAS,
@@ -178,3 +179,72 @@ def test_a_handler_never_runs_a_function_call_of_its_name() -> None:
     assert isinstance(functions.check(shell_call), toolwire.InvalidCall)
     with pytest.raises(toolwire.ToolDefinitionError):
         functions.handle("telepathy_call", lambda arguments, ctx: "x")
+
+
+def _approval_turn(
+    sim: Simulator, clients: Clients, tmp_path: Path, tools: toolwire.Toolbox
+) -> tuple[toolwire.Turn, toolwire.Executor, list[Any]]:
+    serve(sim, tmp_path, "approval", response_events([APPROVAL]))
+    sim.add_response(text="Rolled a 4.")
+    executor = toolwire.Executor(tools, scope="approval")
+    messages: list[Any] = [{"role": "user", "content": "roll"}]
+    turn = toolwire.run_turn(
+        clients.openai.responses.create(model="m", input=messages, stream=True),
+        tools, executor=executor,
+    )  # fmt: skip
+    return turn, executor, messages
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_an_mcp_approval_request_waits_then_is_answered(
+    sim: Simulator, clients: Clients, tmp_path: Path, decision: str
+) -> None:
+    """An mcp_approval_request is a pending ToolCall (awaiting approval, the turn not
+    done, nothing answered yet); the decision answers it with mcp_approval_response, and
+    the next request is accepted."""
+    tools = toolwire.Toolbox()
+    tools.handle("mcp_approval_request")
+    assert tools.definitions("openai-responses") == []
+    turn, executor, messages = _approval_turn(sim, clients, tmp_path, tools)
+    (call,) = turn.response.tool_calls
+    assert (call.kind, call.name, call.id) == ("mcp_approval_request", "mcp_approval", "mcpr_1")
+    assert call.arguments == {"server_label": "dice", "name": "roll", "arguments": '{"sides": 6}'}
+    (waiting,) = turn.outcomes
+    assert waiting.status == "awaiting_approval" and not turn.done
+    assert turn.messages == [APPROVAL]  # echoed, not answered while pending
+    key = waiting.idempotency_key or ""
+    if decision == "approve":
+        executor.approve(key)
+    else:
+        executor.deny(key, "not today")
+    outcomes = executor.run(turn.response)
+    answers = toolwire.tool_results(outcomes, "openai-responses", response=turn.response)
+    expected: dict[str, Any] = {"type": "mcp_approval_response", "approval_request_id": "mcpr_1"}
+    if decision == "approve":
+        assert answers == [{**expected, "approve": True}]
+    else:
+        assert answers == [{**expected, "approve": False, "reason": "not today"}]
+    messages += [*turn.messages, *answers]
+    last = toolwire.run_turn(
+        clients.openai.responses.create(model="m", input=messages, stream=True),
+        tools, executor=executor,
+    )  # fmt: skip
+    assert refused(sim) == []
+    assert last.done and last.response.text == "Rolled a 4."
+
+
+def test_an_unhandled_mcp_approval_request_is_declined(
+    sim: Simulator, clients: Clients, tmp_path: Path
+) -> None:
+    """Without a handler the request is answered ``approve: false`` with a reason, and
+    the next request is accepted."""
+    tools = toolwire.Toolbox()
+    turn, executor, messages = _approval_turn(sim, clients, tmp_path, tools)
+    (answer,) = [m for m in turn.messages if m["type"] == "mcp_approval_response"]
+    assert answer["approve"] is False and answer["reason"]
+    messages += turn.messages
+    toolwire.run_turn(
+        clients.openai.responses.create(model="m", input=messages, stream=True),
+        tools, executor=executor,
+    )  # fmt: skip
+    assert refused(sim) == []

@@ -228,6 +228,11 @@ class _DictBinding(_RawBinding):
         return self._fn(built, ctx)
 
 
+def _approved(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    """The default handler of an approved MCP call: nothing runs here (the server runs it)."""
+    return "approved"
+
+
 def _answers(tool: Tool, call: ToolCall) -> bool:
     """Whether ``tool`` runs ``call``: a handler only the calls of its kind, a function
     tool function calls and custom tool calls."""
@@ -694,7 +699,7 @@ class Toolbox:
     def handle(
         self,
         kind: str,
-        fn: Callable[..., Any],
+        fn: Callable[..., Any] | None = None,
         *,
         idempotent: bool = False,
         timeout: float | None = None,
@@ -710,15 +715,27 @@ class Toolbox:
         "stderr", "outcome"}`` chunks or text). It has no definition: the request declares
         the built-in tool as the provider documents it. A call of a kind with no handler
         gets an error answered with that kind's output item.
+
+        ``"mcp_approval_request"`` (an MCP server's call the Responses API asks the client
+        to approve; arguments ``{"server_label", "name", "arguments"}``) always needs
+        approval (``requires_approval`` may narrow it with a predicate): the call waits as
+        ``awaiting_approval`` (answered with nothing yet) until ``executor.approve`` /
+        ``executor.deny`` decide; then ``fn`` (by default none: nothing to run) runs and
+        the call is answered with ``mcp_approval_response`` (``approve`` true, or false
+        with the person's ``reason``).
         """
         from .._providers.openai_responses import CLIENT_RUN_CALLS
+
+        if kind == "mcp_approval_request":
+            fn = fn or _approved
+            requires_approval = requires_approval or True
 
         if kind not in CLIENT_RUN_CALLS:
             known = ", ".join(sorted(CLIENT_RUN_CALLS))
             raise ToolDefinitionError(f"no provider call of kind {kind!r} (known: {known})")
         name = CLIENT_RUN_CALLS[kind][0]
         self._check_free(name)
-        if not callable(fn):
+        if fn is None or not callable(fn):
             raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
         schema, validator = _raw_schema(name, {"type": "object"})
         tool = Tool(

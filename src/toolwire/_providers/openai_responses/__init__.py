@@ -33,7 +33,11 @@ CLIENT_RUN_CALLS: dict[str, tuple[str, str]] = {
     "shell_call": ("shell", "action"),
     "local_shell_call": ("local_shell", "action"),
     "apply_patch_call": ("apply_patch", "operation"),
+    # an MCP server's call waiting for the client's approval: its id is the call id, its
+    # arguments ``{"server_label", "name", "arguments"}`` (the MCP call's, as text)
+    "mcp_approval_request": ("mcp_approval", ""),
 }
+MCP_APPROVAL_KEYS = ("server_label", "name", "arguments")
 
 # xAI reports the X searches it ran itself as ``custom_tool_call`` items that carry a
 # ``status`` (OpenAI's custom tool calls have none), under these function names
@@ -315,7 +319,14 @@ class OpenAIResponsesAdapter:
         if item_id:
             metadata["item_id"] = item_id
         final = None
-        if done:
+        call_id = _opt_str(payload, item, "call_id")
+        if item_type == "mcp_approval_request":
+            call_id = item_id  # what the mcp_approval_response names
+            value: Any = {k: item[k] for k in MCP_APPROVAL_KEYS if k in item}
+            if done:
+                metadata["item"] = item
+                final = json.dumps(value, ensure_ascii=False)
+        elif done:
             metadata["item"] = item
             value = item.get(key)
             if value is None and item_type == "computer_call" and "actions" in item:
@@ -324,7 +335,7 @@ class OpenAIResponsesAdapter:
                 raise _bad(payload, f"the {item_type}'s {key!r} is not an object")
             final = json.dumps(value or {}, ensure_ascii=False)
         return d.CallDelta(
-            id=_opt_str(payload, item, "call_id"),
+            id=call_id,
             ref=item_id,
             index=self._index(payload),
             name=name,
@@ -424,6 +435,9 @@ def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     items (their data as ``data:`` URLs)."""
     items = []
     for r in results:
+        if r.kind == "mcp_approval_request":
+            items.extend(_approval_answer(r))
+            continue
         answer = _CLIENT_RUN_ANSWERS.get(r.kind)
         if answer is not None:
             items.append(answer(r))
@@ -488,6 +502,22 @@ def _apply_patch_output(r: ResultText) -> dict[str, Any]:
     if r.text:
         item["output"] = r.text
     return item
+
+
+def _approval_answer(r: ResultText) -> list[dict[str, Any]]:
+    """``mcp_approval_response``: ``approve`` true once approved (the handler ran), false
+    with the ``reason`` when denied or failed; nothing while the decision is pending."""
+    status = r.outcome.status
+    if status in ("awaiting_approval", "in_progress"):
+        return []
+    item: dict[str, Any] = {
+        "type": "mcp_approval_response",
+        "approval_request_id": r.outcome.call_id,
+        "approve": not r.error,
+    }
+    if r.error:
+        item["reason"] = r.outcome.error if status == "denied" and r.outcome.error else r.text
+    return [item]
 
 
 _CLIENT_RUN_ANSWERS = {
@@ -587,8 +617,11 @@ def _call_item(call: Call) -> dict[str, Any]:
         if isinstance(done, dict):
             return dict(done)  # the built-in call exactly as its done item gave it
         key = CLIENT_RUN_CALLS[kind][1]
+        arguments = getattr(call, "arguments", None) or {}
+        if kind == "mcp_approval_request":
+            return {"type": kind, "id": call.id, **arguments}
         item = {"type": kind, "call_id": call.id, "status": "completed"}
-        item[key] = getattr(call, "arguments", None) or {}
+        item[key] = arguments
         if call.metadata.get("item_id"):
             item["id"] = call.metadata["item_id"]
         return item
