@@ -23,6 +23,7 @@ import pydantic_core
 
 from .._core.content import needs_wrapping, rich_json, rich_parts, wrap
 from .._core.jsonpointer import format_pointer
+from .._core.providers import provider
 from .._core.response import RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from .context import ToolContext
@@ -241,6 +242,29 @@ def _answers(tool: Tool, call: ToolCall) -> bool:
     return tool.kind == call.kind
 
 
+class _TextBinding(_Binding):
+    """A custom tool's free-form input: the callable gets the text, ``fn(text, ctx)``
+    (``ctx`` when it declares it)."""
+
+    __slots__ = ("_fn", "_pass_ctx")
+
+    def __init__(self, fn: Callable[..., Any], pass_ctx: bool):
+        self._fn = fn
+        self._pass_ctx = pass_ctx
+
+    def build(self, tool: str, arguments: Any) -> Any:
+        """The text itself (``Tool._precheck`` made sure it is one)."""
+        return arguments
+
+    def dump(self, tool: str, built: Any) -> Any:
+        """The text."""
+        return built
+
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """``fn(text)`` or ``fn(text, ctx=ctx)``."""
+        return self._fn(built, ctx=ctx) if self._pass_ctx else self._fn(built)
+
+
 class Tool:
     """One registered tool; immutable after registration.
 
@@ -379,7 +403,12 @@ class Tool:
                 path=(),
                 message=f"the arguments are nested too deeply (more than {limit} levels)",
             )
-        if problem is None and not isinstance(arguments, dict):
+        if self.kind == "custom_tool_call":
+            if problem is None and not isinstance(arguments, str):
+                problem = Violation(
+                    path=(), message=f"expected the input text, got {describe_value(arguments)}"
+                )
+        elif problem is None and not isinstance(arguments, dict):
             problem = Violation(
                 path=(),
                 message="expected a JSON object of named arguments, got "
@@ -696,6 +725,61 @@ class Toolbox:
         self._tools[name] = tool
         return tool
 
+    def custom(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str = "",
+        grammar: dict[str, Any] | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        requires_approval: Approval = False,
+    ) -> Tool:
+        """Register a custom tool (OpenAI Responses): the model writes free-form text, not
+        JSON, and ``fn(text)`` (``fn(text, ctx=ctx)`` when it declares ``ctx``) gets it.
+
+        ``grammar`` constrains the text: ``{"syntax": "lark" | "regex", "definition":
+        ...}`` (``None``: any text). ``definitions("openai-responses")`` writes ``{"type":
+        "custom", "name", "description", "format"}``; the other formats have no custom
+        tools (``ToolDefinitionError``). Its calls are ``ToolCall`` of kind
+        ``"custom_tool_call"`` answered with ``custom_tool_call_output``.
+        """
+        _check_name(name)
+        self._check_free(name)
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        text_format: dict[str, Any] = {"type": "text"}
+        if grammar is not None:
+            syntax = grammar.get("syntax") if isinstance(grammar, dict) else None
+            definition = grammar.get("definition") if isinstance(grammar, dict) else None
+            if syntax not in ("lark", "regex") or not isinstance(definition, str):
+                raise ToolDefinitionError(
+                    f'tool {name!r}: grammar must be {{"syntax": "lark" or "regex", '
+                    f'"definition": text}}, not {grammar!r}'
+                )
+            text_format = {"type": "grammar", "syntax": syntax, "definition": definition}
+        try:
+            pass_ctx = "ctx" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            pass_ctx = False
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters={"type": "custom", "format": text_format},
+            fn=fn,
+            binding=_TextBinding(fn, pass_ctx),
+            required=(),
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind="custom_tool_call",
+        )
+        self._tools[name] = tool
+        return tool
+
     def handle(
         self,
         kind: str,
@@ -862,7 +946,23 @@ class Toolbox:
         """
 
         tools = [t for t in self._tools.values() if t.kind == "function"]
-        return tool_definitions(tools, format, strict=strict)
+        out = tool_definitions(tools, format, strict=strict)
+        custom = [t for t in self._tools.values() if t.kind == "custom_tool_call"]
+        if custom:
+            if provider(format).name != "openai-responses":
+                raise ToolDefinitionError(
+                    f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
+                    f"openai-responses, not {format}"
+                )
+            # in registration order among the function tools
+            order = {t.name: i for i, t in enumerate(self._tools.values())}
+            out += [
+                {"type": "custom", "name": t.name, "description": t.description,
+                 "format": dict(t.parameters["format"])}
+                for t in custom
+            ]  # fmt: skip
+            out.sort(key=lambda d: order.get(d.get("name", ""), 0))
+        return out
 
     def _known(self) -> str:
         if not self._tools:
