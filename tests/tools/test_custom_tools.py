@@ -72,11 +72,13 @@ def test_the_input_is_previewed_as_text_while_it_streams() -> None:
 
 @given(st.lists(st.integers(0, 3000), max_size=12))
 def test_the_preview_is_text_at_any_split(cuts: list[int]) -> None:
-    """At Hypothesis-chosen splits the previews are prefixes of the input text."""
+    """At Hypothesis-chosen splits the previews are prefixes of the input text and the
+    call is of kind ``custom_tool_call``."""
     body = sse_body(response_events([CUSTOM], CUSTOM_DELTAS))
     response, events = assemble_bytes(splits(body, cuts))
     assert all(CUSTOM["input"].startswith(p) for p in _previews(events))
     assert response.tool_calls[0].arguments == CUSTOM["input"]
+    assert response.tool_calls[0].kind == "custom_tool_call"
 
 
 @pytest.fixture
