@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+import toolwire
 from adapter_support import assemble_bytes, assemble_every_way, sse_body
 from drivers_support import splits
 from toolwire._providers.openai_responses import assistant_turn, custom_input
@@ -82,6 +83,34 @@ def test_the_echo_is_the_same_at_any_split(cuts: list[int]) -> None:
     """Fed at Hypothesis-chosen splits, the echo is the same items."""
     response, _ = assemble_bytes(splits(sse_body(_stream()), cuts))
     assert assistant_turn(response) == _expected_turn()
+
+
+def _answers(response: Any) -> list[dict[str, Any]]:
+    outcome = toolwire.Outcome(call_id="call_c", name="shell", status="completed", value="ok")
+    return toolwire.tool_results([outcome], "openai-responses", response=response)
+
+
+def test_a_custom_call_has_its_kind_and_its_own_output_item() -> None:
+    """The custom call is a ToolCall of kind ``custom_tool_call`` answered with a
+    ``custom_tool_call_output``, whole and byte by byte; without the response, a function
+    call's output."""
+    response, _ = assemble_every_way(_stream())
+    assert [c.kind for c in response.tool_calls] == ["custom_tool_call"]
+    assert _answers(response) == [
+        {"type": "custom_tool_call_output", "call_id": "call_c", "output": "ok"}
+    ]
+    outcome = toolwire.Outcome(call_id="call_c", name="shell", status="completed", value="ok")
+    assert toolwire.tool_results([outcome], "openai-responses")[0]["type"] == (
+        "function_call_output"
+    )
+
+
+@given(st.lists(st.integers(0, 5000), max_size=16))
+def test_the_custom_call_kind_is_the_same_at_any_split(cuts: list[int]) -> None:
+    """Fed at Hypothesis-chosen splits, the custom call keeps its kind and its answer."""
+    response, _ = assemble_bytes(splits(sse_body(_stream()), cuts))
+    assert [c.kind for c in response.tool_calls] == ["custom_tool_call"]
+    assert _answers(response)[0]["type"] == "custom_tool_call_output"
 
 
 def test_a_message_without_its_done_event_keeps_its_phase() -> None:

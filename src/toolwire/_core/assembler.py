@@ -826,6 +826,7 @@ class _CallTable:
                     index=call.key,
                     metadata=call.metadata,
                     synthetic_id=not call.id,
+                    kind=str(call.metadata.get("kind") or "function"),
                 )
             )
         return calls, rejected

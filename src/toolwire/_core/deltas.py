@@ -118,7 +118,9 @@ class CallDelta:
       ``start=True`` is final only once a piece with ``end=True`` arrived.
     - ``end``: the provider says the call's arguments are complete after this piece.
     - ``metadata``: values to keep and echo back (Gemini ``thought_signature``,
-      Responses ``item_id``); merged into the call's metadata.
+      Responses ``item_id``); merged into the call's metadata. Its ``"kind"`` key, when
+      set, is the call's ``ToolCall.kind`` (a call the application answers other than as
+      a function call: Responses ``"custom_tool_call"``...).
     """
 
     id: str | None = None

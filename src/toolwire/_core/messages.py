@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._errors import InvalidOutcome, UsageError
 from .content import Part, decode_result, fallback_text, may_be_rich, rich_parts
 from .outcome import Outcome
 from .providers import provider
-from .response import ContentPart, RejectedCall, Response, ToolCall
+from .response import ContentPart, PartialCall, RejectedCall, Response, ToolCall
 
 __all__ = ["tool_results"]  # assistant_turn and turn_messages are private until run_turn
 
@@ -54,6 +54,8 @@ class ResultText:
     ``parts`` holds a rich result's text, images and files (see ``content``) for the
     formats that carry them; ``text`` is then its text fallback (:func:`fallback_text`).
     ``plain`` is ``True`` when ``text`` is a ``str`` result (or a fallback), not JSON text.
+    ``kind`` is the kind of the call it answers (``ToolCall.kind``: ``"function"``, or a
+    provider's own kind such as Responses ``"custom_tool_call"``), which picks the item.
     """
 
     outcome: Outcome
@@ -61,6 +63,7 @@ class ResultText:
     error: bool
     parts: tuple[Part, ...] | None = None
     plain: bool = False
+    kind: str = "function"
 
     @property
     def name(self) -> str:
@@ -138,7 +141,9 @@ def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
         raise InvalidOutcome("expected a list of Outcome objects") from None
 
 
-def tool_results(outcomes: Iterable[Outcome], format: str) -> list[dict[str, Any]]:
+def tool_results(
+    outcomes: Iterable[Outcome], format: str, *, response: Response | None = None
+) -> list[dict[str, Any]]:
     """The messages that carry ``outcomes`` back to the model in ``format``.
 
     ``format`` is any format name ``StreamAssembler`` accepts (``"openai-chat"``, its
@@ -150,10 +155,34 @@ def tool_results(outcomes: Iterable[Outcome], format: str) -> list[dict[str, Any
     anything else as its JSON text; every other status a text for the model,
     marked as an error where the format can. Raises :class:`UnknownFormat` for a format it
     does not know and :class:`InvalidOutcome` for input that is not a list of outcomes.
+
+    ``response``, the response whose calls the outcomes answer, tells each result the kind
+    of its call (``ToolCall.kind``): a Responses custom tool call is answered with a
+    ``custom_tool_call_output`` item, not ``function_call_output``. Without it every
+    outcome answers a function call.
     """
     entry = provider(format)
     items = _outcome_list(outcomes)
-    return entry.tool_results([result_text(o) for o in items])
+    kinds = call_kinds(response) if response is not None else {}
+    results = [result_text(o) for o in items]
+    if kinds:
+        results = [replace(r, kind=kinds.get(r.outcome.call_id, r.kind)) for r in results]
+    return entry.tool_results(results)
+
+
+def call_kind(call: Call | PartialCall) -> str:
+    """The kind of a call: its ``kind`` when it is not ``"function"``, else the ``"kind"``
+    its adapter put in its metadata (a rejected or partial call has no field of its own)."""
+    kind = call.kind if isinstance(call, ToolCall) else "function"
+    if kind == "function":
+        kind = str(call.metadata.get("kind") or "function")
+    return kind
+
+
+def call_kinds(response: Response) -> dict[str, str]:
+    """Each call id of ``response`` whose call is not a function call, with its kind."""
+    everything: list[Call] = [*response.tool_calls, *response.rejected]
+    return {c.id: call_kind(c) for c in everything if call_kind(c) != "function"}
 
 
 def assistant_turn(
@@ -171,7 +200,8 @@ def turn_messages(
 ) -> list[dict[str, Any]]:
     """The assistant turn and then the tool results: what the next request appends."""
     items = _outcome_list(outcomes)
-    return assistant_turn(response, items, format) + tool_results(items, format)
+    turn = assistant_turn(response, items, format)
+    return turn + tool_results(items, format, response=response)
 
 
 def check_answers(response: Response, outcomes: list[Outcome]) -> None:

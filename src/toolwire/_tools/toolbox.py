@@ -23,6 +23,7 @@ import pydantic_core
 
 from .._core.content import needs_wrapping, rich_json, rich_parts, wrap
 from .._core.jsonpointer import format_pointer
+from .._core.providers import provider
 from .._core.response import RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
 from .context import ToolContext
@@ -228,6 +229,42 @@ class _DictBinding(_RawBinding):
         return self._fn(built, ctx)
 
 
+def _approved(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    """The default handler of an approved MCP call: nothing runs here (the server runs it)."""
+    return "approved"
+
+
+def _answers(tool: Tool, call: ToolCall) -> bool:
+    """Whether ``tool`` runs ``call``: a handler only the calls of its kind, a function
+    tool function calls and custom tool calls."""
+    if tool.kind == "function":
+        return call.kind in ("function", "custom_tool_call")
+    return tool.kind == call.kind
+
+
+class _TextBinding(_Binding):
+    """A custom tool's free-form input: the callable gets the text, ``fn(text, ctx)``
+    (``ctx`` when it declares it)."""
+
+    __slots__ = ("_fn", "_pass_ctx")
+
+    def __init__(self, fn: Callable[..., Any], pass_ctx: bool):
+        self._fn = fn
+        self._pass_ctx = pass_ctx
+
+    def build(self, tool: str, arguments: Any) -> Any:
+        """The text itself (``Tool._precheck`` made sure it is one)."""
+        return arguments
+
+    def dump(self, tool: str, built: Any) -> Any:
+        """The text."""
+        return built
+
+    def call(self, built: Any, ctx: ToolContext) -> Any:
+        """``fn(text)`` or ``fn(text, ctx=ctx)``."""
+        return self._fn(built, ctx=ctx) if self._pass_ctx else self._fn(built)
+
+
 class Tool:
     """One registered tool; immutable after registration.
 
@@ -238,6 +275,8 @@ class Tool:
     parameters; ``fn`` is the registered function. ``requires_approval`` is ``False``,
     ``True`` (every call waits for a person's decision before it runs) or a predicate on
     the :class:`ValidCall` saying whether this call does (see :meth:`needs_approval`).
+    ``kind`` is ``"function"``, or the kind of provider call a handler registered with
+    :meth:`Toolbox.handle` answers (such a tool has no definition of its own).
     """
 
     __slots__ = (
@@ -246,6 +285,7 @@ class Tool:
         "fn",
         "idempotent",
         "is_async",
+        "kind",
         "name",
         "parameters",
         "required",
@@ -262,6 +302,7 @@ class Tool:
     required: tuple[str, ...]
     fn: Callable[..., Any]
     requires_approval: Approval
+    kind: str
     _binding: _Binding
 
     def __init__(
@@ -276,6 +317,7 @@ class Tool:
         idempotent: bool = False,
         timeout: float | None = None,
         requires_approval: Approval = False,
+        kind: str = "function",
     ) -> None:
         _check_name(name)
         _check_options(name, idempotent, timeout)
@@ -291,6 +333,7 @@ class Tool:
             "timeout": None if timeout is None else float(timeout),
             "is_async": _is_async(fn),
             "requires_approval": requires_approval,
+            "kind": kind,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -360,7 +403,12 @@ class Tool:
                 path=(),
                 message=f"the arguments are nested too deeply (more than {limit} levels)",
             )
-        if problem is None and not isinstance(arguments, dict):
+        if self.kind == "custom_tool_call":
+            if problem is None and not isinstance(arguments, str):
+                problem = Violation(
+                    path=(), message=f"expected the input text, got {describe_value(arguments)}"
+                )
+        elif problem is None and not isinstance(arguments, dict):
             problem = Violation(
                 path=(),
                 message="expected a JSON object of named arguments, got "
@@ -677,6 +725,118 @@ class Toolbox:
         self._tools[name] = tool
         return tool
 
+    def custom(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str = "",
+        grammar: dict[str, Any] | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        requires_approval: Approval = False,
+    ) -> Tool:
+        """Register a custom tool (OpenAI Responses): the model writes free-form text, not
+        JSON, and ``fn(text)`` (``fn(text, ctx=ctx)`` when it declares ``ctx``) gets it.
+
+        ``grammar`` constrains the text: ``{"syntax": "lark" | "regex", "definition":
+        ...}`` (``None``: any text). ``definitions("openai-responses")`` writes ``{"type":
+        "custom", "name", "description", "format"}``; the other formats have no custom
+        tools (``ToolDefinitionError``). Its calls are ``ToolCall`` of kind
+        ``"custom_tool_call"`` answered with ``custom_tool_call_output``.
+        """
+        _check_name(name)
+        self._check_free(name)
+        if not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        text_format: dict[str, Any] = {"type": "text"}
+        if grammar is not None:
+            syntax = grammar.get("syntax") if isinstance(grammar, dict) else None
+            definition = grammar.get("definition") if isinstance(grammar, dict) else None
+            if syntax not in ("lark", "regex") or not isinstance(definition, str):
+                raise ToolDefinitionError(
+                    f'tool {name!r}: grammar must be {{"syntax": "lark" or "regex", '
+                    f'"definition": text}}, not {grammar!r}'
+                )
+            text_format = {"type": "grammar", "syntax": syntax, "definition": definition}
+        try:
+            pass_ctx = "ctx" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            pass_ctx = False
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters={"type": "custom", "format": text_format},
+            fn=fn,
+            binding=_TextBinding(fn, pass_ctx),
+            required=(),
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind="custom_tool_call",
+        )
+        self._tools[name] = tool
+        return tool
+
+    def handle(
+        self,
+        kind: str,
+        fn: Callable[..., Any] | None = None,
+        *,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        requires_approval: Approval = False,
+    ) -> Tool:
+        """Register ``fn(arguments, ctx)`` as the handler of a provider's own calls of
+        ``kind``: Responses ``"computer_call"``, ``"shell_call"``, ``"local_shell_call"``
+        or ``"apply_patch_call"``. It is the tool named as those calls are
+        (``"computer"``, ``"shell"``, ``"local_shell"``, ``"apply_patch"``), gets the
+        call's action (for apply_patch its operation) as a dict, and runs under the
+        executor like any tool; its return value is the answer (for a computer call an
+        ``Image`` or image URL: the screenshot; for a shell call a list of ``{"stdout",
+        "stderr", "outcome"}`` chunks or text). It has no definition: the request declares
+        the built-in tool as the provider documents it. A call of a kind with no handler
+        gets an error answered with that kind's output item.
+
+        ``"mcp_approval_request"`` (an MCP server's call the Responses API asks the client
+        to approve; arguments ``{"server_label", "name", "arguments"}``) always needs
+        approval (``requires_approval`` may narrow it with a predicate): the call waits as
+        ``awaiting_approval`` (answered with nothing yet) until ``executor.approve`` /
+        ``executor.deny`` decide; then ``fn`` (by default none: nothing to run) runs and
+        the call is answered with ``mcp_approval_response`` (``approve`` true, or false
+        with the person's ``reason``).
+        """
+        from .._providers.openai_responses import CLIENT_RUN_CALLS
+
+        if kind == "mcp_approval_request":
+            fn = fn or _approved
+            requires_approval = requires_approval or True
+
+        if kind not in CLIENT_RUN_CALLS:
+            known = ", ".join(sorted(CLIENT_RUN_CALLS))
+            raise ToolDefinitionError(f"no provider call of kind {kind!r} (known: {known})")
+        name = CLIENT_RUN_CALLS[kind][0]
+        self._check_free(name)
+        if fn is None or not callable(fn):
+            raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
+        schema, validator = _raw_schema(name, {"type": "object"})
+        tool = Tool(
+            name=name,
+            description="",
+            parameters=schema,
+            fn=fn,
+            binding=_DictBinding(fn, validator, True),
+            required=(),
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind=kind,
+        )
+        self._tools[name] = tool
+        return tool
+
     async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
         """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
 
@@ -746,7 +906,7 @@ class Toolbox:
                 f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
             )
         tool = self._tools.get(call.name)
-        if tool is None:
+        if tool is None or not _answers(tool, call):
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
         # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
         empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
@@ -785,7 +945,24 @@ class Toolbox:
         ``UnknownFormat``, and ``ToolDefinitionError`` for a schema the format cannot say.
         """
 
-        return tool_definitions(list(self._tools.values()), format, strict=strict)
+        tools = [t for t in self._tools.values() if t.kind == "function"]
+        out = tool_definitions(tools, format, strict=strict)
+        custom = [t for t in self._tools.values() if t.kind == "custom_tool_call"]
+        if custom:
+            if provider(format).name != "openai-responses":
+                raise ToolDefinitionError(
+                    f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
+                    f"openai-responses, not {format}"
+                )
+            # in registration order among the function tools
+            order = {t.name: i for i, t in enumerate(self._tools.values())}
+            out += [
+                {"type": "custom", "name": t.name, "description": t.description,
+                 "format": dict(t.parameters["format"])}
+                for t in custom
+            ]  # fmt: skip
+            out.sort(key=lambda d: order.get(d.get("name", ""), 0))
+        return out
 
     def _known(self) -> str:
         if not self._tools:

@@ -20,6 +20,7 @@ from .._core.events import (
     ValueCompleted,
 )
 from .._core.jsonpointer import parse_fragment, resolve
+from .._core.messages import call_kind
 from .._core.outcome import Outcome
 from .._core.partial_json import PartialJSONParser
 from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
@@ -350,7 +351,7 @@ def continuation(
             (call, ToolCall(
                 id=call.id, name=call.name, arguments=arguments,
                 raw_arguments=call.raw_arguments, index=call.index, metadata=call.metadata,
-                synthetic_id=call.synthetic_id,
+                synthetic_id=call.synthetic_id, kind=call_kind(call),
             ))
         )  # fmt: skip
     outcomes: list[Outcome] = []
@@ -415,6 +416,7 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
         return ToolCall(
             id=call.id, name=call.name, arguments=arguments, raw_arguments=raw,
             index=call.index, metadata=call.metadata, synthetic_id=call.synthetic_id,
+            kind=call_kind(call),
         )  # fmt: skip
     return RejectedCall(
         id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,

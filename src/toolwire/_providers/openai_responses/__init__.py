@@ -25,6 +25,20 @@ if TYPE_CHECKING:
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 
+# the built-in tool calls the client runs and answers with an output item of their own:
+# the call's name, and the item key whose value is its arguments
+# (https://platform.openai.com/docs/api-reference/responses/object)
+CLIENT_RUN_CALLS: dict[str, tuple[str, str]] = {
+    "computer_call": ("computer", "action"),
+    "shell_call": ("shell", "action"),
+    "local_shell_call": ("local_shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+    # an MCP server's call waiting for the client's approval: its id is the call id, its
+    # arguments ``{"server_label", "name", "arguments"}`` (the MCP call's, as text)
+    "mcp_approval_request": ("mcp_approval", ""),
+}
+MCP_APPROVAL_KEYS = ("server_label", "name", "arguments")
+
 # xAI reports the X searches it ran itself as ``custom_tool_call`` items that carry a
 # ``status`` (OpenAI's custom tool calls have none), under these function names
 # (https://docs.x.ai/developers/tools/tool-usage-details): never a client call
@@ -250,6 +264,8 @@ class OpenAIResponsesAdapter:
     def _item(self, payload: dict[str, Any], *, done: bool) -> list[d.Delta]:
         item = _obj(payload, payload, "item")
         item_type = item.get("type")
+        if item_type in CLIENT_RUN_CALLS:
+            return [self._client_run(payload, item, item_type, done)]
         if item_type not in _CALL_ITEMS:
             return self._output_item(payload, item, item_type, done)
         if server_run(item):
@@ -269,7 +285,7 @@ class OpenAIResponsesAdapter:
         if item_id:
             metadata["item_id"] = item_id
         if custom:
-            metadata["type"] = "custom_tool_call"
+            metadata["type"] = metadata["kind"] = "custom_tool_call"
         fragment, final = "", None
         if not done:
             # the item as added: its (usually empty) arguments are the first fragment
@@ -290,6 +306,44 @@ class OpenAIResponsesAdapter:
                 metadata=metadata,
             )
         ]
+
+    def _client_run(
+        self, payload: dict[str, Any], item: dict[str, Any], item_type: str, done: bool
+    ) -> d.CallDelta:
+        """A built-in call the client runs (computer, shell, local shell, apply_patch): a
+        call of that kind whose arguments are the item's action (or operation), stated
+        whole by the done item, which is what the next request echoes."""
+        item_id = _opt_str(payload, item, "id")
+        name, key = CLIENT_RUN_CALLS[item_type]
+        metadata: dict[str, Any] = {"kind": item_type}
+        if item_id:
+            metadata["item_id"] = item_id
+        final = None
+        call_id = _opt_str(payload, item, "call_id")
+        if item_type == "mcp_approval_request":
+            call_id = item_id  # what the mcp_approval_response names
+            value: Any = {k: item[k] for k in MCP_APPROVAL_KEYS if k in item}
+            if done:
+                metadata["item"] = item
+                final = json.dumps(value, ensure_ascii=False)
+        elif done:
+            metadata["item"] = item
+            value = item.get(key)
+            if value is None and item_type == "computer_call" and "actions" in item:
+                value = {"actions": item["actions"]}  # the batched form of computer use
+            if value is not None and type(value) is not dict:
+                raise _bad(payload, f"the {item_type}'s {key!r} is not an object")
+            final = json.dumps(value or {}, ensure_ascii=False)
+        return d.CallDelta(
+            id=call_id,
+            ref=item_id,
+            index=self._index(payload),
+            name=name,
+            final_arguments=final,
+            start=not done,
+            end=done,
+            metadata=metadata,
+        )
 
     @staticmethod
     def _output_item(
@@ -374,17 +428,104 @@ def definition(tool: ToolSpec, strict: bool) -> dict[str, Any]:
 
 
 def tool_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
-    """One ``{"type": "function_call_output", "call_id", "output"}`` input item per result;
-    a rich result's ``output`` is a list of ``input_text``, ``input_image`` and
-    ``input_file`` items (their data as ``data:`` URLs)."""
-    return [
-        {
-            "type": "function_call_output",
-            "call_id": r.outcome.call_id,
-            "output": r.text if r.parts is None else _rich_output(r.parts),
-        }
-        for r in results
-    ]
+    """One input item per result, by the kind of call it answers: ``{"type":
+    "function_call_output", "call_id", "output"}`` for a function call, ``{"type":
+    "custom_tool_call_output", "call_id", "output"}`` for a custom tool call; a rich
+    result's ``output`` is a list of ``input_text``, ``input_image`` and ``input_file``
+    items (their data as ``data:`` URLs)."""
+    items = []
+    for r in results:
+        if r.kind == "mcp_approval_request":
+            items.extend(_approval_answer(r))
+            continue
+        answer = _CLIENT_RUN_ANSWERS.get(r.kind)
+        if answer is not None:
+            items.append(answer(r))
+            continue
+        items.append(
+            {
+                "type": _OUTPUT_ITEMS.get(r.kind, "function_call_output"),
+                "call_id": r.outcome.call_id,
+                "output": r.text if r.parts is None else _rich_output(r.parts),
+            }
+        )
+    return items
+
+
+# the input item that answers each kind of call
+_OUTPUT_ITEMS = {"function": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
+
+
+def _computer_output(r: ResultText) -> dict[str, Any]:
+    """``computer_call_output``: the result's first image (an ``Image``, or a ``data:``
+    / ``https:`` URL string) as the screenshot; a result without one sends none."""
+    screenshot: dict[str, Any] = {"type": "computer_screenshot"}
+    image = next((p for p in r.parts or () if isinstance(p, Image)), None)
+    if image is not None:
+        screenshot["image_url"] = data_url(image)
+    elif not r.error and r.text.startswith(("data:image/", "https://")):
+        screenshot["image_url"] = r.text
+    return {"type": "computer_call_output", "call_id": r.outcome.call_id, "output": screenshot}
+
+
+def _shell_output(r: ResultText) -> dict[str, Any]:
+    """``shell_call_output``: a result that is a list of ``{"stdout", "stderr",
+    "outcome"}`` chunks as it is, else one chunk: the text as stdout (exit code 0), or
+    as stderr for an error (exit code 1; a timeout's outcome is ``{"type": "timeout"}``)."""
+    value = r.outcome.value
+    if (
+        not r.error
+        and isinstance(value, list)
+        and value
+        and all(isinstance(c, dict) and "outcome" in c for c in value)
+    ):
+        output: list[dict[str, Any]] = value
+    else:
+        outcome: dict[str, Any] = {"type": "exit", "exit_code": 1 if r.error else 0}
+        if r.outcome.status == "timed_out":
+            outcome = {"type": "timeout"}
+        out, err = ("", r.text) if r.error else (r.text, "")
+        output = [{"stdout": out, "stderr": err, "outcome": outcome}]
+    return {"type": "shell_call_output", "call_id": r.outcome.call_id, "output": output}
+
+
+def _local_shell_output(r: ResultText) -> dict[str, Any]:
+    """``local_shell_call_output``: ``id`` is the call's ``call_id``, ``output`` the text."""
+    return {"type": "local_shell_call_output", "id": r.outcome.call_id, "output": r.text}
+
+
+def _apply_patch_output(r: ResultText) -> dict[str, Any]:
+    """``apply_patch_call_output``: ``status`` ``completed`` or ``failed``, the text as
+    ``output``."""
+    status = "failed" if r.error else "completed"
+    item = {"type": "apply_patch_call_output", "call_id": r.outcome.call_id, "status": status}
+    if r.text:
+        item["output"] = r.text
+    return item
+
+
+def _approval_answer(r: ResultText) -> list[dict[str, Any]]:
+    """``mcp_approval_response``: ``approve`` true once approved (the handler ran), false
+    with the ``reason`` when denied or failed; nothing while the decision is pending."""
+    status = r.outcome.status
+    if status in ("awaiting_approval", "in_progress"):
+        return []
+    item: dict[str, Any] = {
+        "type": "mcp_approval_response",
+        "approval_request_id": r.outcome.call_id,
+        "approve": not r.error,
+    }
+    if r.error:
+        item["reason"] = r.outcome.error if status == "denied" and r.outcome.error else r.text
+    return [item]
+
+
+_CLIENT_RUN_ANSWERS = {
+    "computer_call": _computer_output,
+    "shell_call": _shell_output,
+    "local_shell_call": _local_shell_output,
+    "apply_patch_call": _apply_patch_output,
+}
 
 
 def _rich_output(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
@@ -470,6 +611,20 @@ def _says(item: dict[str, Any], text: str) -> bool:
 
 def _call_item(call: Call) -> dict[str, Any]:
     item: dict[str, Any]
+    kind = call.metadata.get("kind")
+    if kind in CLIENT_RUN_CALLS:
+        done = call.metadata.get("item")
+        if isinstance(done, dict):
+            return dict(done)  # the built-in call exactly as its done item gave it
+        key = CLIENT_RUN_CALLS[kind][1]
+        arguments = getattr(call, "arguments", None) or {}
+        if kind == "mcp_approval_request":
+            return {"type": kind, "id": call.id, **arguments}
+        item = {"type": kind, "call_id": call.id, "status": "completed"}
+        item[key] = arguments
+        if call.metadata.get("item_id"):
+            item["id"] = call.metadata["item_id"]
+        return item
     if call.metadata.get("type") == "custom_tool_call":
         text: Any = getattr(call, "arguments", None)
         item = {"type": "custom_tool_call", "call_id": call.id, "name": wire_name(call.name)}

@@ -82,6 +82,8 @@ def _answered_items(items: list[Any]) -> str | None:
         kind = item.get("type") if isinstance(item, Mapping) else None
         if kind in outputs:
             call_id = item.get("call_id")
+            if kind == "local_shell_call_output" and call_id is None:
+                call_id = item.get("id")  # the API names the call by ``id`` here
             if calls.get(call_id) != kind:
                 return f"No tool call found for {kind} with call_id {call_id}."
             answered.add(call_id)
