@@ -3,7 +3,9 @@ its ``toolResult`` were run by Bedrock; never client calls, echoed as they came.
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,10 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_adapter_bedrock import assemble_turn, delta, event_message, message_stop, stop, tool_start
 
+import toolwire
 from adapter_support import assemble_bytes
 from drivers_support import splits
+from simulator_support import Clients
 from toolwire import StreamAssembler, StreamFormatError
 from toolwire._providers.bedrock_converse import assistant_turn
+from toolwire.testing import Simulator
+from toolwire.testing._formats import check_request
 
 CODE = "numbers = [10, 24, 2]\nsum(numbers) / len(numbers)"
 USE_ID = "tooluse_WytfF0g1S5qUeEPm0ptOdQ"
@@ -96,3 +102,50 @@ def test_interpreter_input_that_is_not_json_is_a_format_error() -> None:
         for p in nova_stream(['{"code": ', "nope"]):
             asm.feed(p)
         asm.close()
+
+
+def test_the_interpreter_turn_through_boto3_and_back(tmp_path: Path) -> None:
+    """boto3's converse_stream serves the Nova turn from the simulator; run_turn runs only
+    the client call, and boto3's converse with turn.messages is accepted."""
+    body = b"".join(event_message(next(iter(p)), next(iter(p.values()))) for p in nova_stream())
+    recording = tmp_path / "nova.eventstream"
+    recording.write_bytes(body)
+    tools = toolwire.Toolbox()
+    runs: list[int] = []
+
+    @tools.tool
+    def record(value: int) -> str:
+        """Records a value."""
+        runs.append(value)
+        return "recorded"
+
+    with Simulator(seed=2) as sim:
+        sim.add_recording(recording)
+        sim.add_response(text="Recorded 12.")
+        clients = Clients(sim)
+        try:
+            messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "Mean?"}]}]
+            with toolwire.MemoryStore() as store:
+                turn = toolwire.run_turn(
+                    clients.bedrock.converse_stream(
+                        modelId="amazon.nova-pro-v1:0", messages=messages
+                    ),
+                    tools,
+                    executor=toolwire.Executor(tools, store=store, scope="nova"),
+                )
+            messages += turn.messages
+            answer = clients.bedrock.converse(modelId="amazon.nova-pro-v1:0", messages=messages)
+        finally:
+            clients.close()
+        sent = sim.requests[-1].body
+    assert runs == [12] and [o.name for o in turn.outcomes] == ["record"]
+    assert sent["messages"][1]["content"] == ECHO
+    assert answer["output"]["message"]["content"] == [{"text": "Recorded 12."}]
+    # the check is sensitive: the server call treated as a client call, or its result
+    # sent as a user's tool result, is refused
+    as_client = copy.deepcopy(sent)
+    del as_client["messages"][1]["content"][1]["toolUse"]["type"]
+    moved = copy.deepcopy(sent)
+    moved["messages"][2]["content"].append(moved["messages"][1]["content"].pop(2))
+    for mutated in (as_client, moved):
+        assert check_request("bedrock-converse", mutated, lambda _: None) is not None

@@ -2,7 +2,9 @@
 
 Roles alternate, starting with ``user``; each ``toolResult`` id matches a ``toolUse`` id of
 the previous assistant message, and each ``toolUse`` gets its ``toolResult`` in the next
-message (a conversation may end with the assistant's calls, a prefill); a ``toolResult``'s
+message (a conversation may end with the assistant's calls, a prefill), except a
+``server_tool_use`` call (Nova's built-in tools), which Bedrock ran: its ``toolResult`` is
+in the same assistant message and nothing answers it later; a ``toolResult``'s
 ``image`` and ``document`` blocks name a Converse format and carry base64 ``source.bytes``
 (a document a valid ``name``). One pass over the messages: O(size of the body).
 """
@@ -41,10 +43,12 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
                 "the conversation alternates between user and assistant roles and try again."
             )
         blocks = content_blocks(message)
+        ran = _server_run(blocks) if role == "assistant" else set()
         results = [
             str(b["toolResult"].get("toolUseId"))
             for b in blocks
             if isinstance(b.get("toolResult"), Mapping)
+            and str(b["toolResult"].get("toolUseId")) not in ran
         ]
         for block in blocks:
             if isinstance(block.get("toolResult"), Mapping):
@@ -64,9 +68,22 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
         uses = [
             str(b["toolUse"].get("toolUseId"))
             for b in blocks
-            if role == "assistant" and isinstance(b.get("toolUse"), Mapping)
+            if role == "assistant"
+            and isinstance(b.get("toolUse"), Mapping)
+            and b["toolUse"].get("type") != "server_tool_use"
         ]
         previous_role = role
+
+
+def _server_run(blocks: list[Mapping[str, Any]]) -> set[str]:
+    """The ids of an assistant message's ``server_tool_use`` calls (Nova's built-in tools,
+    run by Bedrock): their ``toolResult`` comes in the same message, after the call."""
+    ran: set[str] = set()
+    for block in blocks:
+        use = block.get("toolUse")
+        if isinstance(use, Mapping) and use.get("type") == "server_tool_use":
+            ran.add(str(use.get("toolUseId")))
+    return ran
 
 
 _IMAGE_FORMATS = ("png", "jpeg", "gif", "webp")
