@@ -74,7 +74,7 @@ test-fast: lint pytest-fast
 # reported and skipped, since the stated machine only promises Python 3.11. The competitor
 # tests (marker `compare`) state facts about other libraries, not about the Python running
 # them: they run once, in `make test`, and these venvs do without the compare group. The
-# SIGKILL sweep kills 200 conversations per store once, in `make test`; here 20 per store.
+# SIGKILL sweep kills 100 conversations per store once, in `make test`; here 20 per store.
 OTHER_PYTHONS ?= 3.10 3.13
 test-pythons: system-deps
 	@for v in $(OTHER_PYTHONS); do \
