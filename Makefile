@@ -4,7 +4,7 @@
 #                 a cut stream refused, a retry replayed from the store (offline, under 30 s)
 #   make test   - everything the tests need (Debian's postgresql, redis-server and tmux too), then
 #                 ruff check, ruff format --check, mypy --strict on src/, lint-imports, and the
-#                 whole pytest suite on every core (pytest-xdist, -n auto)
+#                 whole pytest suite (pytest-xdist, two workers per core)
 # make test-fast is the same lint and the suite without the tests marked `slow` (the property
 # tests over the whole corpus, the fuzzers, the schedule and model explorations).
 # make bench prints toolwire's figures against the competitors measured in the same run.
@@ -56,8 +56,10 @@ lint: $(VENV)/.dev-installed
 # Each xdist worker is a session of its own: it starts its own throwaway PostgreSQL and Redis
 # (tests/servers.py, free ports, private directories), so workers share no server or file.
 # --dist loadfile keeps a module on one worker: its module-scoped simulators and servers start
-# once, and the truncation sweep's totals see the whole module.
-PYTEST_WORKERS ?= auto
+# once, and the truncation sweep's totals see the whole module. Two workers per core: many
+# tests wait (on subprocesses, servers, timeouts), and with one worker per core the cores sat
+# a third idle; tests/conftest.py hands out the modules holding slow tests first.
+PYTEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 pytest: $(VENV)/.dev-installed system-deps
 	$(BIN)/pytest $(XDIST)

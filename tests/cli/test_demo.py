@@ -36,9 +36,22 @@ def part(out: str, number: int) -> str:
     return out[start : end if end >= 0 else len(out)]
 
 
-def test_demo_shows_the_four_parts_fast_and_exits_0() -> None:
+@pytest.fixture(scope="module")
+def fast_demo(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], float, Path]:
+    """One ``toolwire demo --fast --workdir DIR`` run that several tests read (a demo run
+    costs seconds of CPU): its result, its wall time and the kept directory."""
+    workdir = tmp_path_factory.mktemp("demo") / "run"
+    done, elapsed = run_demo("--fast", "--workdir", str(workdir))
+    return done, elapsed, workdir
+
+
+def test_demo_shows_the_four_parts_fast_and_exits_0(
+    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
+) -> None:
     """``toolwire demo --fast`` exits 0 within 30 s and each part states its key facts."""
-    done, elapsed = run_demo("--fast")
+    done, elapsed, workdir = fast_demo
     assert done.returncode == 0, done.stderr
     assert elapsed < BUDGET
     assert done.stderr == ""
@@ -104,22 +117,29 @@ def test_demo_shows_the_four_parts_fast_and_exits_0() -> None:
     assert re.search(r"model turns read by toolwire\s+7, 2 of them aborted", summary)
     assert re.search(r"estimated cost \(example prices\)\s+\$0\.0\d+ at 2\.00 / 8\.00 USD", summary)
     assert re.search(r"aborted streams' cost\s+\$0\.0\d+ for 2 streams", summary)
+    assert out.endswith(f"kept in {workdir}: toolwire store list --db {workdir / 'toolwire.db'}\n")
 
 
 @pytest.mark.slow
-def test_demo_with_pacing_stays_within_the_budget() -> None:
+def test_demo_with_pacing_stays_within_the_budget(
+    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
+) -> None:
     """Without ``--fast`` into a pipe nothing is paced either (only the live view is),
     and the output is the same apart from times, ports, paths, keys, pids, the tables'
     widths and the lines that follow the growing report (where it was when each was
     written depends on how the socket delivered the bytes)."""
-    fast, _ = run_demo("--fast")
+    fast, _, _ = fast_demo
     slow, elapsed = run_demo()
     assert slow.returncode == 0 and elapsed < BUDGET
 
     def steady(out: str) -> list[str]:
         keep = []
         for line in out.splitlines():
-            if "toolwire demo · " in line or "so far" in line or line.startswith("done in"):
+            if (
+                "toolwire demo · " in line
+                or "so far" in line
+                or line.startswith(("done in", "kept in"))
+            ):
                 continue
             line = re.sub(r"\d+\.\d+s|[0-9a-f]{12,}…|pid \d+", "_", line)
             keep.append(re.sub(r" +", " ", line))  # a table's widths follow its ages
@@ -129,12 +149,13 @@ def test_demo_with_pacing_stays_within_the_budget() -> None:
 
 
 @pytest.mark.slow
-def test_workdir_keeps_a_store_that_toolwire_store_reads(tmp_path: Path) -> None:
+def test_workdir_keeps_a_store_that_toolwire_store_reads(
+    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
+) -> None:
     """``--workdir`` keeps the workspace and the SQLite store; ``toolwire store list``
     reads the records back: the tool calls of parts 1 and 3 (the one the kill cut short
     unknown) and the conversation's own."""
-    workdir = tmp_path / "run"
-    done, _ = run_demo("--fast", "--workdir", str(workdir))
+    done, _, workdir = fast_demo
     assert done.returncode == 0, done.stderr
     assert (workdir / "reports" / "q3.md").read_text("utf-8") == report_text()
     listed = subprocess.run(

@@ -44,11 +44,10 @@ from competitors_support import (
 from toolwire.testing import Simulator
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-try:
-    import litellm
-    from litellm.exceptions import MidStreamFallbackError
-except ImportError:  # the `compare` group is not installed: every test skips
-    litellm = None
+# imported by the module's first test, not at collection: every xdist worker collects every
+# module, and importing litellm costs each of them about 2.5 s of CPU
+litellm: Any = None
+MidStreamFallbackError: Any = None
 
 pytestmark = [
     # a competitor's behaviour: run once, on the main Python (make test-pythons skips it)
@@ -73,9 +72,16 @@ def _installed() -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _release_litellm() -> Iterator[None]:
-    """After the module, close the HTTP clients LiteLLM caches for reuse and collect what
+    """Import litellm (None when the `compare` group is not installed: every test skips);
+    after the module, close the HTTP clients LiteLLM caches for reuse and collect what
     it leaves unreferenced (an event loop, sockets), so their ResourceWarnings (LiteLLM's,
     not ours) cannot fail a later test or the end of the session."""
+    global litellm, MidStreamFallbackError
+    try:
+        import litellm
+        from litellm.exceptions import MidStreamFallbackError
+    except ImportError:
+        litellm = None
     yield
     if litellm is None:
         return

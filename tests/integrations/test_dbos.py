@@ -23,6 +23,9 @@ import toolwire
 from servers import postgres_dsn
 from toolwire.testing import Simulator
 
+# each test runs DBOS workers as subprocesses: 5 to 9 s a test
+pytestmark = pytest.mark.slow
+
 __all__ = ["postgres_dsn"]
 
 AGENT = Path(__file__).with_name("dbos_agent.py")

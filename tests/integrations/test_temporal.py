@@ -39,6 +39,9 @@ from toolwire.integrations.temporal import (  # noqa: E402
 )
 from toolwire.testing import Simulator  # noqa: E402
 
+# each test runs Temporal workers against the dev server: 4 to 9 s a test
+pytestmark = pytest.mark.slow
+
 WORKER = Path(__file__).with_name("temporal_worker.py")
 SRC = Path(toolwire.__file__).resolve().parents[1]
 START = [{"role": "user", "content": "Pay Ann."}]
