@@ -50,7 +50,8 @@ def fast_demo(
 def test_demo_shows_the_four_parts_fast_and_exits_0(
     fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
 ) -> None:
-    """``toolwire demo --fast`` exits 0 within 30 s and each part states its key facts."""
+    """``toolwire demo --fast`` (with ``--workdir``) exits 0 within 30 s, each part states
+    its key facts, and it says where it kept the store."""
     done, elapsed, workdir = fast_demo
     assert done.returncode == 0, done.stderr
     assert elapsed < BUDGET
