@@ -50,7 +50,7 @@ def _one_certificate_bundle() -> None:
         import certifi
     except ImportError:  # nothing the tests use loads its bundle then
         return
-    bundle = Path(certifi.where()).read_text("ascii")
+    bundle = Path(certifi.where()).read_text("utf-8")
     first = re.search(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", bundle, re.S)
     if first is None:
         return
