@@ -18,6 +18,8 @@ from toolwire._cli.demo.agent import report_text
 
 DEMO = [sys.executable, "-m", "toolwire", "demo"]
 BUDGET = 30.0  # seconds the demo may take after installation (the issue's promise)
+# one demo run: its result, its wall time and the directory it kept
+DemoRun = tuple[subprocess.CompletedProcess[str], float, Path]
 
 
 def run_demo(*args: str, timeout: float = BUDGET) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -37,9 +39,7 @@ def part(out: str, number: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def fast_demo(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[subprocess.CompletedProcess[str], float, Path]:
+def fast_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """One ``toolwire demo --fast --workdir DIR`` run that several tests read (a demo run
     costs seconds of CPU): its result, its wall time and the kept directory."""
     workdir = tmp_path_factory.mktemp("demo") / "run"
@@ -47,9 +47,7 @@ def fast_demo(
     return done, elapsed, workdir
 
 
-def test_demo_shows_the_four_parts_fast_and_exits_0(
-    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
-) -> None:
+def test_demo_shows_the_four_parts_fast_and_exits_0(fast_demo: DemoRun) -> None:
     """``toolwire demo --fast`` (with ``--workdir``) exits 0 within 30 s, each part states
     its key facts, and it says where it kept the store."""
     done, elapsed, workdir = fast_demo
@@ -122,9 +120,7 @@ def test_demo_shows_the_four_parts_fast_and_exits_0(
 
 
 @pytest.mark.slow
-def test_demo_with_pacing_stays_within_the_budget(
-    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
-) -> None:
+def test_demo_with_pacing_stays_within_the_budget(fast_demo: DemoRun) -> None:
     """Without ``--fast`` into a pipe nothing is paced either (only the live view is),
     and the output is the same apart from times, ports, paths, keys, pids, the tables'
     widths and the lines that follow the growing report (where it was when each was
@@ -150,9 +146,7 @@ def test_demo_with_pacing_stays_within_the_budget(
 
 
 @pytest.mark.slow
-def test_workdir_keeps_a_store_that_toolwire_store_reads(
-    fast_demo: tuple[subprocess.CompletedProcess[str], float, Path],
-) -> None:
+def test_workdir_keeps_a_store_that_toolwire_store_reads(fast_demo: DemoRun) -> None:
     """``--workdir`` keeps the workspace and the SQLite store; ``toolwire store list``
     reads the records back: the tool calls of parts 1 and 3 (the one the kill cut short
     unknown) and the conversation's own."""
