@@ -13,28 +13,61 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint pytest pytest-fast test-pythons bench system-deps clean
+.PHONY: demo test test-fast lint lock lock-check compare-latest pytest pytest-fast test-pythons bench system-deps clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV) || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV))
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+# Every environment of the tests and benchmarks is installed from a lock made by `make lock`
+# (locks/*.txt, compiled from pyproject.toml by uv), so a fresh machine tests exactly what was
+# tested; users' installs keep pyproject.toml's ranges. uv lives in a venv of its own, pinned
+# here; scripts/lockfile.py checks that a synced venv holds exactly what its lock names.
+UV_VERSION := 0.13.10
+UV := .venv-uv/bin/uv
+LOCKS := locks
 
-$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[demo]'
+$(UV):
+	$(PYTHON) -m venv .venv-uv || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv .venv-uv)
+	.venv-uv/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+
+# sync VENV LOCK: the venv holds exactly the lock's distributions (anything else is removed),
+# then toolwire itself, editable, without dependencies
+define sync
+	[ -x $(1)/bin/python ] || $(UV) venv --quiet --seed --python $(PYTHON) $(1)
+	$(UV) pip sync --quiet --python $(1)/bin/python $(2)
+	$(UV) pip install --quiet --python $(1)/bin/python --no-deps -e .
+endef
+
+$(BIN)/python: | $(UV)
+	$(UV) venv --quiet --seed --python $(PYTHON) $(VENV)
+
+# the demo venv is the test venv: the demo's extra, at the versions the lock names
+$(VENV)/.demo-installed: pyproject.toml $(LOCKS)/dev.txt | $(BIN)/python
+	$(UV) pip install --quiet --python $(BIN)/python -c $(LOCKS)/dev.txt -e '.[demo]'
 	touch $@
 
-$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e . --group dev
+$(VENV)/.dev-installed: pyproject.toml $(LOCKS)/dev.txt | $(BIN)/python
+	$(call sync,$(VENV),$(LOCKS)/dev.txt)
 	touch $@
 
-# The benchmark's competitors live in their own venv: instructor pins an older openai than
-# the competitor tests of `make test` are written against.
+# The benchmark's competitors live in their own venv and lock: instructor pins an older
+# openai than the competitor tests of `make test` are written against.
 BENCH_VENV := .venv-bench
-$(BENCH_VENV)/.bench-installed: pyproject.toml
-	[ -x $(BENCH_VENV)/bin/python ] || $(PYTHON) -m venv $(BENCH_VENV) || (apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(BENCH_VENV))
-	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BENCH_VENV)/bin/pip install --quiet -e . --group test --group bench
+$(BENCH_VENV)/.bench-installed: pyproject.toml $(LOCKS)/bench.txt | $(UV)
+	$(call sync,$(BENCH_VENV),$(LOCKS)/bench.txt)
 	touch $@
+
+# Made by hand after a change of pyproject.toml's dependencies, or to take newer releases:
+# each lock is universal (markers for every Python and platform from its lowest version) and
+# stamped with the digest of the tables it came from, so a stale lock fails `make test`.
+# A refreshed lock lands only with a green `make test` (CONTRIBUTING.md).
+LOCK_ARGS ?=
+COMPILE = $(UV) pip compile --quiet pyproject.toml --all-extras --universal \
+	--custom-compile-command "make lock" $(LOCK_ARGS)
+lock: | $(UV)
+	mkdir -p $(LOCKS)
+	$(COMPILE) --python-version 3.11 --group pyproject.toml:dev -o $(LOCKS)/dev.txt
+	$(COMPILE) --python-version 3.10 --group pyproject.toml:test -o $(LOCKS)/test.txt
+	$(COMPILE) --python-version 3.11 --group pyproject.toml:test --group pyproject.toml:bench \
+		-o $(LOCKS)/bench.txt
+	for lock in $(LOCKS)/*.txt; do $(PYTHON) scripts/lockfile.py stamp $$lock || exit 1; done
 
 demo: $(VENV)/.demo-installed
 	$(BIN)/toolwire demo
@@ -48,8 +81,8 @@ system-deps:
 	fi
 
 lint: $(VENV)/.dev-installed
-	$(BIN)/ruff check src tests benchmarks docs
-	$(BIN)/ruff format --check src tests benchmarks docs
+	$(BIN)/ruff check src tests benchmarks docs scripts
+	$(BIN)/ruff format --check src tests benchmarks docs scripts
 	$(BIN)/mypy --strict src/toolwire
 	$(BIN)/lint-imports
 
@@ -61,10 +94,13 @@ lint: $(VENV)/.dev-installed
 # a third idle; tests/conftest.py hands out the modules holding slow tests first.
 PYTEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 XDIST := -n $(PYTEST_WORKERS) --dist loadfile
-pytest: $(VENV)/.dev-installed system-deps
+lock-check: $(VENV)/.dev-installed
+	$(BIN)/python scripts/lockfile.py check $(LOCKS)/dev.txt
+
+pytest: lock-check system-deps
 	$(BIN)/pytest $(XDIST)
 
-pytest-fast: $(VENV)/.dev-installed system-deps
+pytest-fast: lock-check system-deps
 	$(BIN)/pytest $(XDIST) -m "not slow"
 
 test: lint pytest
@@ -78,22 +114,24 @@ test-fast: lint pytest-fast
 # them: they run once, in `make test`, and these venvs do without the compare group. The
 # SIGKILL sweep kills 100 conversations per store once, in `make test`; here 20 per store.
 OTHER_PYTHONS ?= 3.10 3.13
-test-pythons: system-deps
+test-pythons: system-deps | $(UV)
 	@for v in $(OTHER_PYTHONS); do \
 		py=$$(ls -d $$HOME/.pyenv/versions/$$v.*/bin/python$$v 2>/dev/null | tail -n 1); \
 		[ -n "$$py" ] || py=$$(command -v python$$v); \
 		if [ -z "$$py" ] || ! $$py --version >/dev/null 2>&1; then \
 			echo "== python$$v not found on this machine: skipped"; continue; fi; \
 		echo "== pytest on $$($$py --version)"; \
-		[ -x .venv-$$v/bin/python ] || $$py -m venv .venv-$$v || exit 1; \
-		.venv-$$v/bin/python -m pip install --quiet --upgrade "pip>=25.1" && \
-		.venv-$$v/bin/pip install --quiet -e . --group test && \
+		[ -x .venv-$$v/bin/python ] || $(UV) venv --quiet --seed --python $$py .venv-$$v || exit 1; \
+		$(UV) pip sync --quiet --python .venv-$$v/bin/python $(LOCKS)/test.txt && \
+		$(UV) pip install --quiet --python .venv-$$v/bin/python --no-deps -e . && \
+		.venv-$$v/bin/python scripts/lockfile.py check $(LOCKS)/test.txt && \
 		TOOLWIRE_CRASH_KILLS=$${TOOLWIRE_CRASH_KILLS:-20} \
 			.venv-$$v/bin/pytest -p no:cacheprovider -q $(XDIST) -m 'not compare' || exit 1; \
 	done
 
 bench: $(BENCH_VENV)/.bench-installed
+	$(BENCH_VENV)/bin/python scripts/lockfile.py check $(LOCKS)/bench.txt
 	$(BENCH_VENV)/bin/python -m benchmarks $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .venv-3.* .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BENCH_VENV) .venv-3.* .venv-uv .venv-latest .venv-docs .pytest_cache .mypy_cache .ruff_cache .hypothesis
