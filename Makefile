@@ -58,7 +58,7 @@ $(BENCH_VENV)/.bench-installed: pyproject.toml $(LOCKS)/bench.txt | $(UV)
 # each lock is universal (markers for every Python and platform from its lowest version) and
 # stamped with the digest of the tables it came from, so a stale lock fails `make test`.
 # A refreshed lock lands only with a green `make test` (CONTRIBUTING.md).
-LOCK_ARGS ?=
+LOCK_ARGS ?= --upgrade
 COMPILE = $(UV) pip compile --quiet pyproject.toml --all-extras --universal \
 	--custom-compile-command "make lock" $(LOCK_ARGS)
 lock: | $(UV)
@@ -128,6 +128,16 @@ test-pythons: system-deps | $(UV)
 		TOOLWIRE_CRASH_KILLS=$${TOOLWIRE_CRASH_KILLS:-20} \
 			.venv-$$v/bin/pytest -p no:cacheprovider -q $(XDIST) -m 'not compare' || exit 1; \
 	done
+
+# The competitor tests on the newest releases, in a venv of their own that ignores the lock:
+# prints the locked and newest version of each competitor and every README claim that a newer
+# release changed. Not part of `make test` or CI (it depends on what was released today).
+compare-latest: system-deps | $(UV)
+	[ -x .venv-latest/bin/python ] || $(UV) venv --quiet --seed --python $(PYTHON) .venv-latest
+	$(UV) pip install --quiet --python .venv-latest/bin/python --refresh --upgrade \
+		-r pyproject.toml --all-extras --group pyproject.toml:dev
+	$(UV) pip install --quiet --python .venv-latest/bin/python --no-deps -e .
+	.venv-latest/bin/python scripts/compare_latest.py
 
 bench: $(BENCH_VENV)/.bench-installed
 	$(BENCH_VENV)/bin/python scripts/lockfile.py check $(LOCKS)/bench.txt

@@ -3,8 +3,11 @@
 (``client.beta.messages.tool_runner(..., stream=True)``, run with ``thread=False``: the
 simulator keeps no server-side threads) counting how often its tool runs.
 
-Tested with anthropic 2.14.0 (on httpx2 2.16.2, jiter 0.19.0). Each test states what the
-library does today; when it changes, the test fails and the README table must change.
+Tested with anthropic 2.17.0 (on httpx2 2.17.0, jiter 0.19.0), the version ``locks/dev.txt``
+names. 2.17.0 wraps a cut and a stall in its own ``APIConnectionError`` and
+``APITimeoutError``; 2.14 to 2.16 let httpx2's errors escape raw. Each test states what the
+library does today; when it changes, the test fails and the README table must change
+(``make compare-latest`` shows which claims a newer release changes).
 The parallel-call quirk profiles are OpenAI-chat shapes: Anthropic's protocol streams one
 content block at a time, each opened and closed explicitly.
 """
@@ -128,15 +131,17 @@ def runner(client: anthropic.Anthropic) -> Runner:
 # ---------------------------------------------------------------- 1. cut streams
 
 
-def test_cut_mid_arguments_raises_httpx_remote_protocol_error(
+def test_cut_mid_arguments_raises_its_own_connection_error(
     sim: Simulator, client: anthropic.Anthropic
 ) -> None:
-    """A cut inside the tool input raises httpx2.RemoteProtocolError, unwrapped (not an
-    anthropic.APIError)."""
+    """A cut inside the tool input raises anthropic.APIConnectionError, the transport's
+    RemoteProtocolError as its cause (improved in 2.17.0: until 2.16 the raw
+    httpx2.RemoteProtocolError escaped unwrapped)."""
     sim.add_response(tool_calls=[WRITE], faults=["cut:0.5"])
-    with pytest.raises(httpx2.RemoteProtocolError) as caught:
+    with pytest.raises(anthropic.APIConnectionError) as caught:
         final_message(client)
-    assert not isinstance(caught.value, anthropic.APIError)
+    assert not isinstance(caught.value, anthropic.APITimeoutError)
+    assert isinstance(caught.value.__cause__, httpx2.RemoteProtocolError)
 
 
 def test_cut_leaves_a_plausible_partial_input_in_the_snapshot(
@@ -146,7 +151,7 @@ def test_cut_leaves_a_plausible_partial_input_in_the_snapshot(
     partial input: a valid-looking dict that silently lacks the unfinished ``content``."""
     sim.add_response(tool_calls=[WRITE], faults=["cut:0.5"])
     with (
-        pytest.raises(httpx2.RemoteProtocolError),
+        pytest.raises(anthropic.APIConnectionError),
         client.messages.stream(model=MODEL, max_tokens=4096, messages=MESSAGES) as stream,
     ):
         for _ in stream:
@@ -157,9 +162,9 @@ def test_cut_leaves_a_plausible_partial_input_in_the_snapshot(
 
 
 def test_runner_does_not_run_a_cut_call(sim: Simulator, runner: Runner) -> None:
-    """The tool runner raises the transport error on a cut and runs nothing."""
+    """The tool runner raises the connection error on a cut and runs nothing."""
     sim.add_response(tool_calls=[WRITE], faults=["cut:0.5"])
-    with pytest.raises(httpx2.RemoteProtocolError):
+    with pytest.raises(anthropic.APIConnectionError):
         runner.run()
     assert runner.runs == []
 
@@ -296,16 +301,17 @@ def test_runner_reruns_a_retried_turn(sim: Simulator, runner: Runner, tmp_path: 
 
 def test_stall_ends_only_at_the_http_read_timeout(sim: Simulator) -> None:
     """A stall mid-stream ends at the client's HTTP read timeout, raised as
-    httpx2.ReadTimeout (neither an anthropic error nor a TimeoutError); the default read
-    timeout is 600 s."""
+    anthropic.APITimeoutError (improved in 2.17.0: until 2.16 the raw httpx2.ReadTimeout
+    escaped), which is not a TimeoutError; the default read timeout is 600 s."""
     assert anthropic.DEFAULT_TIMEOUT.read == 600
     sim.add_response(tool_calls=[WRITE], faults=[f"stall:{STALL}"])
     with anthropic.Anthropic(
         base_url=sim.base_url("anthropic"), api_key="test", max_retries=0, timeout=TIMEOUT
     ) as client:
         start = time.perf_counter()
-        with pytest.raises(httpx2.ReadTimeout) as caught:
+        with pytest.raises(anthropic.APITimeoutError) as caught:
             final_message(client)
         elapsed = time.perf_counter() - start
-    assert not isinstance(caught.value, (anthropic.APIError, TimeoutError))
+    assert isinstance(caught.value.__cause__, httpx2.ReadTimeout)
+    assert not isinstance(caught.value, TimeoutError)
     assert TIMEOUT * 0.9 <= elapsed < TIMEOUT + BOUND

@@ -5,7 +5,7 @@ merges the chunks itself). LangChain core has no agent loop; its execution step 
 ``tool.invoke(tool_call)`` for each of ``message.tool_calls``, which is what the tests run
 to count executions.
 
-Tested with langchain-core 1.8.3 and langchain-openai 1.7.4 (on openai 3.57.0). Each test
+Tested with langchain-core 1.8.3 and langchain-openai 1.8.1 (on openai 3.63.0). Each test
 states what the library does today; when it changes, the test fails and the README table
 must change.
 """

@@ -4,7 +4,7 @@ simulator's OpenAI endpoint (``openai/`` model prefix), the chunks it yields, an
 stream); plus ``litellm.run_tool_loop``, its client-side tool loop, which only takes whole
 (non-streamed) responses, for the execution rows.
 
-Tested with litellm 1.110.2 (on openai 3.57.0). Each test states what the library does
+Tested with litellm 1.110.2 (on openai 3.63.0). Each test states what the library does
 today; when it changes, the test fails and the README table must change.
 ``LITELLM_LOCAL_MODEL_COST_MAP`` keeps LiteLLM from fetching its price list at import.
 """

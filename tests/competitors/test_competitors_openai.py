@@ -4,7 +4,7 @@
 (``openai.lib.responses_tool_runner.ResponsesToolRunner``, shipped in the package but not
 exported from ``openai`` nor described in its README) where a row is about execution.
 
-Tested with openai 3.57.0 (on httpx2 2.16.2, jiter 0.19.0). Each test states what the
+Tested with openai 3.63.0 (on httpx2 2.17.0, jiter 0.19.0). Each test states what the
 library does today; when it changes, the test fails and the README table must change.
 """
 

@@ -4,7 +4,7 @@ the simulator's OpenAI endpoint, with counting tools, run with streamed model re
 a call the agent would send back to the model for another try ends the run at once with
 ``UnexpectedModelBehavior``; with retries, the same call is not run either.
 
-Tested with pydantic-ai-slim 2.68.0 (openai extra, on openai 3.57.0). Each test states
+Tested with pydantic-ai-slim 2.78.0 (openai extra, on openai 3.63.0). Each test states
 what the library does today; when it changes, the test fails and the README table must
 change.
 """
