@@ -45,10 +45,11 @@ MCP_APPROVAL_KEYS = ("server_label", "name", "arguments")
 # (https://docs.x.ai/developers/tools/tool-usage-details). By xAI's documentation only a
 # ``function_call`` item is the client's to run; every other call item was run by xAI
 # (https://docs.x.ai/docs/guides/tools/overview#identifying-the-client-side-tool-call).
-# What marks xAI's item on the wire is its call id: ``xs_call_<digits>`` in xAI's recorded
-# streams (``xs_call-`` in others), where OpenAI's ids start ``call_``. Neither the name
-# (a client custom tool may have any) nor the ``status`` (OpenAI's custom tool calls carry
-# one too when returned by its API) tells the two apart.
+# What marks xAI's item on the wire is its call id: ``xs_call_<digits>`` in recorded grok
+# streams (``xs_call-`` seen too; xAI's pages do not document the prefix), where OpenAI's
+# ids start ``call_``. Neither the name (a client custom tool may have any) nor the
+# ``status`` (OpenAI's custom tool calls carry one too when returned by its API) tells the
+# two apart.
 XAI_SERVER_CALL_IDS = ("xs_call_", "xs_call-")
 
 
