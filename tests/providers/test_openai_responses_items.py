@@ -135,8 +135,8 @@ def test_custom_input_reads_any_prefix_of_the_literal(text: str, cut: int, ascii
 
 
 def _xai_stream() -> list[dict[str, Any]]:
-    """An xAI response: an X search the server ran (a ``custom_tool_call`` with a status),
-    then a client function call."""
+    """An xAI response: an X search the server ran (a ``custom_tool_call`` whose call id
+    starts ``xs_call``), then a client function call."""
     events: list[dict[str, Any]] = []
 
     def add(kind: str, **fields: Any) -> None:

@@ -39,22 +39,28 @@ CLIENT_RUN_CALLS: dict[str, tuple[str, str]] = {
 }
 MCP_APPROVAL_KEYS = ("server_label", "name", "arguments")
 
-# xAI reports the X searches it ran itself as ``custom_tool_call`` items that carry a
-# ``status`` (OpenAI's custom tool calls have none), under these function names
-# (https://docs.x.ai/developers/tools/tool-usage-details): never a client call
-XAI_SERVER_SEARCHES = frozenset(
-    {"x_user_search", "x_keyword_search", "x_semantic_search", "x_thread_fetch"}
-)
+# xAI reports the tools it ran on its own servers as ``custom_tool_call`` items (with a
+# ``status``), under an open set of names: X search, ``view_x_video``, ``view_image``,
+# ``browse_page``, MCP tools named ``{server_label}.{tool_name}``...
+# (https://docs.x.ai/developers/tools/tool-usage-details). By xAI's documentation only a
+# ``function_call`` item is the client's to run; every other call item was run by xAI
+# (https://docs.x.ai/docs/guides/tools/overview#identifying-the-client-side-tool-call).
+# What marks xAI's item on the wire is its call id: ``xs_call_<digits>`` in recorded grok
+# streams (``xs_call-`` seen too; xAI's pages do not document the prefix), where OpenAI's
+# ids start ``call_``. Neither the name (a client custom tool may have any) nor the
+# ``status`` (OpenAI's custom tool calls carry one too when returned by its API) tells the
+# two apart.
+XAI_SERVER_CALL_IDS = ("xs_call_", "xs_call-")
 
 
 def server_run(item: dict[str, Any]) -> bool:
-    """Whether a ``custom_tool_call`` item is one the provider already ran (xAI's X
-    search): it is echoed as an item, never handed out as a call."""
-    return (
-        item.get("type") == "custom_tool_call"
-        and "status" in item
-        and item.get("name") in XAI_SERVER_SEARCHES
-    )
+    """Whether a call item is one the provider already ran (an xAI server-side tool: a
+    ``custom_tool_call`` whose ``call_id`` starts ``xs_call``): it is echoed as an item,
+    never handed out as a call."""
+    if item.get("type") != "custom_tool_call":
+        return False
+    call_id = item.get("call_id")
+    return isinstance(call_id, str) and call_id.startswith(XAI_SERVER_CALL_IDS)
 
 
 # the events whose ``delta`` is text of one kind: the answer, a refusal (the model declined,
