@@ -1,9 +1,9 @@
-"""The documentation harness's matching rules (docs/conftest.py): what a console block's
-expected output accepts."""
+"""The documentation harness's matching rules (docs/page_runner.py, which docs/conftest.py
+imports): what a console block's expected output accepts."""
 
 from __future__ import annotations
 
-from docs.conftest import _matches
+from docs.page_runner import matches as _matches
 
 
 def test_exact_lines_match() -> None:
