@@ -57,7 +57,7 @@ _INSTALL = re.compile(r"^pip install [\"']?toolwire\b")
 _INSTALL_WORD = re.compile(r"toolwire(?:\[([\w,-]+)\])?")
 
 
-class PageError(Exception):
+class PageError(ValueError):
     """A page that cannot be read: an unclosed block, a malformed skip comment."""
 
 
