@@ -13,7 +13,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint lock lock-check compare-latest pytest pytest-fast test-pythons bench system-deps clean
+.PHONY: demo test test-fast lint lock lock-check docs-envs compare-latest pytest pytest-fast test-pythons bench system-deps clean
 
 # Every environment of the tests and benchmarks is installed from a lock made by `make lock`
 # (locks/*.txt, compiled from pyproject.toml by uv), so a fresh machine tests exactly what was
@@ -97,7 +97,12 @@ XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 lock-check: $(VENV)/.dev-installed
 	$(BIN)/python scripts/lockfile.py check $(LOCKS)/dev.txt
 
-pytest: lock-check system-deps
+# one venv per docs page, holding only the page's own `pip install` line (at the lock's
+# versions), for tests/project/test_docs_install.py: a dependency a page forgets fails there
+docs-envs: $(VENV)/.dev-installed | $(UV)
+	$(BIN)/python scripts/docs_envs.py --uv $(UV) --python $(PYTHON)
+
+pytest: lock-check docs-envs system-deps
 	$(BIN)/pytest $(XDIST)
 
 pytest-fast: lock-check system-deps

@@ -20,15 +20,17 @@ Conventions (``docs/README.md`` states them for writers):
 
 Each page gets a new namespace and directory; the logging configuration and the current
 directory are put back after it, so pages cannot leak into each other or into the tests.
+
+``docs/page_runner.py`` runs a page by the same rules without pytest or sybil (standard
+library only), in a venv holding only the page's documented install; the console logic
+lives there and is imported here.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,57 +40,16 @@ from sybil import Example, Sybil
 from sybil.integration import pytest as sybil_pytest
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
+from docs import page_runner
+
 BIN = str(Path(sys.executable).parent)
-COMMAND_TIMEOUT = 120.0  # seconds a console command may take
-
-
-def _line_pattern(line: str) -> str:
-    """The regular expression of one expected line (``...`` inside it: any text)."""
-    return ".*".join(re.escape(part) for part in line.rstrip().split("...")) + r"\n"
-
-
-def _matches(expected: list[str], actual: list[str]) -> bool:
-    """Whether ``actual`` lines match ``expected`` ones: a line ``...`` stands for any
-    number of lines, ``...`` inside a line for any text, trailing spaces do not count."""
-    pattern = "".join(
-        r"(?:.*\n)*?" if line.strip() == "..." else _line_pattern(line) for line in expected
-    )
-    text = "".join(line.rstrip() + "\n" for line in actual)
-    return re.fullmatch(pattern, text) is not None
 
 
 def evaluate_console(example: Example) -> str | None:
-    """Run each ``$`` command of a console block; a message when one fails or its output
-    is not the one shown."""
-    commands: list[tuple[str, list[str]]] = []
-    for line in str(example.parsed).splitlines():
-        if line.startswith("$ "):
-            commands.append((line[2:], []))
-        elif commands:
-            commands[-1][1].append(line)
-        elif line.strip():
-            return f"console block: output before any '$ ' command: {line!r}"
-    env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
-    env.pop("COLUMNS", None)
-    for command, expected in commands:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=os.getcwd(),
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
-        while expected and not expected[-1].strip():
-            expected.pop()
-        if done.returncode != 0:
-            return f"$ {command}\nexited {done.returncode}:\n{done.stdout}"
-        if expected and not _matches(expected, done.stdout.splitlines()):
-            shown = "\n".join(expected)
-            return f"$ {command}\nexpected:\n{shown}\ngot:\n{done.stdout}"
-    return None
+    """Run each ``$`` command of a console block (:func:`docs.page_runner.evaluate_console`,
+    which ``python docs/page_runner.py PAGE`` uses too); a message when one fails or its
+    output is not the one shown."""
+    return page_runner.evaluate_console(str(example.parsed), cwd=os.getcwd(), bin_dir=BIN)
 
 
 def setup(namespace: dict[str, Any]) -> None:

@@ -644,6 +644,53 @@ def test_the_module_runs_as_the_store_command(tmp_path: Path) -> None:
     assert done.stderr == "toolwire store: no record for key, idempotency key or call id k2\n"
 
 
+# rich made unimportable, as in a venv without the `cli` extra
+_WITHOUT_RICH = """
+import sys
+
+
+class NoRich:
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich" or name.startswith("rich."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoRich())
+from toolwire._cli.main import main
+
+status = main(sys.argv[1:])
+assert not any(m == "rich" or m.startswith("rich.") for m in sys.modules), "rich was imported"
+sys.exit(status)
+"""
+
+
+@pytest.mark.parametrize("json_output", [True, False], ids=["json", "plain"])
+def test_list_and_show_run_without_rich(tmp_path: Path, json_output: bool) -> None:
+    """Without rich, ``store list`` and ``store show`` print JSON or plain text, exit 0."""
+    path = tmp_path / "calls.db"
+    store = SQLiteStore(path)
+    completed(store, "k1")
+    store.close()
+    options = ["--db", str(path), *(["--json"] if json_output else [])]
+    base = [sys.executable, "-c", _WITHOUT_RICH, "store"]
+    listed = subprocess.run([*base, "list", *options], capture_output=True, text=True)
+    shown = subprocess.run([*base, "show", "k1", *options], capture_output=True, text=True)
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    if json_output:
+        [record] = json.loads(listed.stdout)
+        assert (record["key"], record["status"]) == ("k1", "completed")
+        assert json.loads(shown.stdout)["key"] == "k1"
+    else:
+        assert listed.stdout.splitlines()[0].split()[:2] == ["KEY", "STATUS"]
+        assert listed.stdout.splitlines()[1].split()[:2] == ["k1", "completed"]
+        assert shown.stdout.splitlines()[:2] == [
+            "key:             k1",
+            "status:          completed",
+        ]
+
+
 # ----------------------------------------------------------------------------- views
 
 

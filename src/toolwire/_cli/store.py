@@ -18,7 +18,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -267,17 +267,24 @@ def _console() -> Any:
     return Console(highlight=False)
 
 
-def _emit(args: argparse.Namespace, document: Any, plain: str, fancy: Any = None) -> None:
-    """Write ``document`` as JSON with ``--json``; else ``fancy`` (a rich renderable) on a
-    terminal, or the ``plain`` text."""
+def _emit(
+    args: argparse.Namespace,
+    document: Any,
+    plain: Callable[[], str],
+    fancy: Callable[[], Any] | None = None,
+) -> None:
+    """Write ``document`` as JSON with ``--json``; else what ``fancy`` builds (a rich
+    renderable) on a terminal with rich installed, or the ``plain`` text. The views are
+    built only when shown: ``--json`` and plain output never import rich (an optional
+    dependency, the ``cli`` extra)."""
     if args.json:
         sys.stdout.write(dumps(document) + "\n")
     else:
         console = _console() if fancy is not None else None
-        if console is not None:
-            console.print(fancy)
+        if console is not None and fancy is not None:
+            console.print(fancy())
         else:
-            sys.stdout.write(plain + "\n")
+            sys.stdout.write(plain() + "\n")
     sys.stdout.flush()
 
 
@@ -313,7 +320,7 @@ def _list(store: AdminStore, args: argparse.Namespace) -> int:
             records.sort(key=lambda r: (r.created_at, r.key), reverse=not args.oldest)
         records = [r for r in records if r.status == wanted][: args.limit]
     now = time.time()
-    _emit(args, records, plain_table(records, now), rich_table(records, now))
+    _emit(args, records, lambda: plain_table(records, now), lambda: rich_table(records, now))
     return EXIT_OK
 
 
@@ -350,7 +357,7 @@ def _is_approval(record: Record) -> bool:
 def _show(store: AdminStore, args: argparse.Namespace) -> int:
     record = _find(store, args.key)
     now = time.time()
-    _emit(args, record, plain_details(record, now), rich_details(record, now))
+    _emit(args, record, lambda: plain_details(record, now), lambda: rich_details(record, now))
     return EXIT_OK
 
 
@@ -379,8 +386,8 @@ def _resolve(store: AdminStore, args: argparse.Namespace) -> int:
     _emit(
         args,
         {"resolved": True, "record": settled},
-        f"resolved {args.key} as {settled.status}\n{plain_details(settled, now)}",
-        rich_details(settled, now),
+        lambda: f"resolved {args.key} as {settled.status}\n{plain_details(settled, now)}",
+        lambda: rich_details(settled, now),
     )
     return EXIT_OK
 
@@ -416,8 +423,8 @@ def _decided(args: argparse.Namespace, verb: str, record: Record) -> int:
     _emit(
         args,
         {verb: True, "record": shown},
-        f"{verb} {args.key}\n{plain_details(shown, now)}",
-        rich_details(shown, now),
+        lambda: f"{verb} {args.key}\n{plain_details(shown, now)}",
+        lambda: rich_details(shown, now),
     )
     return EXIT_OK
 
@@ -440,7 +447,7 @@ def _deny(store: AdminStore, args: argparse.Namespace) -> int:
 def _purge(store: AdminStore, args: argparse.Namespace) -> int:
     purged = store.purge()
     noun = "record" if purged == 1 else "records"
-    _emit(args, {"purged": purged}, f"purged {purged} expired {noun}")
+    _emit(args, {"purged": purged}, lambda: f"purged {purged} expired {noun}")
     return EXIT_OK
 
 
