@@ -16,7 +16,7 @@ from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverUsageError, SettingsError, StreamError
+from .._errors import SettingsError, StreamError, UsageError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
 from .async_reading import AsyncReader, close_async, run_shielded
@@ -186,7 +186,7 @@ class _Handle:
 
     def _begin(self) -> None:
         if self._state != "new":
-            raise DriverUsageError("a stream can be entered only once")
+            raise UsageError("a stream can be entered only once")
         self._state = "open"
 
     def _leave(self, exc_type: object) -> bool:
@@ -206,7 +206,7 @@ class _Handle:
 
     def _start_iteration(self) -> None:
         if self._iterated:
-            raise DriverUsageError("a stream can be iterated only once")
+            raise UsageError("a stream can be iterated only once")
         self._check_iteration(starting=True)
         self._iterated = True
 
@@ -216,11 +216,11 @@ class _Handle:
         if self._exhausted and not starting:
             return
         if self._state == "new":
-            raise DriverUsageError("use the stream inside its `with` block")
+            raise UsageError("use the stream inside its `with` block")
         if self._state == "closed":
-            raise DriverUsageError("the stream is closed: it ended or its `with` block was left")
+            raise UsageError("the stream is closed: it ended or its `with` block was left")
         if not starting and not self._iterated:
-            raise DriverUsageError("iterate the stream with a for loop over it")
+            raise UsageError("iterate the stream with a for loop over it")
 
     def _event(self, end: type[Exception]) -> StreamEvent:
         """The next event, or ``end`` (``StopIteration``...) raised once there is none."""
@@ -239,14 +239,14 @@ class _Handle:
     @property
     def response(self) -> Response:
         """The finished :class:`Response`; raises the stream's ``StreamError`` if it failed,
-        and :class:`DriverUsageError` if it has not ended yet."""
+        and :class:`UsageError` if it has not ended yet."""
         flow = self._flow
         if self._state == "new":
-            raise DriverUsageError("use the stream inside its `with` block first")
+            raise UsageError("use the stream inside its `with` block first")
         if flow.error is not None:
             raise flow.error
         if flow.response is None:
-            raise DriverUsageError("the stream has not ended yet: iterate it to its end")
+            raise UsageError("the stream has not ended yet: iterate it to its end")
         return flow.response
 
     @property

@@ -24,7 +24,7 @@ from .._core.pricing import Prices
 from .._core.recording import Recording
 from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverUsageError, SettingsError, UsageError
+from .._errors import SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
 from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
@@ -345,7 +345,7 @@ class _TurnRun:
             raise handle.error
         try:
             finished = handle.response
-        except DriverUsageError:
+        except UsageError:
             # not ended yet: stop here, and say so, so that logs and traces record an
             # early abort rather than a cut
             verdict = self.watch.verdict if self.watch is not None else None

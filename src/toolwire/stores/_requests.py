@@ -1,5 +1,5 @@
 """The checked requests every store serves, so that all backends accept and refuse exactly the
-same calls; checks raise :class:`~toolwire.StoreSettingsError` before any read or write.
+same calls; checks raise :class:`~toolwire.SettingsError` before any read or write.
 
 Also the start-up self-test, as a flow of requests (:func:`probe`).
 """
