@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import Any, Literal
 
 from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
-from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import SettingsError, StreamError, UsageError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
@@ -23,9 +22,6 @@ from .async_reading import AsyncReader, close_async, run_shielded
 from .flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from .sources import Mode, recognise
 from .sync_reading import InlineReader, make_reader
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 __all__ = [
     "AsyncStreamHandle",
@@ -62,19 +58,6 @@ def _check_timeout(name: str, value: object) -> float | None:
     return seconds
 
 
-class AssemblerSettings(TypedDict, total=False):
-    """The :class:`StreamAssembler` settings a stream handle passes on, all optional with
-    the assembler's defaults: ``prices``, ``json_events`` (``True``), ``output``,
-    ``output_tool``, ``tools`` (``None``) and ``early_abort`` (``False``)."""
-
-    prices: Prices | None
-    json_events: bool
-    output: Any
-    output_tool: str | None
-    tools: Any
-    early_abort: bool
-
-
 class _Handle:
     """What both handles share: the settings, the flow, its replies, the events and the
     outcome. Subclasses say which driver they are (``_mode``) and how to perform a
@@ -82,7 +65,6 @@ class _Handle:
 
     _mode: Mode
 
-    @spelled_out(AssemblerSettings, defaults_of(StreamAssembler))
     def __init__(
         self,
         source: Any,
@@ -91,9 +73,13 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
-        **settings: Unpack[AssemblerSettings],
+        prices: Prices | None = None,
+        json_events: bool = True,
+        output: Any = None,
+        output_tool: str | None = None,
+        tools: Any = None,
+        early_abort: bool = False,
     ) -> None:
-        check_keywords(AssemblerSettings, settings, "_Handle.__init__")
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
             "idle_timeout": _check_timeout("idle_timeout", idle_timeout),
@@ -101,7 +87,15 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise SettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(format=format, **settings)
+        assembler = StreamAssembler(
+            format=format,
+            prices=prices,
+            json_events=json_events,
+            output=output,
+            output_tool=output_tool,
+            tools=tools,
+            early_abort=early_abort,
+        )
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -299,7 +293,7 @@ class StreamHandle(_Handle):
 
     Structured output: ``output`` (a pydantic model, a type or a JSON Schema dict),
     ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s
-    (with ``prices`` and ``json_events``, the :class:`AssemblerSettings` passed on): the
+    (passed on with ``prices`` and ``json_events``, with the same defaults): the
     events then include :class:`OutputPreview` (typed previews), ``response.output`` is
     the validated value, and with ``early_abort=True`` an output that can never be valid
     ends the stream at once (the source is closed) with its ``OutputError``.
