@@ -370,7 +370,7 @@ def test_stream_handles_expose_their_http_response_and_take_json_events(
 def test_an_unknown_keyword_is_a_type_error_naming_the_function(
     tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
-    """The shared options (``TurnOptions``) refuse an unknown keyword as a signature would."""
+    """An unknown keyword is Python's TypeError naming run_turn and the keyword."""
     with pytest.raises(
         TypeError, match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'$"
     ):
