@@ -8,7 +8,6 @@ code that needs them.
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
@@ -22,15 +21,12 @@ _EXPORTS: dict[str, str] = {
     "ApprovalError": "_errors",
     "ArgumentsInvalid": "_errors",
     "ContentFiltered": "_errors",
-    "DriverUsageError": "_errors",
     "EffectInDoubt": "_errors",
     "IdempotencyKeyError": "_errors",
-    "InvalidOutcome": "_errors",
     "JSONDepthError": "_errors",
     "JSONDuplicateKeyError": "_errors",
     "JSONSizeError": "_errors",
     "JSONSyntaxError": "_errors",
-    "OutputDefinitionError": "_errors",
     "OutputError": "_errors",
     "OutputRefused": "_errors",
     "OutputSyntaxError": "_errors",
@@ -47,7 +43,6 @@ _EXPORTS: dict[str, str] = {
     "TokenLimitExceeded": "_errors",
     "ToolDefinitionError": "_errors",
     "ToolwireError": "_errors",
-    "ToolboxInputError": "_errors",
     "UnknownFormat": "_errors",
     "UsageError": "_errors",
     # events
@@ -125,7 +120,6 @@ __all__ = [
     "ContentFiltered",
     "Conversation",
     "ConversationMismatch",
-    "DriverUsageError",
     "EarlyAbort",
     "EffectInDoubt",
     "Executor",
@@ -134,7 +128,6 @@ __all__ = [
     "IdempotencyKeyError",
     "Image",
     "InvalidCall",
-    "InvalidOutcome",
     "JSONDepthError",
     "JSONDuplicateKeyError",
     "JSONSizeError",
@@ -144,7 +137,6 @@ __all__ = [
     "MISSING",
     "MemoryStore",
     "Outcome",
-    "OutputDefinitionError",
     "OutputError",
     "OutputPreview",
     "OutputRefused",
@@ -183,7 +175,6 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "Toolbox",
-    "ToolboxInputError",
     "ToolwireError",
     "Turn",
     "UnknownFormat",
@@ -206,14 +197,6 @@ __all__ = [
 ]
 
 
-# Old names, still resolved with a DeprecationWarning (not in __all__): name -> new name.
-_DEPRECATED: dict[str, str] = {
-    "DriverSettingsError": "SettingsError",
-    "ExecutorSettingsError": "SettingsError",
-    "PriceTableError": "SettingsError",
-    "StoreSettingsError": "SettingsError",
-}
-
 # Names that moved to a public submodule: name -> that submodule.
 _MOVED: dict[str, str] = {
     "Cost": "accounting",
@@ -235,14 +218,6 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"toolwire.{name}")  # binds toolwire.<name> too
-    new = _DEPRECATED.get(name)
-    if new is not None:
-        warnings.warn(
-            f"toolwire.{name} is deprecated: it is toolwire.{new} (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return __getattr__(new)
     moved = _MOVED.get(name)
     if moved is not None:
         raise AttributeError(
@@ -285,15 +260,12 @@ if TYPE_CHECKING:
         ArgumentsInvalid,
         ContentFiltered,
         ConversationMismatch,
-        DriverUsageError,
         EffectInDoubt,
         IdempotencyKeyError,
-        InvalidOutcome,
         JSONDepthError,
         JSONDuplicateKeyError,
         JSONSizeError,
         JSONSyntaxError,
-        OutputDefinitionError,
         OutputError,
         OutputRefused,
         OutputSyntaxError,
@@ -308,7 +280,6 @@ if TYPE_CHECKING:
         StreamLimitExceeded,
         StreamTimeout,
         TokenLimitExceeded,
-        ToolboxInputError,
         ToolDefinitionError,
         ToolwireError,
         UnknownFormat,

@@ -27,23 +27,16 @@ outcome); a broken stream, a broken payload or a broken store is an exception.
     ├── StoreError                            an outage: a store failed or cannot be trusted
     └── UsageError                            a caller mistake: fix the calling code
         ├── ToolDefinitionError (TypeError)   a tool that cannot be described or called
-        ├── ToolboxInputError (TypeError)     a Toolbox method given something of the wrong kind
         ├── UnknownFormat (ValueError)        a format name toolwire does not know
-        ├── OutputDefinitionError (TypeError) an output= target that cannot be used
-        ├── InvalidOutcome (ValueError)       tool_results() given something not an Outcome
         ├── SettingsError (ValueError)        settings of an Executor, stream(), a store, Prices
         ├── ConversationMismatch              a Conversation at odds with what its store holds
-        ├── ApprovalError (LookupError)       approve/deny of a key no call awaits; .key, .status
-        └── DriverUsageError (RuntimeError)   a stream handle used outside ``with``, twice...
+        └── ApprovalError (LookupError)       approve/deny of a key no call awaits; .key, .status
 
     RetryableError                            raised by a tool: nothing happened, may retry
     EffectInDoubt                             raised by a tool: it may have acted; never re-run
 
 An HTTP error of the request itself reaches the caller as the SDK's own exception: it
 happens before any stream exists.
-
-``ExecutorSettingsError``, ``DriverSettingsError``, ``StoreSettingsError`` and
-``PriceTableError`` are deprecated aliases of ``SettingsError`` (the same class).
 """
 
 from __future__ import annotations
@@ -58,15 +51,12 @@ __all__ = [
     "ArgumentsInvalid",
     "ContentFiltered",
     "ConversationMismatch",
-    "DriverUsageError",
     "EffectInDoubt",
     "IdempotencyKeyError",
-    "InvalidOutcome",
     "JSONDepthError",
     "JSONDuplicateKeyError",
     "JSONSizeError",
     "JSONSyntaxError",
-    "OutputDefinitionError",
     "OutputError",
     "OutputRefused",
     "OutputSyntaxError",
@@ -82,7 +72,6 @@ __all__ = [
     "StreamTimeout",
     "TokenLimitExceeded",
     "ToolDefinitionError",
-    "ToolboxInputError",
     "ToolwireError",
     "UnknownFormat",
     "UsageError",
@@ -309,28 +298,20 @@ class StoreError(ToolwireError):
 
 class UsageError(ToolwireError):
     """The calling code used toolwire in a way it cannot work: a bug to fix, never an
-    outage or a fault of the provider, and never worth retrying as it is."""
+    outage or a fault of the provider, and never worth retrying as it is.
+
+    Raised as itself for a stream handle used out of order (outside its ``with`` block,
+    iterated or entered twice, asked for its response before the end), an ``output=`` or
+    ``output_tool=`` that cannot be validated, a ``Toolbox`` method or ``tool_results``
+    given something of the wrong kind, and the other mistakes no subclass names."""
 
 
 class ToolDefinitionError(UsageError, TypeError):
     """A tool cannot be turned into a schema, or was registered twice."""
 
 
-class ToolboxInputError(UsageError, TypeError):
-    """A Toolbox method got something of the wrong kind (not a call, not a Response)."""
-
-
 class UnknownFormat(UsageError, ValueError):
     """A wire format name that toolwire does not know."""
-
-
-class OutputDefinitionError(UsageError, TypeError):
-    """``output=`` (or ``output_tool=``) names something that cannot be validated: not a
-    pydantic model, a type pydantic validates, or a usable JSON Schema."""
-
-
-class InvalidOutcome(UsageError, ValueError):
-    """Something given to ``tool_results`` is not a usable ``Outcome``."""
 
 
 class SettingsError(UsageError, ValueError):
@@ -340,18 +321,6 @@ class SettingsError(UsageError, ValueError):
     that is not the executor's, a store argument (key, lease, DSN), a price table entry, or
     a response ``Executor.run`` cannot key (no response id, no timestamp, synthesised call
     ids and no ``turn=``)."""
-
-
-# The names SettingsError replaced, kept as the same class (``toolwire`` warns on them).
-ExecutorSettingsError = SettingsError
-DriverSettingsError = SettingsError
-StoreSettingsError = SettingsError
-PriceTableError = SettingsError
-
-
-class DriverUsageError(UsageError, RuntimeError):
-    """A stream handle was used out of order: outside its ``with`` block, iterated twice,
-    entered twice, or asked for its response before the stream ended."""
 
 
 class ConversationMismatch(UsageError):

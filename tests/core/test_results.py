@@ -13,11 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import load_expected
-from toolwire import Outcome, RejectedCall, Response, StreamAssembler, UnknownFormat, tool_results
+from toolwire import (
+    Outcome,
+    RejectedCall,
+    Response,
+    StreamAssembler,
+    UnknownFormat,
+    UsageError,
+    tool_results,
+)
 from toolwire._core.messages import (
     STATUS_TEXTS,
     UNNAMED_TOOL,
-    InvalidOutcome,
     assistant_turn,
     outcome_text,
     turn_messages,
@@ -238,16 +245,15 @@ def test_unknown_formats_raise_unknown_format(fmt: Any) -> None:
         [Outcome(call_id="c", name="t", status="completed", result_json=b"{}")],  # type: ignore[arg-type]
     ],
 )
-def test_bad_input_raises_invalid_outcome(outcomes: Any) -> None:
-    """Anything but a list of usable outcomes raises InvalidOutcome (a ValueError)."""
-    with pytest.raises(InvalidOutcome) as info:
+def test_bad_input_raises_usage_error(outcomes: Any) -> None:
+    """Anything but a list of usable outcomes raises UsageError."""
+    with pytest.raises(UsageError):
         tool_results(outcomes, "openai-chat")
-    assert isinstance(info.value, ValueError)
 
 
 def test_gemini_refuses_result_json_that_is_not_json() -> None:
-    """Gemini needs the value: a result_json that is not JSON raises InvalidOutcome."""
-    with pytest.raises(InvalidOutcome, match="not JSON"):
+    """Gemini needs the value: a result_json that is not JSON raises UsageError."""
+    with pytest.raises(UsageError, match="not JSON"):
         tool_results([_outcome("completed", result_json="not json")], "gemini")
 
 
@@ -680,14 +686,14 @@ def test_every_result_answers_a_call_the_turn_carries(corpus_dir: Any, fmt: str)
 
 
 def test_outcomes_must_answer_exactly_the_calls() -> None:
-    """A call without an outcome, or an outcome for no call, is InvalidOutcome; a call id
+    """A call without an outcome, or an outcome for no call, is UsageError; a call id
     that repeats is answered once per call."""
     response = _assemble("anthropic", _anthropic_stream())
     outcomes = _answer(response)
-    with pytest.raises(InvalidOutcome, match="has no outcome"):
+    with pytest.raises(UsageError, match="has no outcome"):
         assistant_turn(response, outcomes[:1], "anthropic")
     stray = Outcome(call_id="nobody", name="move", status="skipped")
-    with pytest.raises(InvalidOutcome, match="answers no call"):
+    with pytest.raises(UsageError, match="answers no call"):
         turn_messages(response, [*outcomes, stray], "anthropic")
     twice = dataclasses.replace(
         response,
@@ -696,7 +702,7 @@ def test_outcomes_must_answer_exactly_the_calls() -> None:
     )
     same = Outcome(call_id="toolu_1", name="move", status="skipped")
     assert len(_ids_in_turn("anthropic", assistant_turn(twice, [same, same], "anthropic"))) == 2
-    with pytest.raises(InvalidOutcome):
+    with pytest.raises(UsageError):
         assistant_turn(twice, [same], "anthropic")
 
 

@@ -99,16 +99,13 @@ EXCEPTIONS = [
     "ArgumentsInvalid",
     "ContentFiltered",
     "ConversationMismatch",
-    "DriverUsageError",
     "EffectInDoubt",
     "IdempotencyKeyError",
-    "InvalidOutcome",
     "JSONDepthError",
     "JSONDuplicateKeyError",
     "JSONSizeError",
     "JSONSyntaxError",
     "MCPToolError",
-    "OutputDefinitionError",
     "OutputError",
     "OutputRefused",
     "OutputSyntaxError",
@@ -124,7 +121,6 @@ EXCEPTIONS = [
     "StreamTimeout",
     "TokenLimitExceeded",
     "ToolDefinitionError",
-    "ToolboxInputError",
     "ToolwireError",
     "UnknownFormat",
     "UsageError",
@@ -150,17 +146,26 @@ def test_the_exported_exceptions_are_exactly_these() -> None:
 
 
 @pytest.mark.parametrize(
-    "old", ["DriverSettingsError", "ExecutorSettingsError", "PriceTableError", "StoreSettingsError"]
+    "old",
+    [
+        "DriverSettingsError",
+        "ExecutorSettingsError",
+        "PriceTableError",
+        "StoreSettingsError",
+        "DriverUsageError",
+        "InvalidOutcome",
+        "OutputDefinitionError",
+        "ToolboxInputError",
+    ],
 )
-def test_a_merged_settings_error_is_a_deprecated_alias_of_settings_error(old: str) -> None:
-    """The four old settings errors are ``SettingsError`` itself, with a DeprecationWarning,
-    and no longer listed in ``__all__``."""
-    with pytest.warns(DeprecationWarning, match=f"toolwire.{old} is deprecated"):
-        alias = getattr(toolwire, old)
-    assert alias is toolwire.SettingsError
-    assert old not in toolwire.__all__
-    with pytest.warns(DeprecationWarning):
-        exec(f"from toolwire import {old}", {})
+def test_merged_and_aliased_names_are_gone(old: str) -> None:
+    """The old settings errors and the exceptions merged into ``UsageError`` are no
+    longer names of ``toolwire``, nor of its errors module."""
+    import toolwire._errors as errors
+
+    with pytest.raises(AttributeError):
+        getattr(toolwire, old)
+    assert old not in toolwire.__all__ and not hasattr(errors, old)
 
 
 def test_one_except_clause_catches_every_bad_setting() -> None:
@@ -250,15 +255,13 @@ def test_rich_result_types_are_exported() -> None:
 
 
 def test_one_name_one_class_recording() -> None:
-    """``toolwire.testing`` calls its recorded body ``RecordedBody``; its old name
-    ``Recording`` still works with a ``DeprecationWarning``, and no public module exports a
-    second ``Recording``."""
+    """``toolwire.testing`` calls its recorded body ``RecordedBody`` and has no
+    ``Recording``: no public module exports a second ``Recording``."""
     import toolwire.testing as testing
 
     assert "Recording" not in testing.__all__ and "RecordedBody" in testing.__all__
     assert testing.RecordedBody is not toolwire.Recording
-    with pytest.warns(DeprecationWarning, match="RecordedBody"):
-        old = testing.Recording
-    assert old is testing.RecordedBody
+    with pytest.raises(AttributeError):
+        testing.Recording  # noqa: B018
     with pytest.raises(AttributeError):
         testing.NoSuchName  # noqa: B018

@@ -141,22 +141,41 @@ ADMIN_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("records", (), {"limit": True}),
     ("records", (), {"limit": 10**9}),
     ("records", (), {"newest_first": "yes"}),
-    ("records", (), {"order": "newest"}),
     ("resolve", ("k",), {"status": "unknown", "error": "e"}),
     ("resolve", ("k",), {"status": "in_progress"}),
     ("resolve", ("k",), {"status": "completed"}),  # a completed call needs its result
     ("resolve", ("k",), {"status": "failed", "result": "1"}),  # a failure needs its error
     ("resolve", ("k",), {"status": "completed", "result": b"1"}),
     ("resolve", ("",), {"status": "failed", "error": "e"}),
-    ("resolve", ("k",), {"status": "failed", "error": "e", "fence": 1}),
-    ("claim", ("k",), {"args_hash": "h", "owner": "w"}),  # missing arguments
 ]
 
 
 @pytest.mark.parametrize(("method", "args", "bad"), ADMIN_CALLS)
-def test_bad_admin_and_missing_arguments_raise_store_settings_error(
+def test_bad_admin_arguments_raise_store_settings_error(
     store: Facade, method: str, args: tuple[Any, ...], bad: dict[str, Any]
 ) -> None:
-    """records/resolve outside their domain, and missing or unknown keyword arguments."""
+    """records/resolve with arguments outside their domain raise SettingsError."""
     with pytest.raises(SettingsError):
         store.raw(method, *args, **bad)
+
+
+SHAPE_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("records", (), {"order": "newest"}),
+    ("resolve", ("k",), {"status": "failed", "error": "e", "fence": 1}),
+    ("claim", ("k",), {"args_hash": "h", "owner": "w"}),  # missing arguments
+    ("release", ("k",), {"owner": "w"}),
+    ("heartbeat", ("k", "w"), {"fence": 1, "lease": 1.0}),  # owner given by position
+]
+
+
+@pytest.mark.parametrize(("method", "args", "bad"), SHAPE_CALLS)
+def test_missing_or_unknown_keyword_arguments_raise_type_error(
+    store: Facade, method: str, args: tuple[Any, ...], bad: dict[str, Any]
+) -> None:
+    """Every backend's methods take the Protocol's parameters as written: a missing,
+    unknown or positional keyword argument is Python's TypeError, before anything is
+    written."""
+    key = new_key()
+    with pytest.raises(TypeError):
+        store.raw(method, *((key, *args[1:]) if args else ()), **bad)
+    assert store.get(key) is None

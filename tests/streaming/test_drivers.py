@@ -36,7 +36,7 @@ from drivers_support import (
     splits,
 )
 from toolwire._streaming.deadlines import StreamDeadlines
-from toolwire._streaming.drivers import DriverUsageError, SettingsError, StreamHandle, stream
+from toolwire._streaming.drivers import SettingsError, StreamHandle, UsageError, stream
 
 ANTHROPIC = "anthropic__text-then-two-parallel-tool-use.sse"
 OPENAI = "openai-chat__parallel-two-tools.sse"
@@ -224,26 +224,26 @@ def test_unknown_format_is_typed() -> None:
 
 
 def test_handle_outside_with_iterated_twice_or_entered_twice(corpus_dir: Any) -> None:
-    """Misuse of the handle raises ``DriverUsageError`` and never reads the source."""
+    """Misuse of the handle raises ``UsageError`` and never reads the source."""
     source = CountingSource(payloads(ANTHROPIC))
     s = stream(source)
-    with pytest.raises(DriverUsageError):
+    with pytest.raises(UsageError):
         iter(s)
-    with pytest.raises(DriverUsageError):
+    with pytest.raises(UsageError):
         s.response  # noqa: B018
     with s:
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             s.__enter__()
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             s.response  # noqa: B018
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             next(s)  # not started with iter()
         events = list(s)
         assert events
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             iter(s)
         assert s.response.tool_calls
-    with pytest.raises(DriverUsageError):
+    with pytest.raises(UsageError):
         iter(s)
     assert source.closes == 1
 

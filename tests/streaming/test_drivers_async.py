@@ -34,8 +34,8 @@ from drivers_support import (
 )
 from toolwire._streaming.drivers import (
     AsyncStreamHandle,
-    DriverUsageError,
     SettingsError,
+    UsageError,
     astream,
 )
 
@@ -100,23 +100,23 @@ class _SyncOnly(httpx.SyncByteStream):
 
 
 def test_handle_misuse_is_typed(corpus_dir: Any) -> None:
-    """Iterating outside ``async with``, twice, or entering twice raises ``DriverUsageError``."""
+    """Iterating outside ``async with``, twice, or entering twice raises ``UsageError``."""
 
     async def main() -> None:
         source = AsyncCountingSource(payloads(ANTHROPIC))
         s = astream(source)
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             s.__aiter__()
-        with pytest.raises(DriverUsageError):
+        with pytest.raises(UsageError):
             s.response  # noqa: B018
         async with s:
-            with pytest.raises(DriverUsageError):
+            with pytest.raises(UsageError):
                 await s.__aenter__()
-            with pytest.raises(DriverUsageError):
+            with pytest.raises(UsageError):
                 await s.__anext__()
             events = [e async for e in s]
             assert events
-            with pytest.raises(DriverUsageError):
+            with pytest.raises(UsageError):
                 s.__aiter__()
         assert s.response.tool_calls and source.closes == 1
         assert isinstance(s, AsyncStreamHandle)

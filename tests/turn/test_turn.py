@@ -16,7 +16,7 @@ import pytest
 
 import toolwire
 from toolwire import UsageError
-from toolwire._turn.run import _TurnRun
+from toolwire._turn.run import _TurnRun, _TurnSettings
 from toolwire.testing import Simulator
 from turn_support import counted_tools
 
@@ -291,8 +291,20 @@ def test_json_events_are_built_only_when_read(
     """Early abort or an on_event reader turn JSON events on; otherwise the assembler runs
     preview-only."""
 
-    def plan(**options: Any) -> _TurnRun:
-        return _TurnRun(toolwire.StreamHandle, [], tools, executor, toolwire.Executor, options)  # type: ignore[arg-type]
+    def plan(*, early_abort: bool = True, on_event: Any = None) -> _TurnRun:
+        settings = _TurnSettings(
+            format="auto",
+            early_abort=early_abort,
+            first_event_timeout=600.0,
+            idle_timeout=120.0,
+            total_timeout=None,
+            on_event=on_event,
+            turn=None,
+            prices=None,
+            output=None,
+            output_tool=None,
+        )
+        return _TurnRun(toolwire.StreamHandle, [], tools, executor, toolwire.Executor, settings)
 
     assert plan().json_events
     assert plan(early_abort=False, on_event=print).json_events
@@ -358,7 +370,7 @@ def test_stream_handles_expose_their_http_response_and_take_json_events(
 def test_an_unknown_keyword_is_a_type_error_naming_the_function(
     tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
-    """The shared options (``TurnOptions``) refuse an unknown keyword as a signature would."""
+    """An unknown keyword is Python's TypeError naming run_turn and the keyword."""
     with pytest.raises(
         TypeError, match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'$"
     ):

@@ -79,11 +79,11 @@ def test_an_anthropic_manager_is_retried_by_its_client_once_per_request(sim: Sim
 
 
 def test_retry_is_no_longer_an_option() -> None:
-    """retry= is refused with a TypeError that names the clients' max_retries."""
+    """retry= is not a parameter: Python's TypeError names it (the SDK clients retry)."""
     tools, executor, _ = _tools()
-    with pytest.raises(TypeError, match="max_retries"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retry'"):
         toolwire.run_turn([], tools, executor=executor, retry=object())  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="max_retries"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retry'"):
         asyncio.run(
             toolwire.arun_turn(
                 [],

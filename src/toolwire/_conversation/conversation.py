@@ -18,17 +18,17 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal, TypedDict
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.recording import Recording
 from .._core.response import ContentPart, Response
-from .._core.signatures import check_keywords
 from .._errors import ConversationMismatch, StoreError, TokenLimitExceeded, UsageError
 from .._execution.approvals import PendingCall
 from .._execution.executor import AsyncExecutor, Executor
-from .._streaming.drivers import StreamHandle
+from .._streaming.drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, StreamHandle
 from .._tools.toolbox import Toolbox
 from .._turn.run import Turn, arun_turn, run_turn
 from ..stores._requests import MAX_SECONDS
@@ -49,11 +49,10 @@ _POLL = 0.1
 Factory = Callable[[list[dict[str, Any]]], Any]
 
 
-class ConversationTurnOptions(TypedDict, total=False):
-    """The keyword arguments of ``conv.run_turn``, all optional: those of ``run_turn``
-    (``format``, ``early_abort``, ``first_event_timeout``, ``idle_timeout``,
-    ``total_timeout``, ``on_event``, ``prices``, ``output``, ``output_tool``) and
-    ``on_token_limit`` (``"raise"``, the default, or ``"continue"``)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TurnChoices:
+    """The keyword arguments of ``conv.run_turn`` as given (its signature states each one
+    with its default): those of ``run_turn`` and ``on_token_limit``."""
 
     format: str
     early_abort: bool
@@ -66,9 +65,27 @@ class ConversationTurnOptions(TypedDict, total=False):
     output_tool: str | None
     on_token_limit: Literal["raise", "continue"]
 
+    def live(self) -> dict[str, Any]:
+        """The keyword arguments of ``record``, which reads the live stream."""
+        return {
+            "format": self.format,
+            "first_event_timeout": self.first_event_timeout,
+            "idle_timeout": self.idle_timeout,
+            "total_timeout": self.total_timeout,
+            "on_event": self.on_event,
+            "prices": self.prices,
+            "output": self.output,
+            "output_tool": self.output_tool,
+        }
 
-_LIVE = ("format", "first_event_timeout", "idle_timeout", "total_timeout", "on_event")
-_BOTH = ("prices", "output", "output_tool")
+    def replay(self) -> dict[str, Any]:
+        """The keyword arguments of ``run_turn``, which replays the recorded stream."""
+        return {
+            "early_abort": self.early_abort,
+            "prices": self.prices,
+            "output": self.output,
+            "output_tool": self.output_tool,
+        }
 
 
 def _canonical(value: Any) -> str:
@@ -142,23 +159,16 @@ class _State:
         copied: list[dict[str, Any]] = copy.deepcopy(out)  # the caller's to change
         return copied
 
-    def options(
-        self, options: ConversationTurnOptions
-    ) -> tuple[dict[str, Any], dict[str, Any], str]:
-        """The options of the live recording, those of the replay, and on_token_limit."""
-        check_keywords(ConversationTurnOptions, options, "run_turn")
+    def check(self, choices: _TurnChoices) -> None:
+        """Refuse a turn of a finished conversation, or an unknown ``on_token_limit``."""
         if self.loaded() is not None and self.finished:
             raise UsageError(
                 f"conversation {self.id!r} is done (the model asked for no tool); "
                 "its answer is the last message"
             )
-        given: dict[str, Any] = dict(options)
-        on_limit = given.get("on_token_limit", "raise")
+        on_limit = choices.on_token_limit
         if on_limit not in ("raise", "continue"):
             raise UsageError(f"on_token_limit must be 'raise' or 'continue', not {on_limit!r}")
-        live = {name: given[name] for name in (*_LIVE, *_BOTH) if name in given}
-        replay = {name: given[name] for name in ("early_abort", *_BOTH) if name in given}
-        return live, replay, on_limit
 
     def identity(self, turn: int) -> str:
         return f"turn-{turn}"
@@ -392,7 +402,21 @@ class Conversation:
         while (text := self._read(state.key("turn", len(state.history), "messages"))) is not None:
             state.add_turn(text)
 
-    def run_turn(self, factory: Factory, **options: Any) -> Turn:
+    def run_turn(
+        self,
+        factory: Factory,
+        *,
+        format: str = "auto",
+        early_abort: bool = True,
+        first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+        idle_timeout: float | None = IDLE_TIMEOUT,
+        total_timeout: float | None = None,
+        on_event: Callable[[StreamEvent], object] | None = None,
+        prices: Prices | None = None,
+        output: Any = None,
+        output_tool: str | None = None,
+        on_token_limit: Literal["raise", "continue"] = "raise",
+    ) -> Turn:
         """Run the next turn: ``factory(messages)`` makes the streaming call (not called
         when the turn's response is already recorded: a restart replays it). The response
         is recorded before any tool runs; the stored outcomes are replayed and only calls
@@ -403,10 +427,26 @@ class Conversation:
         ``on_token_limit="continue"``, a :class:`TokenLimitExceeded` instead records the
         :func:`token_limit_messages` as the turn and returns it
         (``turn.response.finish_reason == "length"``). The other keyword arguments are
-        those of ``run_turn`` (:class:`ConversationTurnOptions`).
+        those of ``run_turn``.
         """
+        choices = _TurnChoices(
+            format=format,
+            early_abort=early_abort,
+            first_event_timeout=first_event_timeout,
+            idle_timeout=idle_timeout,
+            total_timeout=total_timeout,
+            on_event=on_event,
+            prices=prices,
+            output=output,
+            output_tool=output_tool,
+            on_token_limit=on_token_limit,
+        )
+        return self._run_turn(factory, choices)
+
+    def _run_turn(self, factory: Factory, choices: _TurnChoices) -> Turn:
         state = self._state
-        live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
+        state.check(choices)
+        live = choices.live()
         number = len(state.history)
         text = self._read(state.key("turn", number, "response"))
         replayed = text is not None
@@ -416,7 +456,7 @@ class Conversation:
             try:
                 recording = record(factory(state.messages()), **live)
             except TokenLimitExceeded as exc:
-                if on_limit != "continue":
+                if choices.on_token_limit != "continue":
                     raise
                 notes = token_limit_messages(exc, _format_of(exc, live))
                 key = state.key("turn", number, "messages")
@@ -431,7 +471,7 @@ class Conversation:
                 state.tools,
                 executor=self.executor,
                 turn=state.identity(number),
-                **replay,
+                **choices.replay(),
             )
             if not any(outcome.status == "in_progress" for outcome in turn.outcomes):
                 break
@@ -443,7 +483,7 @@ class Conversation:
         key = state.key("turn", number, "messages")
         state.add_turn(self._write(key, state.turn_text(turn.messages, turn.done)))
         if replayed and state.decided(turn):
-            return self.run_turn(factory, **options)  # the decisions are answered: ask on
+            return self._run_turn(factory, choices)  # the decisions are answered: ask on
         return turn
 
 
@@ -573,11 +613,41 @@ class AsyncConversation:
         await self.refresh()
         return self
 
-    async def run_turn(self, factory: Factory, **options: Any) -> Turn:
+    async def run_turn(
+        self,
+        factory: Factory,
+        *,
+        format: str = "auto",
+        early_abort: bool = True,
+        first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+        idle_timeout: float | None = IDLE_TIMEOUT,
+        total_timeout: float | None = None,
+        on_event: Callable[[StreamEvent], object] | None = None,
+        prices: Prices | None = None,
+        output: Any = None,
+        output_tool: str | None = None,
+        on_token_limit: Literal["raise", "continue"] = "raise",
+    ) -> Turn:
         """:meth:`Conversation.run_turn`, awaited."""
+        choices = _TurnChoices(
+            format=format,
+            early_abort=early_abort,
+            first_event_timeout=first_event_timeout,
+            idle_timeout=idle_timeout,
+            total_timeout=total_timeout,
+            on_event=on_event,
+            prices=prices,
+            output=output,
+            output_tool=output_tool,
+            on_token_limit=on_token_limit,
+        )
+        return await self._run_turn(factory, choices)
+
+    async def _run_turn(self, factory: Factory, choices: _TurnChoices) -> Turn:
         await self.load()
         state = self._state
-        live, replay, on_limit = state.options(options)  # type: ignore[arg-type]
+        state.check(choices)
+        live = choices.live()
         number = len(state.history)
         text = await self._read(state.key("turn", number, "response"))
         replayed = text is not None
@@ -587,7 +657,7 @@ class AsyncConversation:
             try:
                 recording = await arecord(factory(state.messages()), **live)
             except TokenLimitExceeded as exc:
-                if on_limit != "continue":
+                if choices.on_token_limit != "continue":
                     raise
                 notes = token_limit_messages(exc, _format_of(exc, live))
                 key = state.key("turn", number, "messages")
@@ -602,7 +672,7 @@ class AsyncConversation:
                 state.tools,
                 executor=self.executor,
                 turn=state.identity(number),
-                **replay,
+                **choices.replay(),
             )
             if not any(outcome.status == "in_progress" for outcome in turn.outcomes):
                 break
@@ -616,5 +686,5 @@ class AsyncConversation:
         state.add_turn(await self._write(key, state.turn_text(turn.messages, turn.done)))
         self._pending = []
         if replayed and state.decided(turn):
-            return await self.run_turn(factory, **options)  # the decisions are answered
+            return await self._run_turn(factory, choices)  # the decisions are answered
         return turn

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.recording import Recording, joined
-from .._core.signatures import check_keywords
 from .._errors import UsageError
-from .._streaming.drivers import AsyncStreamHandle, StreamHandle
+from .._streaming.drivers import (
+    FIRST_EVENT_TIMEOUT,
+    IDLE_TIMEOUT,
+    AsyncStreamHandle,
+    StreamHandle,
+)
 from .._turn.identity import request_identity
 
 __all__ = ["arecord", "record"]
@@ -20,20 +24,7 @@ __all__ = ["arecord", "record"]
 _BYTES = (bytes, bytearray, memoryview)
 
 
-class RecordOptions(TypedDict, total=False):
-    """The keyword arguments of :func:`record` / :func:`arecord`, all optional, as for
-    ``toolwire.stream``: ``format`` (``"auto"``), ``first_event_timeout``,
-    ``idle_timeout``, ``total_timeout``, ``prices``, ``output``, ``output_tool``; and
-    ``on_event``, called with every event as it arrives."""
-
-    format: str
-    first_event_timeout: float | None
-    idle_timeout: float | None
-    total_timeout: float | None
-    prices: Prices | None
-    output: Any
-    output_tool: str | None
-    on_event: Callable[[StreamEvent], object] | None
+OnEvent = Callable[[StreamEvent], object]
 
 
 class _Tape:
@@ -76,25 +67,42 @@ def _payload(item: Any) -> Any:
         ) from None
 
 
-def _handle_options(options: RecordOptions, name: str) -> tuple[dict[str, Any], Any]:
-    check_keywords(RecordOptions, options, name)
-    given: dict[str, Any] = dict(options)
-    on_event = given.pop("on_event", None)
+def _checked(on_event: OnEvent | None) -> OnEvent | None:
     if on_event is not None and not callable(on_event):
         raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
-    given["json_events"] = on_event is not None
-    return given, on_event
+    return on_event
 
 
-def record(source: Any, **options: Any) -> Recording:
+def record(
+    source: Any,
+    *,
+    format: str = "auto",
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
+    on_event: OnEvent | None = None,
+) -> Recording:
     """Read ``source`` (anything ``toolwire.stream`` accepts) to its end and return what
     arrived as a :class:`Recording`; ``run_turn(recording, ...)`` replays it with the same
     calls, ids and idempotency keys. A stream that did not end properly raises its
     :class:`StreamError` and nothing is recorded. The keyword arguments are those of
-    :class:`RecordOptions`."""
-    settings, on_event = _handle_options(options, "record")  # type: ignore[arg-type]
+    ``toolwire.stream``, and ``on_event``, called with every event as it arrives."""
+    on_event = _checked(on_event)
     tape = _Tape()
-    handle = StreamHandle(source, **settings)
+    handle = StreamHandle(
+        source,
+        format=format,
+        first_event_timeout=first_event_timeout,
+        idle_timeout=idle_timeout,
+        total_timeout=total_timeout,
+        prices=prices,
+        output=output,
+        output_tool=output_tool,
+        json_events=on_event is not None,
+    )
     handle._flow.tap = tape
     with handle:
         for event in handle:
@@ -103,12 +111,33 @@ def record(source: Any, **options: Any) -> Recording:
     return tape.recording(handle)
 
 
-async def arecord(source: Any, **options: Any) -> Recording:
+async def arecord(
+    source: Any,
+    *,
+    format: str = "auto",
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
+    on_event: OnEvent | None = None,
+) -> Recording:
     """The asyncio twin of :func:`record`: ``recording = await toolwire.arecord(source)``
     for anything ``toolwire.astream`` accepts."""
-    settings, on_event = _handle_options(options, "arecord")  # type: ignore[arg-type]
+    on_event = _checked(on_event)
     tape = _Tape()
-    handle = AsyncStreamHandle(source, **settings)
+    handle = AsyncStreamHandle(
+        source,
+        format=format,
+        first_event_timeout=first_event_timeout,
+        idle_timeout=idle_timeout,
+        total_timeout=total_timeout,
+        prices=prices,
+        output=output,
+        output_tool=output_tool,
+        json_events=on_event is not None,
+    )
     handle._flow.tap = tape
     async with handle:
         async for event in handle:

@@ -1,7 +1,7 @@
 """The messages of the next request: the assistant turn and the tool results that answer it.
 
 Every tool result answers a call of the assistant turn and every call has its result
-(else :class:`InvalidOutcome`); the shapes are each provider's. Linear in the number of
+(else :class:`UsageError`); the shapes are each provider's. Linear in the number of
 calls and outcomes and the size of their texts.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._errors import InvalidOutcome, UsageError
+from .._errors import UsageError
 from .content import Part, decode_result, fallback_text, may_be_rich, rich_parts
 from .outcome import Outcome
 from .providers import provider
@@ -91,7 +91,7 @@ def result_text(outcome: Outcome) -> ResultText:
     not an error. Otherwise the status text of the module docstring, an error.
     """
     if not isinstance(outcome, Outcome):
-        raise InvalidOutcome(f"expected an Outcome, got {type(outcome).__name__}")
+        raise UsageError(f"expected an Outcome, got {type(outcome).__name__}")
     status = outcome.status
     if status in _SUCCESS:
         return _success(outcome)
@@ -99,7 +99,7 @@ def result_text(outcome: Outcome) -> ResultText:
         return ResultText(outcome, outcome.error, True)
     template = STATUS_TEXTS.get(status)
     if template is None:
-        raise InvalidOutcome(f"outcome {outcome.call_id!r} has an unknown status {status!r}")
+        raise UsageError(f"outcome {outcome.call_id!r} has an unknown status {status!r}")
     error = outcome.error or "no error message was recorded"
     return ResultText(outcome, template.format(name=outcome.name, error=error), True)
 
@@ -108,13 +108,13 @@ def _success(outcome: Outcome) -> ResultText:
     text = outcome.result_json
     if text is not None:
         if not isinstance(text, str):
-            raise InvalidOutcome(f"outcome {outcome.call_id!r}: result_json must be a string")
+            raise UsageError(f"outcome {outcome.call_id!r}: result_json must be a string")
         if not (text.startswith('"') or may_be_rich(text)):
             return ResultText(outcome, text, False)  # the common case: JSON sent verbatim
         try:
             value = decode_result(text)
         except ValueError as exc:
-            raise InvalidOutcome(
+            raise UsageError(
                 f"outcome {outcome.call_id!r}: result_json is not a stored result: {exc}"
             ) from None
     else:
@@ -127,18 +127,18 @@ def _success(outcome: Outcome) -> ResultText:
     try:
         return ResultText(outcome, _json_text(value), False)
     except (TypeError, ValueError) as exc:
-        raise InvalidOutcome(
+        raise UsageError(
             f"outcome {outcome.call_id!r} has no result_json and its value is not JSON: {exc}"
         ) from None
 
 
 def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
     if isinstance(outcomes, (Outcome, str, bytes, dict)):
-        raise InvalidOutcome("expected a list of Outcome objects")
+        raise UsageError("expected a list of Outcome objects")
     try:
         return list(outcomes)
     except TypeError:
-        raise InvalidOutcome("expected a list of Outcome objects") from None
+        raise UsageError("expected a list of Outcome objects") from None
 
 
 def tool_results(
@@ -154,7 +154,7 @@ def tool_results(
     ``[image/png, 1234 bytes]`` where the format has none: OpenAI chat, Ollama, Cohere),
     anything else as its JSON text; every other status a text for the model,
     marked as an error where the format can. Raises :class:`UnknownFormat` for a format it
-    does not know and :class:`InvalidOutcome` for input that is not a list of outcomes.
+    does not know and :class:`UsageError` for input that is not a list of outcomes.
 
     ``response``, the response whose calls the outcomes answer, tells each result the kind
     of its call (``ToolCall.kind``): a Responses custom tool call is answered with a
@@ -214,16 +214,16 @@ def check_answers(response: Response, outcomes: list[Outcome]) -> None:
         waiting.setdefault(call.id, deque()).append(call)
     for outcome in outcomes:
         if not isinstance(outcome, Outcome):
-            raise InvalidOutcome(f"expected an Outcome, got {type(outcome).__name__}")
+            raise UsageError(f"expected an Outcome, got {type(outcome).__name__}")
         queue = waiting.get(outcome.call_id)
         if not queue:
-            raise InvalidOutcome(
+            raise UsageError(
                 f"the outcome for call id {outcome.call_id!r} answers no call of this response"
             )
         queue.popleft()
     for queue in waiting.values():
         for call in queue:
-            raise InvalidOutcome(
+            raise UsageError(
                 f"call {call.id!r} ({call.name or 'no name'}) has no outcome: every call of "
                 "the assistant turn needs its result"
             )

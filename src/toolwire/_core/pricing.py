@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .._errors import PriceTableError
+from .._errors import SettingsError
 from .response import Cost, Usage
 
 if TYPE_CHECKING:
@@ -36,10 +36,10 @@ _FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "we
 
 def _price(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PriceTableError(f"{what} must be a number (per million tokens), not {value!r}")
+        raise SettingsError(f"{what} must be a number (per million tokens), not {value!r}")
     number = float(value)
     if not math.isfinite(number) or number < 0:
-        raise PriceTableError(f"{what} must be a finite number >= 0, not {value!r}")
+        raise SettingsError(f"{what} must be a finite number >= 0, not {value!r}")
     return number
 
 
@@ -55,7 +55,7 @@ class ModelPrice:
     per 1,000 server-side web searches (:attr:`Usage.web_search_requests`), the unit
     providers publish it in (``None``: searches are not priced, and a cost that has some
     lists them in :attr:`Cost.missing`). Negative, infinite or non-numeric prices raise
-    :class:`PriceTableError`.
+    :class:`SettingsError`.
     """
 
     input: float
@@ -79,16 +79,16 @@ def _entry(key: object, value: object) -> ModelPrice:
     if isinstance(value, Mapping):
         unknown = set(value) - set(_FIELDS)
         if unknown:
-            raise PriceTableError(
+            raise SettingsError(
                 f"price of {key!r}: unknown fields {sorted(map(str, unknown))}; a price has "
                 "input, output, cache_read, cache_write and cache_write_1h (per million "
                 "tokens) and web_search (per 1,000 searches)"
             )
         missing = {"input", "output"} - set(value)
         if missing:
-            raise PriceTableError(f"price of {key!r} lacks {', '.join(sorted(missing))}")
+            raise SettingsError(f"price of {key!r} lacks {', '.join(sorted(missing))}")
         return ModelPrice(**value)
-    raise PriceTableError(
+    raise SettingsError(
         f"price of {key!r} must be a ModelPrice or a mapping of prices, not {type(value).__name__}"
     )
 
@@ -170,7 +170,7 @@ class Prices:
     fields (as loaded from JSON or TOML); ``currency`` names the unit of every price
     (default ``"USD"``). Matching: an exact name, then the longest name the model extends
     by a date or version suffix, then glob patterns in the table's order (see
-    docs/usage-and-cost.md). Bad tables raise :class:`PriceTableError`. toolwire ships no
+    docs/usage-and-cost.md). Bad tables raise :class:`SettingsError`. toolwire ships no
     prices: they would go stale; :meth:`from_genai_prices` looks them up in the
     maintained ``genai-prices`` package instead.
     """
@@ -181,18 +181,18 @@ class Prices:
         self, table: Mapping[str, ModelPrice | Mapping[str, float]], *, currency: str = "USD"
     ) -> None:
         if not isinstance(table, Mapping):
-            raise PriceTableError(
+            raise SettingsError(
                 f"Prices takes a mapping of model names to prices, not {type(table).__name__}"
             )
         if not isinstance(currency, str) or not currency:
-            raise PriceTableError(f"currency must be a non-empty str, not {currency!r}")
+            raise SettingsError(f"currency must be a non-empty str, not {currency!r}")
         self.currency = currency
         """The unit of every price in the table (``"USD"`` by default)."""
         self._exact: dict[str, ModelPrice] = {}
         self._patterns: list[tuple[str, ModelPrice]] = []
         for key, value in table.items():
             if not isinstance(key, str) or not key:
-                raise PriceTableError(f"a model name must be a non-empty str, not {key!r}")
+                raise SettingsError(f"a model name must be a non-empty str, not {key!r}")
             price = _entry(key, value)
             if _GLOB.search(key):
                 self._patterns.append((key, price))
@@ -225,22 +225,22 @@ class Prices:
         prompt tokens) apply the tier the usage's input reaches; the standard service
         tier is priced; a model whose data has no input or output price per token is not
         priced. ``Cost.model`` reads ``provider/model`` (``"anthropic/claude-sonnet-4-0"``).
-        Without the package, or for an unknown ``provider``, :class:`PriceTableError`.
+        Without the package, or for an unknown ``provider``, :class:`SettingsError`.
         """
         if provider is not None and (not isinstance(provider, str) or not provider):
-            raise PriceTableError(f"provider must be a non-empty str or None, not {provider!r}")
+            raise SettingsError(f"provider must be a non-empty str or None, not {provider!r}")
         if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
-            raise PriceTableError(f"at must be a timezone-aware datetime or None, not {at!r}")
+            raise SettingsError(f"at must be a timezone-aware datetime or None, not {at!r}")
         try:
             from genai_prices.data_snapshot import find_provider_by_id, get_snapshot
         except ImportError:
-            raise PriceTableError(
+            raise SettingsError(
                 "Prices.from_genai_prices() needs the genai-prices package (Python 3.11 or "
                 "later): pip install 'toolwire[prices]'"
             ) from None
         if provider is not None and find_provider_by_id(get_snapshot().providers, provider) is None:
             known = ", ".join(sorted(p.id for p in get_snapshot().providers)[:60])
-            raise PriceTableError(f"genai-prices knows no provider {provider!r}; it knows {known}")
+            raise SettingsError(f"genai-prices knows no provider {provider!r}; it knows {known}")
         prices = cls({} if table is None else table)
         prices._bundled = _BundledPrices(provider, at)
         return prices
@@ -299,7 +299,7 @@ class Prices:
         ``Partial``'s ``model`` is what to pass), or ``None`` when the table does not
         know the model. Counts the usage lacks are listed in ``Cost.missing``."""
         if not isinstance(usage, Usage):
-            raise PriceTableError(f"cost() takes a toolwire.Usage, not {type(usage).__name__}")
+            raise SettingsError(f"cost() takes a toolwire.Usage, not {type(usage).__name__}")
         found = self._lookup(model)
         if found is None:
             return None
@@ -356,11 +356,11 @@ class Prices:
 
 
 def check_prices(prices: Any) -> Prices | None:
-    """``prices`` if it is a :class:`Prices` or ``None``; a :class:`PriceTableError`
+    """``prices`` if it is a :class:`Prices` or ``None``; a :class:`SettingsError`
     naming the fix otherwise (a bare dict is the usual mistake)."""
     if prices is None or isinstance(prices, Prices):
         return prices
-    raise PriceTableError(
+    raise SettingsError(
         f"prices= takes a toolwire.accounting.Prices, not {type(prices).__name__} "
         "(wrap a dict as toolwire.accounting.Prices({...}))"
     )

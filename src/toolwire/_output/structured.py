@@ -26,12 +26,12 @@ from .._core.partial_json import MISSING, PartialJSONParser
 from .._errors import (
     JSONDuplicateKeyError,
     JSONSyntaxError,
-    OutputDefinitionError,
     OutputSyntaxError,
     OutputValidationError,
     StreamError,
     TokenLimitExceeded,
     ToolDefinitionError,
+    UsageError,
 )
 from .shapes import (
     Invalid,
@@ -78,7 +78,7 @@ _COMPILED: dict[Any, OutputSpec] = {}
 def compile_output(target: Any) -> OutputSpec:
     """Compile ``output=``: a pydantic model or other type, or a JSON Schema ``dict``.
 
-    Raises :class:`~toolwire.OutputDefinitionError` for anything else, or for a schema or
+    Raises :class:`~toolwire.UsageError` for anything else, or for a schema or
     type that cannot be used.
     """
     if isinstance(target, OutputSpec):
@@ -103,7 +103,7 @@ def _schema_spec(schema: Any) -> OutputSpec:
     try:
         validator = compile_schema(schema)
     except ToolDefinitionError as exc:
-        raise OutputDefinitionError(f"output schema: {exc}") from None
+        raise UsageError(f"output schema: {exc}") from None
 
     def final(text: str, raw: Any) -> Any:
         found = validator.errors(raw)
@@ -118,13 +118,13 @@ def _pydantic_spec(target: Any) -> OutputSpec:
     import pydantic
 
     if isinstance(target, str) or target is None:
-        raise OutputDefinitionError(
+        raise UsageError(
             f"output= takes a pydantic model, a type or a JSON Schema dict, not {target!r}"
         )
     try:
         shape, adapter = pydantic_shape(target)
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as e:
-        raise OutputDefinitionError(f"output={target!r} cannot be validated: {e}") from None
+        raise UsageError(f"output={target!r} cannot be validated: {e}") from None
 
     def final(text: str, raw: Any) -> Any:
         try:
@@ -342,9 +342,9 @@ class OutputRoute:
         max_size: int | None = None,
     ) -> None:
         if output_tool is not None and output is None:
-            raise OutputDefinitionError("output_tool= needs output= (the type of the output)")
+            raise UsageError("output_tool= needs output= (the type of the output)")
         if output_tool is not None and not isinstance(output_tool, str):
-            raise OutputDefinitionError("output_tool= is the name of the forced tool (a str)")
+            raise UsageError("output_tool= is the name of the forced tool (a str)")
         self._spec = compile_output(output) if output is not None else None
         self._tool = output_tool
         self._tools = tools

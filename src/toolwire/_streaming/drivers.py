@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import Any, Literal
 
 from .._core.events import StreamEvent
 from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
-from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverUsageError, SettingsError, StreamError
+from .._errors import SettingsError, StreamError, UsageError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
 from .async_reading import AsyncReader, close_async, run_shielded
 from .flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from .sources import Mode, recognise
 from .sync_reading import InlineReader, make_reader
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 __all__ = [
     "AsyncStreamHandle",
@@ -62,19 +58,6 @@ def _check_timeout(name: str, value: object) -> float | None:
     return seconds
 
 
-class AssemblerSettings(TypedDict, total=False):
-    """The :class:`StreamAssembler` settings a stream handle passes on, all optional with
-    the assembler's defaults: ``prices``, ``json_events`` (``True``), ``output``,
-    ``output_tool``, ``tools`` (``None``) and ``early_abort`` (``False``)."""
-
-    prices: Prices | None
-    json_events: bool
-    output: Any
-    output_tool: str | None
-    tools: Any
-    early_abort: bool
-
-
 class _Handle:
     """What both handles share: the settings, the flow, its replies, the events and the
     outcome. Subclasses say which driver they are (``_mode``) and how to perform a
@@ -82,7 +65,6 @@ class _Handle:
 
     _mode: Mode
 
-    @spelled_out(AssemblerSettings, defaults_of(StreamAssembler))
     def __init__(
         self,
         source: Any,
@@ -91,9 +73,13 @@ class _Handle:
         first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
         idle_timeout: float | None = IDLE_TIMEOUT,
         total_timeout: float | None = None,
-        **settings: Unpack[AssemblerSettings],
+        prices: Prices | None = None,
+        json_events: bool = True,
+        output: Any = None,
+        output_tool: str | None = None,
+        tools: Any = None,
+        early_abort: bool = False,
     ) -> None:
-        check_keywords(AssemblerSettings, settings, "_Handle.__init__")
         limits = {
             "first_event_timeout": _check_timeout("first_event_timeout", first_event_timeout),
             "idle_timeout": _check_timeout("idle_timeout", idle_timeout),
@@ -101,7 +87,15 @@ class _Handle:
         }
         if not isinstance(format, str):
             raise SettingsError(f"format must be a string, not {type(format).__name__}")
-        assembler = StreamAssembler(format=format, **settings)
+        assembler = StreamAssembler(
+            format=format,
+            prices=prices,
+            json_events=json_events,
+            output=output,
+            output_tool=output_tool,
+            tools=tools,
+            early_abort=early_abort,
+        )
         self._flow = StreamFlow(recognise(source, self._mode), assembler, limits, self._mode)
         self._limited = any(value is not None for value in limits.values())
         self._steps = self._flow.run()
@@ -186,7 +180,7 @@ class _Handle:
 
     def _begin(self) -> None:
         if self._state != "new":
-            raise DriverUsageError("a stream can be entered only once")
+            raise UsageError("a stream can be entered only once")
         self._state = "open"
 
     def _leave(self, exc_type: object) -> bool:
@@ -206,7 +200,7 @@ class _Handle:
 
     def _start_iteration(self) -> None:
         if self._iterated:
-            raise DriverUsageError("a stream can be iterated only once")
+            raise UsageError("a stream can be iterated only once")
         self._check_iteration(starting=True)
         self._iterated = True
 
@@ -216,11 +210,11 @@ class _Handle:
         if self._exhausted and not starting:
             return
         if self._state == "new":
-            raise DriverUsageError("use the stream inside its `with` block")
+            raise UsageError("use the stream inside its `with` block")
         if self._state == "closed":
-            raise DriverUsageError("the stream is closed: it ended or its `with` block was left")
+            raise UsageError("the stream is closed: it ended or its `with` block was left")
         if not starting and not self._iterated:
-            raise DriverUsageError("iterate the stream with a for loop over it")
+            raise UsageError("iterate the stream with a for loop over it")
 
     def _event(self, end: type[Exception]) -> StreamEvent:
         """The next event, or ``end`` (``StopIteration``...) raised once there is none."""
@@ -239,14 +233,14 @@ class _Handle:
     @property
     def response(self) -> Response:
         """The finished :class:`Response`; raises the stream's ``StreamError`` if it failed,
-        and :class:`DriverUsageError` if it has not ended yet."""
+        and :class:`UsageError` if it has not ended yet."""
         flow = self._flow
         if self._state == "new":
-            raise DriverUsageError("use the stream inside its `with` block first")
+            raise UsageError("use the stream inside its `with` block first")
         if flow.error is not None:
             raise flow.error
         if flow.response is None:
-            raise DriverUsageError("the stream has not ended yet: iterate it to its end")
+            raise UsageError("the stream has not ended yet: iterate it to its end")
         return flow.response
 
     @property
@@ -299,7 +293,7 @@ class StreamHandle(_Handle):
 
     Structured output: ``output`` (a pydantic model, a type or a JSON Schema dict),
     ``output_tool``, ``tools`` and ``early_abort`` are the :class:`StreamAssembler`'s
-    (with ``prices`` and ``json_events``, the :class:`AssemblerSettings` passed on): the
+    (passed on with ``prices`` and ``json_events``, with the same defaults): the
     events then include :class:`OutputPreview` (typed previews), ``response.output`` is
     the validated value, and with ``early_abort=True`` an output that can never be valid
     ends the stream at once (the source is closed) with its ``OutputError``.

@@ -1,7 +1,7 @@
 """What a live source is: how a driver enters it, reads it and closes it (attribute inspection
 only: no I/O, no SDK import).
 
-A source of the wrong kind is refused with a ``DriverSettingsError``. O(1) per call.
+A source of the wrong kind is refused with a ``SettingsError``. O(1) per call.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from .._core.content import needs_wrapping, rich_json, rich_parts, wrap
 from .._core.jsonpointer import format_pointer
 from .._core.providers import provider
 from .._core.response import RejectedCall, Response, ToolCall
-from .._errors import ArgumentsInvalid, ToolboxInputError, ToolDefinitionError
+from .._errors import ArgumentsInvalid, ToolDefinitionError, UsageError
 from .context import ToolContext
 from .definitions import tool_definitions
 from .jsonschema import (
@@ -896,13 +896,12 @@ class Toolbox:
         Unknown tools, argument text that was not JSON (a ``RejectedCall``), empty
         arguments for a tool with required parameters and schema violations give an
         ``InvalidCall`` whose ``reason`` is meant for the model. Raises
-        :class:`ToolboxInputError` (a ``TypeError``) for anything that is not a
-        ``ToolCall`` or ``RejectedCall``.
+        :class:`UsageError` for anything that is not a ``ToolCall`` or ``RejectedCall``.
         """
         if isinstance(call, RejectedCall):
             return InvalidCall(call=call, reason=self._rejected_reason(call))
         if not isinstance(call, ToolCall):
-            raise ToolboxInputError(
+            raise UsageError(
                 f"Toolbox.check takes a ToolCall or RejectedCall, not {type(call).__name__}"
             )
         tool = self._tools.get(call.name)
@@ -927,7 +926,7 @@ class Toolbox:
     def check_response(self, response: Response) -> list[ValidCall | InvalidCall]:
         """Check every call of ``response`` (valid and rejected ones), ordered by index."""
         if not isinstance(response, Response):
-            raise ToolboxInputError(
+            raise UsageError(
                 f"Toolbox.check_response takes a Response, not {type(response).__name__}"
             )
         calls: list[ToolCall | RejectedCall] = [*response.tool_calls, *response.rejected]

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any
 
 from .._core.events import StreamEvent
 from .._core.json_safe import read
@@ -23,17 +23,13 @@ from .._core.outcome import Outcome
 from .._core.pricing import Prices
 from .._core.recording import Recording
 from .._core.response import Response, Usage
-from .._core.signatures import check_keywords, defaults_of, spelled_out
-from .._errors import DriverUsageError, SettingsError, UsageError
+from .._errors import SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
-from .._streaming.drivers import AsyncStreamHandle, StreamHandle
+from .._streaming.drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
 from .early_abort import AbortWatch, EarlyAbort, continuation
 from .identity import needs_identity, turn_identity
 from .turn_dicts import turn_from_dict, turn_to_dict
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 __all__ = ["Turn", "arun_turn", "run_turn"]
 
@@ -44,13 +40,10 @@ _STREAM_LIKE = ("__iter__", "__aiter__", "__next__", "__enter__", "__aenter__", 
 OnEvent = Callable[[StreamEvent], object]
 
 
-class TurnOptions(TypedDict, total=False):
-    """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, all optional:
-    ``format`` (default ``"auto"``), ``early_abort`` (``True``), ``first_event_timeout``
-    (600 s), ``idle_timeout`` (120 s), ``total_timeout``, ``on_event``, ``turn``,
-    ``prices``, ``output``, ``output_tool`` (``None``); see :func:`run_turn`.
-    Stated once here for both functions; their ``inspect.signature`` and ``help()`` list
-    each keyword with its default (:func:`toolwire._core.signatures.spelled_out`)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TurnSettings:
+    """The keyword arguments :func:`run_turn` and :func:`arun_turn` share, as given (their
+    signatures state each one with its default)."""
 
     format: str
     early_abort: bool
@@ -62,20 +55,6 @@ class TurnOptions(TypedDict, total=False):
     prices: Prices | None
     output: Any
     output_tool: str | None
-
-
-# The options a turn hands to its stream handle as given; not given, the handle's own
-# defaults apply, and they are the defaults run_turn's signature shows.
-_FORWARDED = (
-    "format",
-    "first_event_timeout",
-    "idle_timeout",
-    "total_timeout",
-    "prices",
-    "output",
-    "output_tool",
-)
-_TURN_DEFAULTS: dict[str, Any] = {**defaults_of(StreamHandle), "early_abort": True}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,20 +182,14 @@ class _TurnRun:
         tools: Toolbox | None,
         executor: Any,
         executor_type: type[Any],
-        options: TurnOptions,
+        settings: _TurnSettings,
     ) -> None:
         mine, other = ("run_turn", "arun_turn")
         if executor_type is AsyncExecutor:
             mine, other = other, mine
-        if "retry" in options:
-            raise TypeError(
-                f"{mine}() takes no retry= any more: the SDK client retries a request that "
-                "failed before its body began (openai and anthropic: max_retries=, 2 by default)"
-            )
-        check_keywords(TurnOptions, options, mine)
-        early_abort = options.get("early_abort", _TURN_DEFAULTS["early_abort"])
-        on_event = options.get("on_event")
-        turn = options.get("turn")
+        early_abort = settings.early_abort
+        on_event = settings.on_event
+        turn = settings.turn
         if tools is not None and not isinstance(tools, Toolbox):
             raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
         if not isinstance(executor, executor_type):
@@ -253,15 +226,21 @@ class _TurnRun:
         self.json_events = self.early_abort or on_event is not None
         self.watch: AbortWatch | None = None
         self._handle_type = handle_type
-        given: Mapping[str, Any] = options
+        wire = settings.format
+        if isinstance(source, Recording) and wire == "auto":
+            wire = source.format  # replayed in the format it was read in
         self._stream_options: dict[str, Any] = {
-            **{name: given[name] for name in _FORWARDED if name in given},
+            "format": wire,
+            "first_event_timeout": settings.first_event_timeout,
+            "idle_timeout": settings.idle_timeout,
+            "total_timeout": settings.total_timeout,
+            "prices": settings.prices,
+            "output": settings.output,
+            "output_tool": settings.output_tool,
             "json_events": self.json_events,
             "tools": tools,
             "early_abort": self.early_abort,
         }
-        if isinstance(source, Recording):  # replayed in the format it was read in
-            self._stream_options.setdefault("format", source.format)
         self.reply: Any = None
         self._error: BaseException | None = None
 
@@ -345,7 +324,7 @@ class _TurnRun:
             raise handle.error
         try:
             finished = handle.response
-        except DriverUsageError:
+        except UsageError:
             # not ended yet: stop here, and say so, so that logs and traces record an
             # early abort rather than a cut
             verdict = self.watch.verdict if self.watch is not None else None
@@ -476,13 +455,21 @@ def _traceback(exc: BaseException | None) -> TracebackType | None:
     return None if exc is None else exc.__traceback__
 
 
-@spelled_out(TurnOptions, _TURN_DEFAULTS)
 def run_turn(
     source: Any,
     tools: Toolbox | None = None,
     *,
     executor: Executor,
-    **options: Unpack[TurnOptions],
+    format: str = "auto",
+    early_abort: bool = True,
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    on_event: OnEvent | None = None,
+    turn: str | None = None,
+    prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
 ) -> Turn:
     """Run one model turn: stream, assemble, validate, execute, and build the messages of
     the next request. Returns a :class:`Turn`.
@@ -495,9 +482,7 @@ def run_turn(
     (``lambda: client.chat.completions.create(...)``), called once. ``executor`` is an
     :class:`Executor`; its toolbox validates and runs the calls. ``tools`` may be left out
     (``run_turn(source, executor=executor)``); given, it must be the executor's own
-    toolbox, else :class:`SettingsError`. The other keyword
-    arguments, all optional, are those of :class:`TurnOptions`; an unknown one raises
-    ``TypeError``.
+    toolbox, else :class:`SettingsError`. The other keyword arguments are optional.
 
     - The stream is read under the drivers' deadlines (``first_event_timeout``,
       ``idle_timeout``, ``total_timeout``; defaults 600 s, 120 s, none) and in ``format``
@@ -531,20 +516,40 @@ def run_turn(
 
     Bad arguments raise :class:`UsageError`.
     """
-    steps = _TurnRun(StreamHandle, source, tools, executor, Executor, options)
+    settings = _TurnSettings(
+        format=format,
+        early_abort=early_abort,
+        first_event_timeout=first_event_timeout,
+        idle_timeout=idle_timeout,
+        total_timeout=total_timeout,
+        on_event=on_event,
+        turn=turn,
+        prices=prices,
+        output=output,
+        output_tool=output_tool,
+    )
+    steps = _TurnRun(StreamHandle, source, tools, executor, Executor, settings)
     for command in steps:
         with steps.answer():
             steps.reply = _perform(command)
     return steps.result
 
 
-@spelled_out(TurnOptions, _TURN_DEFAULTS)
 async def arun_turn(
     source: Any,
     tools: Toolbox | None = None,
     *,
     executor: AsyncExecutor,
-    **options: Unpack[TurnOptions],
+    format: str = "auto",
+    early_abort: bool = True,
+    first_event_timeout: float | None = FIRST_EVENT_TIMEOUT,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+    total_timeout: float | None = None,
+    on_event: OnEvent | None = None,
+    turn: str | None = None,
+    prices: Prices | None = None,
+    output: Any = None,
+    output_tool: str | None = None,
 ) -> Turn:
     """The asyncio twin of :func:`run_turn`: ``turn = await toolwire.arun_turn(...)``.
 
@@ -556,7 +561,19 @@ async def arun_turn(
     rest is :func:`run_turn`'s; a caller's ``CancelledError`` is re-raised after the
     source was closed.
     """
-    steps = _TurnRun(AsyncStreamHandle, source, tools, executor, AsyncExecutor, options)
+    settings = _TurnSettings(
+        format=format,
+        early_abort=early_abort,
+        first_event_timeout=first_event_timeout,
+        idle_timeout=idle_timeout,
+        total_timeout=total_timeout,
+        on_event=on_event,
+        turn=turn,
+        prices=prices,
+        output=output,
+        output_tool=output_tool,
+    )
+    steps = _TurnRun(AsyncStreamHandle, source, tools, executor, AsyncExecutor, settings)
     for command in steps:
         with steps.answer():
             steps.reply = await _aperform(command)

@@ -9,11 +9,9 @@ is never treated as absent; expiry never moves back. The transitions are pure fu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     from ._requests import ClaimRequest
 
 Status = Literal["in_progress", "completed", "failed", "unknown"]
@@ -72,93 +70,39 @@ class Claim:
     record: Record
 
 
-class _ClaimIdentity(TypedDict, total=False):
-    scope: str | None
-    turn: str | None
-    tool_name: str | None
-    call_id: str | None
-
-
-class ClaimOptions(_ClaimIdentity):
-    """The keyword arguments of ``claim``.
-
-    ``args_hash`` is the SHA-256 of the canonical arguments; ``idempotency_key`` the key
-    handed to the tool; ``owner`` names the claiming worker (unique per attempt); ``lease``
-    how long the claim holds without a heartbeat; ``retention`` how long the record is kept
-    after each write; ``reclaim`` whether a lease that ran out may be taken over (tools
-    declared safe to repeat) instead of turning ``unknown``. Optional, and written into a
-    fresh record for the operator (:class:`Record`): ``scope``, ``turn``, ``tool_name`` and
-    ``call_id``, each a string or ``None``.
-    """
-
-    args_hash: str
-    idempotency_key: str
-    owner: str
-    lease: float
-    retention: float
-    reclaim: bool
-
-
-class Held(TypedDict):
-    """The identity of a held claim: its ``owner`` and ``fence``."""
-
-    owner: str
-    fence: int
-
-
-class HeartbeatOptions(Held):
-    """The keyword arguments of ``heartbeat``: the holder and the new ``lease`` in seconds."""
-
-    lease: float
-
-
-class FinishOptions(Held):
-    """The keyword arguments of ``finish``: the holder, the final ``status``, and the
-    ``result`` (JSON text) and ``error`` texts to store exactly."""
-
-    status: FinalStatus
-    result: str | None
-    error: str | None
-
-
-class _ResolveStatus(TypedDict):
-    status: ResolvedStatus
-
-
-class ResolveOptions(_ResolveStatus, total=False):
-    """The keyword arguments of ``resolve``: ``status`` (``"completed"`` with a ``result``,
-    or ``"failed"`` with an ``error``)."""
-
-    result: str | None
-    error: str | None
-
-
-class RecordsOptions(TypedDict, total=False):
-    """The keyword arguments of ``records``: only records with ``status`` (all by default),
-    ``newest_first`` (oldest first by default, by ``created_at``), at most ``limit`` (100).
-    Each of ``tool_name``, ``call_id``, ``scope``, ``idempotency_key`` keeps only the records
-    with exactly that value; ``since`` only those created at or after that store time."""
-
-    status: Status | None
-    tool_name: str | None
-    call_id: str | None
-    scope: str | None
-    idempotency_key: str | None
-    since: float | None
-    newest_first: bool
-    limit: int
-
-
 @runtime_checkable
 class Store(Protocol):
     """A synchronous store. Implementations must be safe to share between threads.
 
-    The keyword arguments of each operation are described by :class:`ClaimOptions`,
-    :class:`HeartbeatOptions`, :class:`FinishOptions` and :class:`Held`.
+    Every argument after ``key`` is keyword-only. ``owner`` names the claiming worker
+    (unique per attempt) and ``fence`` the claim it holds; ``lease`` and ``retention`` are
+    seconds. A backend refuses an argument outside its type or range with
+    :class:`~toolwire.SettingsError` before any read or write.
     """
 
-    def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+    def claim(
+        self,
+        key: str,
+        *,
+        args_hash: str,
+        idempotency_key: str,
+        owner: str,
+        lease: float,
+        retention: float,
+        reclaim: bool,
+        scope: str | None = None,
+        turn: str | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+    ) -> Claim:
         """Atomically claim ``key`` for ``owner``; of concurrent claims exactly one wins.
+
+        ``args_hash`` is the SHA-256 of the canonical arguments; ``idempotency_key`` the
+        key handed to the tool; ``lease`` how long the claim holds without a heartbeat;
+        ``retention`` how long the record is kept after each write; ``reclaim`` whether a
+        lease that ran out may be taken over (tools declared safe to repeat) instead of
+        turning ``unknown``. ``scope``, ``turn``, ``tool_name`` and ``call_id`` are
+        written into a fresh record for the operator (:class:`Record`).
 
         - no record: insert ``in_progress`` with fence 1 and ``acquired=True``;
         - a record with another ``args_hash``: not acquired (a conflict), record unchanged;
@@ -171,17 +115,27 @@ class Store(Protocol):
         """
         ...
 
-    def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """While ``owner``/``fence`` hold the call, extend the lease to now + ``lease`` and
         the expiry to at least now + ``lease`` + retention; ``False`` if not held."""
         ...
 
-    def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
-        """Record the outcome and renew the expiry to at least now + retention while
+    def finish(
+        self,
+        key: str,
+        *,
+        owner: str,
+        fence: int,
+        status: FinalStatus,
+        result: str | None,
+        error: str | None,
+    ) -> bool:
+        """Record the outcome (``status``, the ``result`` JSON text and the ``error`` text,
+        stored exactly) and renew the expiry to at least now + retention while
         ``owner``/``fence`` hold the call; ``False`` if not."""
         ...
 
-    def release(self, key: str, **options: Unpack[Held]) -> bool:
+    def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete the claim (the tool raised ``RetryableError``) if still held."""
         ...
 
@@ -204,19 +158,42 @@ class AsyncStore(Protocol):
     """The asyncio form of :class:`Store`: the same operations, arguments and semantics,
     as coroutines, and ``aclose`` for ``close``."""
 
-    async def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+    async def claim(
+        self,
+        key: str,
+        *,
+        args_hash: str,
+        idempotency_key: str,
+        owner: str,
+        lease: float,
+        retention: float,
+        reclaim: bool,
+        scope: str | None = None,
+        turn: str | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+    ) -> Claim:
         """:meth:`Store.claim`."""
         ...
 
-    async def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """:meth:`Store.heartbeat`."""
         ...
 
-    async def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+    async def finish(
+        self,
+        key: str,
+        *,
+        owner: str,
+        fence: int,
+        status: FinalStatus,
+        result: str | None,
+        error: str | None,
+    ) -> bool:
         """:meth:`Store.finish`."""
         ...
 
-    async def release(self, key: str, **options: Unpack[Held]) -> bool:
+    async def release(self, key: str, *, owner: str, fence: int) -> bool:
         """:meth:`Store.release`."""
         ...
 
@@ -238,15 +215,40 @@ class AdminStore(Store, Protocol):
     """A :class:`Store` with the operator's operations (the ``toolwire store`` command);
     every toolwire store is one. The executor needs only :class:`Store`."""
 
-    def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+    def records(
+        self,
+        *,
+        status: Status | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        since: float | None = None,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[Record]:
         """Records, optionally of one ``status``, ordered by ``created_at`` (then key),
-        oldest first unless ``newest_first``, at most ``limit`` of them."""
+        oldest first unless ``newest_first``, at most ``limit`` of them.
+
+        Each of ``tool_name``, ``call_id``, ``scope``, ``idempotency_key`` keeps only the
+        records with exactly that value; ``since`` only those created at or after that
+        store time."""
         ...
 
-    def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+    def resolve(
+        self,
+        key: str,
+        *,
+        status: ResolvedStatus,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> bool:
         """Settle an ``unknown`` record by hand (an operator who checked the effect): set
         ``status`` with ``result``/``error`` and renew the expiry. ``False``, and nothing
-        changed, when the record is absent or not ``unknown``."""
+        changed, when the record is absent or not ``unknown``.
+
+        ``"completed"`` needs its ``result`` (JSON text, replayed to later runs),
+        ``"failed"`` its ``error``."""
         ...
 
 
@@ -254,11 +256,29 @@ class AdminStore(Store, Protocol):
 class AsyncAdminStore(AsyncStore, Protocol):
     """The asyncio form of :class:`AdminStore`."""
 
-    async def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+    async def records(
+        self,
+        *,
+        status: Status | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        since: float | None = None,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[Record]:
         """:meth:`AdminStore.records`."""
         ...
 
-    async def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+    async def resolve(
+        self,
+        key: str,
+        *,
+        status: ResolvedStatus,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> bool:
         """:meth:`AdminStore.resolve`."""
         ...
 

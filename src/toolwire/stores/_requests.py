@@ -1,5 +1,5 @@
 """The checked requests every store serves, so that all backends accept and refuse exactly the
-same calls; checks raise :class:`~toolwire.StoreSettingsError` before any read or write.
+same calls; checks raise :class:`~toolwire.SettingsError` before any read or write.
 
 Also the start-up self-test, as a flow of requests (:func:`probe`).
 """
@@ -8,24 +8,12 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .._errors import SettingsError, StoreError
-from ._protocol import (
-    Claim,
-    ClaimOptions,
-    FinalStatus,
-    FinishOptions,
-    HeartbeatOptions,
-    Held,
-    Record,
-    RecordsOptions,
-    ResolvedStatus,
-    ResolveOptions,
-    Status,
-)
+from ._protocol import Claim, FinalStatus, Record, ResolvedStatus, Status
 
 T = TypeVar("T")
 
@@ -192,7 +180,7 @@ def count(name: str, value: object, *, low: int, high: int) -> int:
     return value
 
 
-def fence(value: object) -> int:
+def fence_number(value: object) -> int:
     """``value`` as a fence: a positive ``int`` (not a ``bool``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SettingsError(f"fence must be a positive int, got {value!r}")
@@ -263,96 +251,65 @@ def status_or_none(value: object) -> Status | None:
     return final_status(value)
 
 
-def _options(
-    operation: str,
-    options: Mapping[str, object],
-    required: frozenset[str],
-    optional: frozenset[str] = frozenset(),
-) -> None:
-    """Refuse missing or unexpected keyword arguments, as a Python signature would."""
-    if options.keys() == required:
-        return  # the common case, on the path of every call: one set comparison in C
-    missing = sorted(required - options.keys())
-    if missing:
-        raise SettingsError(f"{operation}() is missing {', '.join(missing)}")
-    unknown = sorted(options.keys() - required - optional)
-    if unknown:
-        raise SettingsError(f"{operation}() got unexpected arguments {', '.join(unknown)}")
-
-
 # --------------------------------------------------------------------------- requests
 
-# The keyword arguments of each operation, as the Protocol's signatures declare them
-# (required; optional for records and resolve).
-_CLAIM = ClaimOptions.__required_keys__
-_CLAIM_IDENTITY = ClaimOptions.__optional_keys__
-_CLAIM_ALL = _CLAIM | _CLAIM_IDENTITY
-_HEARTBEAT = HeartbeatOptions.__required_keys__
-_FINISH = FinishOptions.__required_keys__
-_RELEASE = Held.__required_keys__
-_RECORDS = RecordsOptions.__optional_keys__
-_RESOLVE = ResolveOptions.__required_keys__
-_RESOLVE_TEXTS = ResolveOptions.__optional_keys__
 
-
-def claim(key: object, options: Mapping[str, object]) -> ClaimRequest:
-    """The checked request of ``claim(key, **options)``."""
-    keys = options.keys()
-    if keys == _CLAIM:  # a caller that names no identity
-        scope = turn = tool_name = call_id = None
-    else:
-        if keys != _CLAIM_ALL:  # not the executor's call: find what is wrong
-            _options("claim", options, _CLAIM, _CLAIM_IDENTITY)
-        get = options.get
-        scope = label_or_none("scope", get("scope"))
-        turn = label_or_none("turn", get("turn"))
-        tool_name = label_or_none("tool_name", get("tool_name"))
-        call_id = label_or_none("call_id", get("call_id"))
+def claim(
+    key: object,
+    args_hash: object,
+    idempotency_key: object,
+    owner: object,
+    lease: object,
+    retention: object,
+    reclaim: object,
+    scope: object,
+    turn: object,
+    tool_name: object,
+    call_id: object,
+) -> ClaimRequest:
+    """The checked request of ``claim(key, ...)``, its arguments in the Protocol's order."""
     return ClaimRequest(
         identifier("key", key),
-        identifier("args_hash", options["args_hash"]),
-        identifier("idempotency_key", options["idempotency_key"]),
-        identifier("owner", options["owner"]),
-        seconds("lease", options["lease"]),
-        seconds("retention", options["retention"]),
-        flag("reclaim", options["reclaim"]),
-        scope,
-        turn,
-        tool_name,
-        call_id,
+        identifier("args_hash", args_hash),
+        identifier("idempotency_key", idempotency_key),
+        identifier("owner", owner),
+        seconds("lease", lease),
+        seconds("retention", retention),
+        flag("reclaim", reclaim),
+        label_or_none("scope", scope),
+        label_or_none("turn", turn),
+        label_or_none("tool_name", tool_name),
+        label_or_none("call_id", call_id),
     )
 
 
-def _fenced(
-    operation: str, key: object, options: Mapping[str, object], expected: frozenset[str]
-) -> tuple[str, str, int]:
-    """The checked key, owner and fence of a fenced operation (heartbeat, finish, release),
-    once its arguments are those ``expected``."""
-    if options.keys() != expected:  # not the common case: find what is wrong
-        _options(operation, options, expected)
-    return identifier("key", key), identifier("owner", options["owner"]), fence(options["fence"])
+def heartbeat(key: object, owner: object, fence: object, lease: object) -> HeartbeatRequest:
+    """The checked request of ``heartbeat(key, owner=, fence=, lease=)``."""
+    return HeartbeatRequest(
+        identifier("key", key),
+        identifier("owner", owner),
+        fence_number(fence),
+        seconds("lease", lease),
+    )
 
 
-def heartbeat(key: object, options: Mapping[str, object]) -> HeartbeatRequest:
-    """The checked request of ``heartbeat(key, **options)``."""
-    fenced = _fenced("heartbeat", key, options, _HEARTBEAT)
-    return HeartbeatRequest(*fenced, seconds("lease", options["lease"]))
-
-
-def finish(key: object, options: Mapping[str, object]) -> FinishRequest:
-    """The checked request of ``finish(key, **options)``."""
-    fenced = _fenced("finish", key, options, _FINISH)
+def finish(
+    key: object, owner: object, fence: object, status: object, result: object, error: object
+) -> FinishRequest:
+    """The checked request of ``finish(key, owner=, fence=, status=, result=, error=)``."""
     return FinishRequest(
-        *fenced,
-        final_status(options["status"]),
-        text_or_none("result", options["result"]),
-        text_or_none("error", options["error"]),
+        identifier("key", key),
+        identifier("owner", owner),
+        fence_number(fence),
+        final_status(status),
+        text_or_none("result", result),
+        text_or_none("error", error),
     )
 
 
-def release(key: object, options: Mapping[str, object]) -> ReleaseRequest:
-    """The checked request of ``release(key, **options)``."""
-    return ReleaseRequest(*_fenced("release", key, options, _RELEASE))
+def release(key: object, owner: object, fence: object) -> ReleaseRequest:
+    """The checked request of ``release(key, owner=, fence=)``."""
+    return ReleaseRequest(identifier("key", key), identifier("owner", owner), fence_number(fence))
 
 
 def get(key: object) -> GetRequest:
@@ -360,29 +317,34 @@ def get(key: object) -> GetRequest:
     return GetRequest(identifier("key", key))
 
 
-def records(options: Mapping[str, object]) -> RecordsRequest:
-    """The checked request of ``records(**options)``."""
-    _options("records", options, frozenset(), _RECORDS)
-    get = options.get
+def records(
+    status: object,
+    tool_name: object,
+    call_id: object,
+    scope: object,
+    idempotency_key: object,
+    since: object,
+    newest_first: object,
+    limit: object,
+) -> RecordsRequest:
+    """The checked request of ``records(...)``, its arguments in the Protocol's order."""
     return RecordsRequest(
-        status=status_or_none(get("status")),
-        newest_first=flag("newest_first", get("newest_first", False)),
-        limit=count("limit", get("limit", 100), low=1, high=MAX_LIMIT),
-        tool_name=label_or_none("tool_name", get("tool_name")),
-        call_id=label_or_none("call_id", get("call_id")),
-        scope=label_or_none("scope", get("scope")),
-        idempotency_key=label_or_none("idempotency_key", get("idempotency_key")),
-        since=time_or_none("since", get("since")),
+        status=status_or_none(status),
+        newest_first=flag("newest_first", newest_first),
+        limit=count("limit", limit, low=1, high=MAX_LIMIT),
+        tool_name=label_or_none("tool_name", tool_name),
+        call_id=label_or_none("call_id", call_id),
+        scope=label_or_none("scope", scope),
+        idempotency_key=label_or_none("idempotency_key", idempotency_key),
+        since=time_or_none("since", since),
     )
 
 
-def resolve(key: object, options: Mapping[str, object]) -> ResolveRequest:
-    """The checked request of ``resolve(key, **options)``: ``completed`` needs a result
-    (JSON text, replayed to later runs), ``failed`` an error message."""
-    _options("resolve", options, _RESOLVE, _RESOLVE_TEXTS)
-    status = options["status"]
-    result = text_or_none("result", options.get("result"))
-    error = text_or_none("error", options.get("error"))
+def resolve(key: object, status: object, result: object, error: object) -> ResolveRequest:
+    """The checked request of ``resolve(key, status=, result=, error=)``: ``completed``
+    needs a result (JSON text, replayed to later runs), ``failed`` an error message."""
+    result = text_or_none("result", result)
+    error = text_or_none("error", error)
     if status == "completed":
         if result is None:
             raise SettingsError("resolve(status='completed') needs the result's JSON text")

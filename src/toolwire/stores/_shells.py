@@ -12,19 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import StoreError
 from . import _requests as requests
-from ._protocol import Claim, Record
+from ._protocol import Claim, FinalStatus, Record, ResolvedStatus, Status
 
 if TYPE_CHECKING:
-    from typing_extensions import Self, Unpack
-
-    from ._protocol import (
-        ClaimOptions,
-        FinishOptions,
-        HeartbeatOptions,
-        Held,
-        RecordsOptions,
-        ResolveOptions,
-    )
+    from typing_extensions import Self
 
 T = TypeVar("T")
 Flow = Generator[Any, Any, T]
@@ -66,33 +57,90 @@ class SyncShell(ABC):
         """Fail closed unless the backend enforces conditional writes."""
         run_flow(requests.probe(behind), self._perform)
 
-    def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+    def claim(
+        self,
+        key: str,
+        *,
+        args_hash: str,
+        idempotency_key: str,
+        owner: str,
+        lease: float,
+        retention: float,
+        reclaim: bool,
+        scope: str | None = None,
+        turn: str | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+    ) -> Claim:
         """Atomically claim ``key`` (:meth:`toolwire.stores.Store.claim`)."""
-        return self._perform(requests.claim(key, options))
+        request = requests.claim(
+            key,
+            args_hash,
+            idempotency_key,
+            owner,
+            lease,
+            retention,
+            reclaim,
+            scope,
+            turn,
+            tool_name,
+            call_id,
+        )
+        return self._perform(request)
 
-    def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+    def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend a held lease (:meth:`toolwire.stores.Store.heartbeat`)."""
-        return self._perform(requests.heartbeat(key, options))
+        return self._perform(requests.heartbeat(key, owner, fence, lease))
 
-    def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+    def finish(
+        self,
+        key: str,
+        *,
+        owner: str,
+        fence: int,
+        status: FinalStatus,
+        result: str | None,
+        error: str | None,
+    ) -> bool:
         """Record a held call's outcome (:meth:`toolwire.stores.Store.finish`)."""
-        return self._perform(requests.finish(key, options))
+        return self._perform(requests.finish(key, owner, fence, status, result, error))
 
-    def release(self, key: str, **options: Unpack[Held]) -> bool:
+    def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete a held claim (:meth:`toolwire.stores.Store.release`)."""
-        return self._perform(requests.release(key, options))
+        return self._perform(requests.release(key, owner, fence))
 
     def get(self, key: str) -> Record | None:
         """The record for ``key`` (:meth:`toolwire.stores.Store.get`)."""
         return self._perform(requests.get(key))
 
-    def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+    def records(
+        self,
+        *,
+        status: Status | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        since: float | None = None,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[Record]:
         """List records (:meth:`toolwire.stores.AdminStore.records`)."""
-        return self._perform(requests.records(options))
+        request = requests.records(
+            status, tool_name, call_id, scope, idempotency_key, since, newest_first, limit
+        )
+        return self._perform(request)
 
-    def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+    def resolve(
+        self,
+        key: str,
+        *,
+        status: ResolvedStatus,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> bool:
         """Settle an ``unknown`` call by hand (:meth:`toolwire.stores.AdminStore.resolve`)."""
-        return self._perform(requests.resolve(key, options))
+        return self._perform(requests.resolve(key, status, result, error))
 
     def purge(self) -> int:
         """Delete the records past their expiry (:meth:`toolwire.stores.Store.purge`)."""
@@ -151,33 +199,90 @@ class AsyncShell(ABC):
             await self.open()
         return await self._execute(request)
 
-    async def claim(self, key: str, **options: Unpack[ClaimOptions]) -> Claim:
+    async def claim(
+        self,
+        key: str,
+        *,
+        args_hash: str,
+        idempotency_key: str,
+        owner: str,
+        lease: float,
+        retention: float,
+        reclaim: bool,
+        scope: str | None = None,
+        turn: str | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+    ) -> Claim:
         """Atomically claim ``key`` (:meth:`toolwire.stores.Store.claim`)."""
-        return await self._perform(requests.claim(key, options))
+        request = requests.claim(
+            key,
+            args_hash,
+            idempotency_key,
+            owner,
+            lease,
+            retention,
+            reclaim,
+            scope,
+            turn,
+            tool_name,
+            call_id,
+        )
+        return await self._perform(request)
 
-    async def heartbeat(self, key: str, **options: Unpack[HeartbeatOptions]) -> bool:
+    async def heartbeat(self, key: str, *, owner: str, fence: int, lease: float) -> bool:
         """Extend a held lease (:meth:`toolwire.stores.Store.heartbeat`)."""
-        return await self._perform(requests.heartbeat(key, options))
+        return await self._perform(requests.heartbeat(key, owner, fence, lease))
 
-    async def finish(self, key: str, **options: Unpack[FinishOptions]) -> bool:
+    async def finish(
+        self,
+        key: str,
+        *,
+        owner: str,
+        fence: int,
+        status: FinalStatus,
+        result: str | None,
+        error: str | None,
+    ) -> bool:
         """Record a held call's outcome (:meth:`toolwire.stores.Store.finish`)."""
-        return await self._perform(requests.finish(key, options))
+        return await self._perform(requests.finish(key, owner, fence, status, result, error))
 
-    async def release(self, key: str, **options: Unpack[Held]) -> bool:
+    async def release(self, key: str, *, owner: str, fence: int) -> bool:
         """Delete a held claim (:meth:`toolwire.stores.Store.release`)."""
-        return await self._perform(requests.release(key, options))
+        return await self._perform(requests.release(key, owner, fence))
 
     async def get(self, key: str) -> Record | None:
         """The record for ``key`` (:meth:`toolwire.stores.Store.get`)."""
         return await self._perform(requests.get(key))
 
-    async def records(self, **options: Unpack[RecordsOptions]) -> list[Record]:
+    async def records(
+        self,
+        *,
+        status: Status | None = None,
+        tool_name: str | None = None,
+        call_id: str | None = None,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        since: float | None = None,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[Record]:
         """List records (:meth:`toolwire.stores.AdminStore.records`)."""
-        return await self._perform(requests.records(options))
+        request = requests.records(
+            status, tool_name, call_id, scope, idempotency_key, since, newest_first, limit
+        )
+        return await self._perform(request)
 
-    async def resolve(self, key: str, **options: Unpack[ResolveOptions]) -> bool:
+    async def resolve(
+        self,
+        key: str,
+        *,
+        status: ResolvedStatus,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> bool:
         """Settle an ``unknown`` call by hand (:meth:`toolwire.stores.AdminStore.resolve`)."""
-        return await self._perform(requests.resolve(key, options))
+        return await self._perform(requests.resolve(key, status, result, error))
 
     async def purge(self) -> int:
         """Delete the records past their expiry (:meth:`toolwire.stores.Store.purge`)."""

@@ -17,9 +17,6 @@ Gemini: ``thought-signatures``, ``code-execution``, ``server-tool-parts``.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from ._faults import FAULT_KINDS, parse_fault, parse_faults
 from ._formats import FORMATS, encoder_for
 from ._profiles import PROFILES
@@ -54,17 +51,3 @@ __all__ = [
     "parse_faults",
     "serialise",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """``Recording``: the deprecated name of :class:`RecordedBody` (it clashed with
-    :class:`toolwire.Recording`, a different class)."""
-    if name == "Recording":
-        warnings.warn(
-            "toolwire.testing.Recording is renamed RecordedBody (toolwire.Recording is a "
-            "recorded model response, a different class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return RecordedBody
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

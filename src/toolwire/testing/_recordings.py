@@ -23,8 +23,7 @@ class RecordedBody:
     """A recorded body: where it came from, its bytes, its framing and byte faults.
 
     Not :class:`toolwire.Recording` (a recorded model response, for replays): this is the
-    file the simulator serves byte-exact. ``toolwire.testing.Recording`` is a deprecated
-    alias of this class."""
+    file the simulator serves byte-exact."""
 
     path: Path
     data: bytes

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from .._errors import UsageError
 from ._faults import parse_faults
@@ -115,23 +115,6 @@ def _optional_str(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise UsageError(f"{what} must be a string, not {type(value).__name__}")
     return value
-
-
-class ResponseFields(TypedDict, total=False):
-    """The keywords of :func:`make_response` after ``text``, which ``Simulator.add_response``
-    passes on as given (its signature lists them with :func:`make_response`'s defaults)."""
-
-    reasoning: str
-    tool_calls: Iterable[Any]
-    finish: str
-    usage: Any
-    id: str | None
-    model: str | None
-    faults: Iterable[str | Fault]
-    profile: str | Sequence[str] | None
-    output: Any
-    refusal: str
-    server_tools: Iterable[Any]
 
 
 def make_response(

@@ -12,16 +12,15 @@ import socket
 import threading
 import time
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import UsageError
 from ._faults import parse_faults
 from ._formats import base_urls, served
 from ._recordings import load_recording
-from ._scenario import ResponseFields, Script, load_scenario, make_response
+from ._scenario import Script, load_scenario, make_response
 from ._scenario_types import Fault, ScenarioResponse
 from ._server import (
     ConnectionRecord,
@@ -31,9 +30,6 @@ from ._server import (
     counting_protocol,
     install_log_filter,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 __all__ = ["Simulator"]
 
@@ -97,9 +93,22 @@ class Simulator:
 
     # ------------------------------------------------------------------ script
 
-    @spelled_out(ResponseFields, defaults_of(make_response))
     def add_response(
-        self, text: Any = "", *, for_model: str | None = None, **fields: Unpack[ResponseFields]
+        self,
+        text: Any = "",
+        *,
+        for_model: str | None = None,
+        reasoning: str = "",
+        tool_calls: Iterable[Any] = (),
+        finish: str = "auto",
+        usage: Any = None,
+        id: str | None = None,
+        model: str | None = None,
+        faults: Iterable[str | Fault] = (),
+        profile: str | Sequence[str] | None = None,
+        output: Any = None,
+        refusal: str = "",
+        server_tools: Iterable[Any] = (),
     ) -> ScenarioResponse:
         """Queue a scripted response and return it (checked; see ``ScenarioResponse``).
 
@@ -113,8 +122,20 @@ class Simulator:
         for matching models; otherwise responses are served in the order they were added,
         whichever endpoint asks.
         """
-        check_keywords(ResponseFields, fields, "add_response")
-        response = make_response(text=text, **fields)
+        response = make_response(
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tool_calls,
+            finish=finish,
+            usage=usage,
+            id=id,
+            model=model,
+            faults=faults,
+            profile=profile,
+            output=output,
+            refusal=refusal,
+            server_tools=server_tools,
+        )
         self._script.add(response, model=for_model)
         return response
 

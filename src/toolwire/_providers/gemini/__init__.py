@@ -18,7 +18,7 @@ from ..._core.content import File, Image, b64
 from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
 from ..._core.providers import Provider
 from ..._core.response import Response
-from ..._errors import InvalidOutcome, ToolDefinitionError
+from ..._errors import ToolDefinitionError, UsageError
 from .. import _payload as read
 from .schema import gemini_json_schema, subset_schema
 
@@ -560,7 +560,7 @@ def _response_value(result: ResultText) -> dict[str, Any]:
         value = json.loads(result.text)
     except ValueError:
         call_id = result.outcome.call_id
-        raise InvalidOutcome(
+        raise UsageError(
             f"outcome {call_id!r}: result_json is not JSON, so Gemini cannot get it"
         ) from None
     if isinstance(value, dict):
