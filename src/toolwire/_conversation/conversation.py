@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.recording import Recording
 from .._core.response import ContentPart, Response
 from .._core.signatures import check_keywords
@@ -31,6 +30,7 @@ from .._execution.executor import AsyncExecutor, Executor
 from .._streaming.drivers import StreamHandle
 from .._tools.toolbox import Toolbox
 from .._turn.run import Turn, arun_turn, run_turn
+from ..accounting.pricing import Prices
 from ..stores._requests import MAX_SECONDS
 from .recording import arecord, record
 from .token_limit import token_limit_messages

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.recording import Recording, joined
 from .._core.signatures import check_keywords
 from .._errors import UsageError
 from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._turn.identity import request_identity
+from ..accounting.pricing import Prices
 
 __all__ = ["arecord", "record"]
 

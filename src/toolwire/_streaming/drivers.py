@@ -13,12 +13,12 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import DriverUsageError, SettingsError, StreamError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
+from ..accounting.pricing import Prices
 from .async_reading import AsyncReader, close_async, run_shielded
 from .flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from .sources import Mode, recognise
