@@ -487,8 +487,8 @@ class _Accounting:
         more = [c.raw()[n:] for c, n in zip(calls, chars, strict=False) if c.chars > n]
         text = "".join(content.text[texts:])
         reasoning = "".join(content.reasoning[thoughts:])
-        if covered and not (text or reasoning or new_calls or more):
-            return usage  # type: ignore[return-value]
+        if covered and usage is not None and not (text or reasoning or new_calls or more):
+            return usage
         guess = estimate_output(
             format=format,
             model=model,

@@ -38,14 +38,13 @@ class StreamAssembler(Assembler):
     ``prices`` (a :class:`~toolwire.accounting.Prices` table, default none), which sets
     ``usage.cost`` on the response and on every error's partial, and structured output:
     ``output`` (a pydantic model, a type or a JSON Schema dict) parses the text channel
-    as one JSON value: an
-    :class:`~toolwire.OutputPreview` with the typed preview follows each text fragment
-    that changed it, and ``Response.output`` is the validated value. ``output_tool``
-    names a forced tool whose arguments are the output instead (Anthropic's and Bedrock's
-    classic pattern; that call is not returned as a call). ``early_abort=True`` raises an
-    output that can never be valid from ``feed`` at once (else ``close()`` raises it).
-    ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls of its tools a typed preview
-    (:attr:`~toolwire.ToolCallArguments.typed_preview`).
+    as one JSON value: an :class:`~toolwire.OutputPreview` with the typed preview follows
+    each text fragment that changed it, and ``Response.output`` is the validated value.
+    ``output_tool`` names a forced tool whose arguments are the output instead
+    (Anthropic's and Bedrock's classic pattern; that call is not returned as a call).
+    ``early_abort=True`` raises an output that can never be valid from ``feed`` at once
+    (else ``close()`` raises it). ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls
+    of its tools a typed preview (:attr:`~toolwire.ToolCallArguments.typed_preview`).
     """
 
     __slots__ = ("_out", "_prices")
