@@ -59,11 +59,11 @@ def estimator_table() -> None:
         print("(corpus not found: skipped)")
         return
     sys.path.insert(0, str(ROOT / "tests" / "core"))
-    import toolwire._core.usage_estimate as estimate
+    import toolwire.accounting.token_counting as counting
     from usage_support import estimator_rows, summarise
 
-    estimate._tiktoken_counter = lambda model: None  # type: ignore[assignment]
-    estimate._counters.clear()
+    counting._tiktoken_counter = lambda model: None  # type: ignore[assignment]
+    counting._counters.clear()
     rows = estimator_rows(CORPUS)
     print("| wire format | recordings | mean error | worst | summed tokens |")
     print("|---|---|---|---|---|")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,12 +14,9 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import StreamAssembler, Usage, UsageReported
-from toolwire._core.usage_estimate import (
-    CALL_OVERHEAD,
-    counter_for,
-    estimate_output,
-    heuristic_tokens,
-)
+from toolwire._core.assembler import Assembler
+from toolwire._core.usage_estimate import CALL_OVERHEAD, estimate_output, heuristic_tokens
+from usage_turns_support import ANTHROPIC_SEARCH_TURN
 
 # ------------------------------------------------------------------------- helpers
 
@@ -64,8 +61,8 @@ def anthropic_text(text: str) -> list[dict[str, Any]]:
 def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Count with the heuristic whatever tiktoken cache this machine has, so the figures
     below are the same everywhere."""
-    monkeypatch.setattr("toolwire._core.usage_estimate._tiktoken_counter", lambda model: None)
-    monkeypatch.setattr("toolwire._core.usage_estimate._counters", {})
+    monkeypatch.setattr("toolwire.accounting.token_counting._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire.accounting.token_counting._counters", {})
 
 
 # ------------------------------------------------------------------- the estimator
@@ -103,15 +100,6 @@ def test_huge_texts_are_sampled_deterministically_and_close_to_exact() -> None:
     exact = len(estimate._PIECES.findall(text))
     assert sampled == heuristic_tokens(text)
     assert abs(sampled - exact) / exact < 0.05
-
-
-def test_estimate_tokens_is_public_and_refuses_what_is_not_text() -> None:
-    """``toolwire.accounting.estimate_tokens`` counts a string, raises UsageError for
-    anything else."""
-    assert toolwire.accounting.estimate_tokens("hello world", model="gpt-4o") == 2
-    assert toolwire.accounting.estimate_tokens("") == 0
-    with pytest.raises(toolwire.UsageError):
-        toolwire.accounting.estimate_tokens(b"bytes")  # type: ignore[arg-type]
 
 
 def test_an_output_estimate_charges_each_call_its_framing() -> None:
@@ -163,65 +151,6 @@ def test_gemini_reasoning_is_estimated_apart_from_the_output() -> None:
     assert (chat_.output, chat_.reasoning) == (3, 0)
 
 
-# ----------------------------------------------------------------------- tiktoken
-
-
-def test_tiktoken_is_used_when_its_encoding_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An encoding already loaded in tiktoken counts a model it maps to, named as such."""
-    pytest.importorskip("tiktoken")
-    import tiktoken
-    import tiktoken.registry
-
-    monkeypatch.undo()  # the real tiktoken lookup, not the fixture's stand-in
-    import toolwire._core.usage_estimate as estimate
-
-    # a byte-level encoding built in memory (one token per byte): no file, no network
-    ranks = {bytes([i]): i for i in range(256)}
-    encoding = tiktoken.Encoding(
-        name="o200k_base", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={}
-    )
-    monkeypatch.setitem(tiktoken.registry.ENCODINGS, "o200k_base", encoding)
-    monkeypatch.setattr(estimate, "_counters", {})
-    count, method = counter_for("gpt-4o-2024-08-06")
-    assert method == "tiktoken:o200k_base"
-    assert count("héllo") == len("héllo".encode())
-    assert toolwire.accounting.estimate_tokens("héllo", model="gpt-4o") == 6
-
-
-def test_tiktoken_without_its_encoding_offline_falls_back_without_network(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
-) -> None:
-    """With an empty tiktoken cache the heuristic counts, and no download is attempted."""
-    pytest.importorskip("tiktoken")
-    import tiktoken.load
-    import tiktoken.registry
-
-    monkeypatch.undo()
-    import toolwire._core.usage_estimate as estimate
-
-    def no_network(*args: Any, **kwargs: Any) -> bytes:
-        raise AssertionError("tiktoken tried to download an encoding")
-
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
-    for name in ("o200k_base", "cl100k_base"):
-        if name in tiktoken.registry.ENCODINGS:
-            monkeypatch.delitem(tiktoken.registry.ENCODINGS, name)
-    monkeypatch.setattr(estimate, "_counters", {})
-    assert counter_for("gpt-4o")[1] == "heuristic"
-    assert counter_for("claude-sonnet-4")[1] == "heuristic"  # not a model tiktoken knows
-
-
-def test_without_tiktoken_installed_the_heuristic_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When tiktoken cannot be imported the heuristic counts every model."""
-    monkeypatch.undo()
-    import toolwire._core.usage_estimate as estimate
-
-    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import raises ImportError
-    monkeypatch.setattr(estimate, "_counters", {})
-    assert counter_for("gpt-4o")[1] == "heuristic"
-
-
 # ------------------------------------------------------------- usage in the assembler
 
 
@@ -237,6 +166,33 @@ def test_a_response_without_usage_gets_an_estimate_flagged() -> None:
     assert usage.estimated_fields == ("output_tokens",)
     assert usage.output_tokens == usage.estimated_tokens > CALL_OVERHEAD["openai-chat"][0]
     assert usage.estimate_method == "heuristic" and usage.format == "openai-chat"
+
+
+def test_the_core_counts_with_the_counter_it_is_handed() -> None:
+    """The core ``Assembler`` asks the ``counter_for`` it was handed for the stream's
+    model and names its method; fed whole and byte by byte, the same estimate."""
+    payloads = [
+        chat({"content": "Writing it."}),
+        chat(call('{"path": "a.py"}')),
+        chat({}, finish="tool_calls"),
+    ]
+    body = _sse(payloads)
+    per_call, _ = CALL_OVERHEAD["openai-chat"]
+    expected = len("Writing it.") + per_call + len("write_file") + len('{"path": "a.py"}')
+    asked: list[str | None] = []
+
+    def chars(model: str | None) -> tuple[Callable[[str], int], str]:
+        asked.append(model)
+        return len, "chars"
+
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        asm = Assembler(counter_for=chars)
+        for piece in pieces:
+            asm.feed_bytes(piece)
+        usage = asm.close().usage
+        assert usage is not None and usage.estimated
+        assert (usage.output_tokens, usage.estimate_method) == (expected, "chars")
+    assert asked == ["gpt-4o-2024-08-06"] * 2
 
 
 def test_a_final_report_after_the_content_is_not_estimated() -> None:
@@ -425,41 +381,6 @@ def test_a_token_limit_message_gives_the_usage_without_the_meter_warning() -> No
 
 
 # ------------------------------------------------------ provider counts beyond tokens
-
-# A streamed Anthropic turn that wrote to both cache lifetimes and ran two web searches,
-# its usage objects shaped like the Messages API reference.
-ANTHROPIC_SEARCH_TURN: list[dict[str, Any]] = [
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-20250514",
-            "content": [],
-            "stop_reason": None,
-            "usage": {
-                "input_tokens": 50,
-                "cache_creation_input_tokens": 3000,
-                "cache_read_input_tokens": 0,
-                "cache_creation": {
-                    "ephemeral_5m_input_tokens": 1000,
-                    "ephemeral_1h_input_tokens": 2000,
-                },
-                "output_tokens": 1,
-            },
-        },
-    },
-    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny"}},
-    {"type": "content_block_stop", "index": 0},
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 120, "server_tool_use": {"web_search_requests": 2}},
-    },
-    {"type": "message_stop"},
-]
 
 # A Gemini response that used a built-in tool (usageMetadata as the API reference shows it).
 GEMINI_TOOL_TURN: list[dict[str, Any]] = [

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.corpus
 @pytest.fixture(autouse=True)
 def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Measure the heuristic, the counter every machine has (tiktoken needs its cache)."""
-    monkeypatch.setattr("toolwire._core.usage_estimate._tiktoken_counter", lambda model: None)
-    monkeypatch.setattr("toolwire._core.usage_estimate._counters", {})
+    monkeypatch.setattr("toolwire.accounting.token_counting._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire.accounting.token_counting._counters", {})
 
 
 def test_most_recordings_report_usage_to_compare_with(corpus_dir: Path) -> None:

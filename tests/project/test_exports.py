@@ -187,7 +187,7 @@ ACCOUNTING = ["Cost", "ModelPrice", "Prices", "UsageLedger", "estimate_tokens"]
 def test_accounting_names_live_in_toolwire_accounting_only() -> None:
     """Prices, ModelPrice, UsageLedger, Cost and estimate_tokens are public in
     ``toolwire.accounting`` and gone from ``toolwire``, whose error says where they are."""
-    from toolwire._core.pricing import Prices
+    from toolwire.accounting.pricing import Prices
 
     assert toolwire.accounting.__all__ == ACCOUNTING
     assert toolwire.accounting.Prices is Prices

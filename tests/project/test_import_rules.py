@@ -1,6 +1,7 @@
 """The import rules between the package's rooms are enforced: ``lint-imports`` (the
 ``[tool.importlinter]`` contracts ``make lint`` checks) refuses a planted import of a higher
-room, and no module inside the package imports the root ``toolwire`` package itself."""
+room and a planted I/O import in the core, and no module inside the package imports the
+root ``toolwire`` package itself."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 CONTRACT = "Lower rooms never import higher ones"
+SANS_IO = "The core and the providers import no clock, file, thread or validator"
 
 # the modules of the package under PYTHONPATH that import ``toolwire`` itself
 _ROOT_IMPORTERS = """
@@ -87,6 +89,7 @@ def test_contracts_hold_on_the_untouched_tree(tools: None, tmp_path: Path) -> No
     result = _lint_imports(_copy(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert f"{CONTRACT} KEPT" in result.stdout
+    assert f"{SANS_IO} KEPT" in result.stdout
 
 
 def test_a_core_module_importing_the_turn_breaks_the_contract(tools: None, tmp_path: Path) -> None:
@@ -99,6 +102,21 @@ def test_a_core_module_importing_the_turn_breaks_the_contract(tools: None, tmp_p
     assert f"{CONTRACT} BROKEN" in result.stdout
     assert "toolwire._core is not allowed to import toolwire._turn" in result.stdout
     assert "toolwire._core.framing -> toolwire._turn.run" in result.stdout
+
+
+def test_a_core_module_importing_os_breaks_the_sans_io_contract(
+    tools: None, tmp_path: Path
+) -> None:
+    """An ``import os`` planted in ``_core/framing.py`` fails ``lint-imports`` on the
+    sans-IO contract, which names the offending import (the layers contract still holds)."""
+    copy = _copy(tmp_path)
+    _plant(copy, "_core/framing.py", "import os as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{SANS_IO} BROKEN" in result.stdout
+    assert f"{CONTRACT} KEPT" in result.stdout
+    assert "toolwire._core is not allowed to import os" in result.stdout
+    assert "toolwire._core.framing -> os" in result.stdout
 
 
 def test_no_module_imports_the_root_package(tools: None) -> None:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.recording import Recording
 from .._core.response import ContentPart, Response
 from .._errors import ConversationMismatch, StoreError, TokenLimitExceeded, UsageError
@@ -31,6 +30,7 @@ from .._execution.executor import AsyncExecutor, Executor
 from .._streaming.drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, StreamHandle
 from .._tools.toolbox import Toolbox
 from .._turn.run import Turn, arun_turn, run_turn
+from ..accounting.pricing import Prices
 from ..stores._requests import MAX_SECONDS
 from .recording import arecord, record
 from .token_limit import token_limit_messages

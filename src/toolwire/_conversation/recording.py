@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.recording import Recording, joined
 from .._errors import UsageError
 from .._streaming.drivers import (
@@ -18,6 +17,7 @@ from .._streaming.drivers import (
     StreamHandle,
 )
 from .._turn.identity import request_identity
+from ..accounting.pricing import Prices
 
 __all__ = ["arecord", "record"]
 

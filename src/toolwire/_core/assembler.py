@@ -55,10 +55,9 @@ from .events import (
 from .framing import DONE, FrameDecoder
 from .json_types import json_equal
 from .partial_json import PartialJSONParser, snapshot_outdated
-from .pricing import Prices, check_prices
 from .providers import Provider, detect, provider
 from .response import Partial, Response, Usage
-from .usage_estimate import estimate_output
+from .usage_estimate import CounterFinder, estimate_output, heuristic_counter
 
 __all__ = ["Assembler"]
 
@@ -425,11 +424,11 @@ class _Accounting:
     usage fields, at most ``max_usage_fields``), plus O(calls) for the mark.
     """
 
-    __slots__ = ("mark", "mark_due", "max_fields", "prices", "usage")
+    __slots__ = ("counter_for", "mark", "mark_due", "max_fields", "usage")
 
-    def __init__(self, max_fields: int, prices: Prices | None) -> None:
+    def __init__(self, max_fields: int, counter_for: CounterFinder) -> None:
         self.max_fields = max_fields
-        self.prices = check_prices(prices)
+        self.counter_for = counter_for
         self.usage: Usage | None = None
         # where the content stood after the last payload that reported output tokens:
         # (text chunks, reasoning chunks, argument characters of each call)
@@ -477,7 +476,7 @@ class _Accounting:
         self, format: str | None, model: str | None, content: _Content, calls: list[_Call]
     ) -> Usage:
         """The usage to report: the merged reports, with the output that arrived after the
-        last output report estimated (flagged), priced when a table was given. Reported
+        last output report estimated (flagged, counted by ``counter_for``). Reported
         counts are never lowered or replaced; an estimate only adds what no report
         covered. O(content after the last report), bounded for huge texts."""
         usage = self.usage
@@ -488,8 +487,8 @@ class _Accounting:
         more = [c.raw()[n:] for c, n in zip(calls, chars, strict=False) if c.chars > n]
         text = "".join(content.text[texts:])
         reasoning = "".join(content.reasoning[thoughts:])
-        if covered and not (text or reasoning or new_calls or more):
-            return self._priced(usage, model)  # type: ignore[arg-type]
+        if covered and usage is not None and not (text or reasoning or new_calls or more):
+            return usage
         guess = estimate_output(
             format=format,
             model=model,
@@ -498,6 +497,7 @@ class _Accounting:
             new_calls=new_calls,
             more_arguments=more,
             calls_in_response=len(calls),
+            counter_for=self.counter_for,
         )
         base = usage if usage is not None else Usage(raw={}, format=format)
         fields = ["output_tokens"]
@@ -523,11 +523,7 @@ class _Accounting:
             estimate_method=guess.method,
             format=format,
         )
-        return self._priced(estimated, model)
-
-    def _priced(self, usage: Usage, model: str | None) -> Usage:
-        prices = self.prices
-        return usage if prices is None else prices.priced(usage, model)
+        return estimated
 
 
 class _CallTable:
@@ -907,11 +903,13 @@ class Assembler:
     building a JSON event per value for consumers that only read previews or the final
     response (about a third of the assembly time on argument-heavy streams).
 
-    ``prices`` (a :class:`~toolwire.accounting.Prices` table, default none) sets ``usage.cost`` on
-    the response and on every error's partial. The usage there is always set: what the
+    The usage on the response and on every error's partial is always set: what the
     provider reported, plus an estimate (``usage.estimated``) of output that arrived
     after its last report, or of all output when it reported none (see
-    :class:`~toolwire.Usage`).
+    :class:`~toolwire.Usage`), counted by ``counter_for(model)`` (default: the heuristic
+    of ``usage_estimate``; ``StreamAssembler`` passes ``toolwire.accounting``'s, which
+    uses tiktoken where it can). Costs are set above the core
+    (``StreamAssembler(prices=...)``).
     """
 
     __slots__ = (
@@ -945,8 +943,8 @@ class Assembler:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_id_chars: int = DEFAULT_MAX_ID_CHARS,
         max_usage_fields: int = DEFAULT_MAX_USAGE_FIELDS,
-        prices: Prices | None = None,
         json_events: bool = True,
+        counter_for: CounterFinder = heuristic_counter,
     ) -> None:
         if not isinstance(json_events, bool):
             raise UsageError(f"json_events must be True or False, not {json_events!r}")
@@ -970,7 +968,7 @@ class Assembler:
         self._calls = _CallTable(
             max_tool_calls, max_argument_chars, json_events, self._identity, self._content
         )
-        self._usage = _Accounting(max_usage_fields, prices)
+        self._usage = _Accounting(max_usage_fields, counter_for)
         self._framer: FrameDecoder | None = None
         self._finish: FinishDelta | None = None
         self._error: ErrorDelta | None = None

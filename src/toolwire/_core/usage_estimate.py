@@ -1,21 +1,17 @@
 """Estimating output tokens from what a stream delivered, for streams whose usage is missing.
 
-Estimates are flagged and never replace a reported count; ``tiktoken`` is used only when
-its encoding is available offline. Pure; O(size of the text), bounded for large texts.
+Estimates are flagged and never replace a reported count. The counter is the caller's
+(``toolwire.accounting`` passes tiktoken's where it is offline); the default is the
+heuristic here. Pure; O(size of the text), bounded for large texts.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["estimate_tokens"]
+__all__ = ["Counter", "CounterFinder", "estimate_output", "heuristic_counter", "heuristic_tokens"]
 
 # One match is about one token of a BPE tokeniser (o200k, cl100k, Claude's, Gemini's);
 # see the module docstring for each alternative.
@@ -68,102 +64,17 @@ def heuristic_tokens(text: str) -> int:
     return max(1, round(counted * n / (_WINDOWS * _WINDOW)))
 
 
-# ------------------------------------------------------------------------ tiktoken
-
-# Where tiktoken keeps each encoding's file (tiktoken_ext/openai_public.py).
-_BLOBS = {
-    "r50k_base": "r50k_base",
-    "p50k_base": "p50k_base",
-    "p50k_edit": "p50k_base",
-    "cl100k_base": "cl100k_base",
-    "o200k_base": "o200k_base",
-    "o200k_harmony": "o200k_base",
-}
-_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-
 Counter = Callable[[str], int]
+"""Counts the tokens of a text."""
 
-_counters: dict[str, tuple[Counter, str]] = {}
-_counters_lock = threading.Lock()
-_MAX_MODELS = 256  # remembered models; a stream of invented names costs no memory
-
-
-def _offline(encoding: str) -> bool:
-    """Whether tiktoken can load ``encoding`` without the network: already loaded in this
-    process, or its file is in tiktoken's cache directory (tiktoken/load.py's rule)."""
-    import tiktoken.registry
-
-    if encoding in tiktoken.registry.ENCODINGS:
-        return True
-    blob = _BLOBS.get(encoding)
-    if blob is None:
-        return False
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        cache = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        cache = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        cache = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    if not cache:
-        return False  # caching disabled: every load downloads
-    key = hashlib.sha1(_BLOB_URL.format(blob).encode()).hexdigest()
-    return os.path.exists(os.path.join(cache, key))
+CounterFinder = Callable[[str | None], tuple[Counter, str]]
+"""The counter for a model name (``None``: unknown) and the name of its method
+(``"heuristic"``, ``"tiktoken:o200k_base"``), which ``Usage.estimate_method`` reports."""
 
 
-def _tiktoken_counter(model: str) -> tuple[Counter, str] | None:
-    """tiktoken's count for ``model`` when tiktoken is installed, knows the model and has
-    its encoding offline; ``None`` otherwise (never raises, never downloads)."""
-    try:
-        import tiktoken
-    except ImportError:
-        return None
-    try:
-        name = tiktoken.encoding_name_for_model(model)
-        if not _offline(name):
-            return None
-        encoding: Any = tiktoken.get_encoding(name)
-    except Exception:  # an unknown model, a broken cache: the heuristic will do
-        return None
-
-    def count(text: str) -> int:
-        # disallowed_special=(): a model may write "<|endoftext|>" as text; count it so
-        return len(encoding.encode(text, disallowed_special=()))
-
-    return count, f"tiktoken:{name}"
-
-
-def counter_for(model: str | None) -> tuple[Counter, str]:
-    """The token counter for ``model`` and its name (``"tiktoken:o200k_base"`` or
-    ``"heuristic"``), remembered per model."""
-    if not model:
-        return heuristic_tokens, HEURISTIC
-    found = _counters.get(model)
-    if found is not None:
-        return found
-    found = _tiktoken_counter(model) or (heuristic_tokens, HEURISTIC)
-    with _counters_lock:
-        if len(_counters) >= _MAX_MODELS:
-            _counters.clear()
-        _counters[model] = found
-    return found
-
-
-def estimate_tokens(text: str, *, model: str | None = None) -> int:
-    """About how many tokens ``text`` is for ``model``.
-
-    Uses tiktoken when it is installed, knows ``model`` and has its encoding offline (it
-    never downloads one), else toolwire's heuristic (a BPE-like count by script; see
-    docs/usage-and-cost.md). Useful for what toolwire cannot see, such as the input
-    tokens of a request whose stream was cut before the provider reported usage.
-    """
-    if not isinstance(text, str):
-        from .._errors import UsageError
-
-        raise UsageError(f"estimate_tokens() takes a str, not {type(text).__name__}")
-    if not text:
-        return 0
-    count, _ = counter_for(model)
-    return count(text)
+def heuristic_counter(model: str | None) -> tuple[Counter, str]:
+    """The heuristic for every model: the counter the core uses unless given another."""
+    return heuristic_tokens, HEURISTIC
 
 
 # ------------------------------------------------------------------- output estimate
@@ -189,6 +100,7 @@ def estimate_output(
     new_calls: Sequence[tuple[str, str]],
     more_arguments: Sequence[str],
     calls_in_response: int,
+    counter_for: CounterFinder = heuristic_counter,
 ) -> OutputEstimate:
     """Estimate the tokens of content that arrived after the last usage report.
 
@@ -196,6 +108,7 @@ def estimate_output(
     costs its framing overhead); ``more_arguments`` the argument text that calls begun
     before it received since; ``calls_in_response`` the calls of the whole response (the
     wrapper of parallel calls is charged once, with the call that makes them two).
+    ``counter_for`` gives the counter for ``model`` (default: the heuristic).
     """
     count, method = counter_for(model)
     per_call, parallel = CALL_OVERHEAD.get(format or "", CALL_OVERHEAD["openai-chat"])

@@ -1,12 +1,14 @@
-"""``StreamAssembler``: the core assembler, plus structured output and typed previews.
+"""``StreamAssembler``: the core assembler, plus costs, structured output and typed previews.
 
 Without ``output=``, ``output_tool=`` or ``tools=`` it is the core :class:`Assembler`
 plus one test per feed; with them, every feed's events go through an ``OutputRoute``,
 which adds :class:`~toolwire.OutputPreview` events and concludes ``Response.output``.
+``prices=`` sets the cost on the usage of the response and of every partial.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .._core.assembler import (
@@ -19,9 +21,10 @@ from .._core.assembler import (
 )
 from .._core.events import StreamEvent
 from .._core.partial_json import MISSING
-from .._core.pricing import Prices
-from .._core.response import Response
+from .._core.response import Partial, Response
 from .._errors import StreamError
+from ..accounting.pricing import Prices, check_prices
+from ..accounting.token_counting import counter_for
 from .structured import OutputRoute
 
 __all__ = ["StreamAssembler"]
@@ -30,18 +33,21 @@ __all__ = ["StreamAssembler"]
 class StreamAssembler(Assembler):
     """Assemble one streamed response from provider payloads (sans-IO).
 
-    Everything of :class:`Assembler`, and structured output: ``output`` (a pydantic
-    model, a type or a JSON Schema dict) parses the text channel as one JSON value: an
-    :class:`~toolwire.OutputPreview` with the typed preview follows each text fragment
-    that changed it, and ``Response.output`` is the validated value. ``output_tool``
-    names a forced tool whose arguments are the output instead (Anthropic's and Bedrock's
-    classic pattern; that call is not returned as a call). ``early_abort=True`` raises an
-    output that can never be valid from ``feed`` at once (else ``close()`` raises it).
-    ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls of its tools a typed preview
-    (:attr:`~toolwire.ToolCallArguments.typed_preview`).
+    Everything of :class:`Assembler`, with the output no usage report covered counted by
+    tiktoken where it has the model's encoding offline (``toolwire.accounting``), plus
+    ``prices`` (a :class:`~toolwire.accounting.Prices` table, default none), which sets
+    ``usage.cost`` on the response and on every error's partial, and structured output:
+    ``output`` (a pydantic model, a type or a JSON Schema dict) parses the text channel
+    as one JSON value: an :class:`~toolwire.OutputPreview` with the typed preview follows
+    each text fragment that changed it, and ``Response.output`` is the validated value.
+    ``output_tool`` names a forced tool whose arguments are the output instead
+    (Anthropic's and Bedrock's classic pattern; that call is not returned as a call).
+    ``early_abort=True`` raises an output that can never be valid from ``feed`` at once
+    (else ``close()`` raises it). ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls
+    of its tools a typed preview (:attr:`~toolwire.ToolCallArguments.typed_preview`).
     """
 
-    __slots__ = ("_out",)
+    __slots__ = ("_out", "_prices")
 
     def __init__(
         self,
@@ -68,9 +74,10 @@ class StreamAssembler(Assembler):
             max_text_chars=max_text_chars,
             max_id_chars=max_id_chars,
             max_usage_fields=max_usage_fields,
-            prices=prices,
             json_events=json_events,
+            counter_for=counter_for,
         )
+        self._prices = check_prices(prices)
         self._out: OutputRoute | None = None
         if output is not None or output_tool is not None or tools is not None:
             self._out = OutputRoute(
@@ -100,18 +107,31 @@ class StreamAssembler(Assembler):
         With ``output=``, ``Response.output`` is the validated output, or the output's
         error is raised (after the stream's own: a cut stream is ``StreamAborted``...).
         """
-        route = self._out
-        if route is None or self.settled:
+        route, prices = self._out, self._prices
+        if (route is None and prices is None) or self.settled:
             return self._close()
         response = self._close()
-        key = route.tool_call
-        parser = self.call_parser(key) if key is not None else None
-        try:
-            response = route.conclude(response, parser)
-        except StreamError as exc:
-            raise self.fail_with(exc) from None
+        if prices is not None and response.usage is not None:
+            response = replace(response, usage=prices.priced(response.usage, response.model))
+        if route is not None:
+            key = route.tool_call
+            parser = self.call_parser(key) if key is not None else None
+            try:
+                response = route.conclude(response, parser)
+            except StreamError as exc:
+                raise self.fail_with(exc) from None
         self.settle(response)
         return response
+
+    def partial(self) -> Partial:
+        """What has arrived so far, at any time: text, reasoning, every call with its raw
+        arguments, usage (priced with ``prices=``), finish reason, ids. Every error's
+        partial is this; its calls are never instructions to execute."""
+        partial = super().partial()
+        prices = self._prices
+        if prices is None or partial.usage is None:
+            return partial
+        return replace(partial, usage=prices.priced(partial.usage, partial.model))
 
     @property
     def output_preview(self) -> Any:

@@ -13,11 +13,11 @@ from collections import deque
 from typing import Any, Literal
 
 from .._core.events import StreamEvent
-from .._core.pricing import Prices
 from .._core.response import Partial, Response, Usage
 from .._errors import SettingsError, StreamError, UsageError
 from .._output.assembler import StreamAssembler
 from .._telemetry import StreamObserver
+from ..accounting.pricing import Prices
 from .async_reading import AsyncReader, close_async, run_shielded
 from .flow import Close, Command, Emit, Enter, Open, Read, StreamFlow
 from .sources import Mode, recognise

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..._core.events import StreamEvent
-from ..._core.ledger import UsageLedger
-from ..._core.pricing import ModelPrice, Prices
 from ..._errors import StreamError
 from ..._execution.executor import Executor
 from ..._tools.toolbox import Toolbox
 from ..._turn.run import Turn, run_turn
+from ...accounting.ledger import UsageLedger
+from ...accounting.pricing import ModelPrice, Prices
 
 __all__ = [
     "EXAMPLE_PRICES",

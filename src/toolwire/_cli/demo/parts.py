@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._core.ledger import UsageLedger
 from ..._execution.executor import Executor
 from ..._turn.run import Turn
+from ...accounting.ledger import UsageLedger
 from ...stores.sqlite import SQLiteStore
 from .agent import EXAMPLE_PRICES, MODEL, USER_REQUEST, Workspace, converse, model_turns
 from .cut_stream import ENDINGS, READERS, Reading, cut_inside_last_call, read_cut_turn, record_turn

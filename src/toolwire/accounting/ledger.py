@@ -9,9 +9,9 @@ import math
 import threading
 from typing import Any
 
+from .._core.response import Cost, Partial, Response, Usage
 from .._errors import SettingsError, StreamError, UsageError
 from .pricing import Prices, check_prices
-from .response import Cost, Partial, Response, Usage
 
 __all__ = ["UsageLedger"]
 

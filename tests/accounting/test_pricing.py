@@ -4,11 +4,14 @@ conversation's turns, aborted ones included."""
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
+import json
 import math
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import SettingsError, StreamAssembler, Usage
+from toolwire._core.assembler import Assembler
 from toolwire.accounting import ModelPrice, Prices, UsageLedger
 
 PRICES = Prices(
@@ -35,8 +39,8 @@ PRICES = Prices(
 @pytest.fixture(autouse=True)
 def heuristic_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Count estimates with the heuristic whatever tiktoken cache this machine has."""
-    monkeypatch.setattr("toolwire._core.usage_estimate._tiktoken_counter", lambda model: None)
-    monkeypatch.setattr("toolwire._core.usage_estimate._counters", {})
+    monkeypatch.setattr("toolwire.accounting.token_counting._tiktoken_counter", lambda model: None)
+    monkeypatch.setattr("toolwire.accounting.token_counting._counters", {})
 
 
 # ------------------------------------------------------------------------- matching
@@ -242,6 +246,113 @@ def test_the_assembler_prices_an_aborted_stream_from_its_estimate() -> None:
     assert usage.cost.estimated and usage.cost.missing == ("input_tokens",)
     assert usage.cost.total == pytest.approx(usage.output_tokens * 10 / 1e6)  # type: ignore[operator]
     assert ", cost >= " in str(info.value)
+
+
+# ------------------------------------------------------ priced above the core assembler
+
+_CHAT_TURN: list[dict[str, Any]] = [
+    {"id": "c", "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "delta": {}}]},
+    {"id": "c", "choices": [{"index": 0, "delta": {"content": "Hello there, "}}]},
+    {"id": "c", "choices": [{"index": 0, "delta": {"content": "how can I help?"}}]},
+    {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    {"id": "c", "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 7}},
+]
+
+
+def _usage_of(asm: StreamAssembler, body: bytes, cuts: list[int]) -> Usage:
+    """The usage of the response, or of the error's partial, of ``body`` fed to ``asm``
+    in the pieces between ``cuts``."""
+    points = sorted({0, len(body), *(min(c, len(body)) for c in cuts)})
+    try:
+        for a, b in itertools.pairwise(points):
+            asm.feed_bytes(body[a:b])
+        usage = asm.close().usage
+    except toolwire.StreamError as exc:
+        assert exc.partial is not None
+        usage = exc.partial.usage
+    assert usage is not None
+    return usage
+
+
+def _check_priced_at(cuts: list[int]) -> None:
+    """A finished and a cut turn fed in the pieces between ``cuts``: priced, the usage is
+    the unpriced one with its cost, the table's cost of that usage."""
+    for payloads in (_CHAT_TURN, _CHAT_TURN[:3]):
+        body = b"".join(f"data: {json.dumps(p)}\n\n".encode() for p in payloads)
+        plain = _usage_of(StreamAssembler(), body, cuts)
+        priced = _usage_of(StreamAssembler(prices=PRICES), body, cuts)
+        assert plain.cost is None and priced.cost is not None
+        assert priced == replace(plain, cost=PRICES.cost(plain, "gpt-4o-2024-08-06"))
+        assert priced.cost.estimated == (payloads is not _CHAT_TURN)
+
+
+def test_costs_are_the_same_fed_whole_and_byte_by_byte() -> None:
+    """Fed whole or byte by byte, a finished and a cut stream cost what the table says of
+    their usage, and nothing else of the usage changes."""
+    _check_priced_at([])
+    _check_priced_at(list(range(2_000)))
+
+
+@settings(max_examples=50)
+@given(cuts=st.lists(st.integers(0, 600), max_size=8))
+def test_costs_are_the_same_at_any_split(cuts: list[int]) -> None:
+    """At any byte splits, the cost is the table's cost of the unpriced usage."""
+    _check_priced_at(cuts)
+
+
+def test_the_core_assembler_takes_no_prices_and_the_stream_assembler_keeps_them() -> None:
+    """Pricing is above the core: ``Assembler`` has no ``prices=``, ``StreamAssembler``
+    still takes it (default ``None``)."""
+    assert "prices" not in inspect.signature(Assembler).parameters
+    assert inspect.signature(StreamAssembler).parameters["prices"].default is None
+
+
+def test_an_error_raised_while_feeding_carries_a_priced_partial() -> None:
+    """A limit hit inside ``feed`` raises with a priced, estimated partial; ``close()``
+    raises the same error with the same partial."""
+    asm = StreamAssembler(prices=PRICES, max_tool_calls=1)
+    asm.feed(_CHAT_TURN[0])
+    calls = [
+        {"index": i, "id": f"call_{i}", "function": {"name": "f", "arguments": "{}"}}
+        for i in range(2)
+    ]
+    with pytest.raises(toolwire.StreamLimitExceeded) as info:
+        asm.feed({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
+    partial = info.value.partial
+    assert partial is not None and partial.usage is not None
+    assert partial.usage.cost is not None and partial.usage.cost.estimated
+    with pytest.raises(toolwire.StreamLimitExceeded) as again:
+        asm.close()
+    assert again.value is info.value and again.value.partial is partial
+
+
+def test_a_priced_response_is_priced_once_and_keeps_its_structured_output() -> None:
+    """With ``prices=`` and ``output=``, the response has both its cost and its output,
+    and every ``close()`` returns that same response."""
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    asm = StreamAssembler(prices=PRICES, output=schema)
+    asm.feed(_CHAT_TURN[0])
+    asm.feed({"id": "c", "choices": [{"index": 0, "delta": {"content": '{"a": 1}'}}]})
+    for payload in _CHAT_TURN[3:]:
+        asm.feed(payload)
+    response = asm.close()
+    assert response.output == {"a": 1}
+    assert response.usage is not None and response.usage.cost is not None
+    assert response.usage.cost.total == pytest.approx((1000 * 2.5 + 7 * 10) / 1e6)
+    assert asm.close() is response
+
+
+def test_stream_prices_a_cut_stream() -> None:
+    """``toolwire.stream(..., prices=...)`` sets the cost of a cut stream's partial."""
+    with (
+        pytest.raises(toolwire.StreamAborted) as info,
+        toolwire.stream(_CHAT_TURN[:3], prices=PRICES) as handle,
+    ):
+        for _ in handle:
+            pass
+    partial = info.value.partial
+    assert partial is not None and partial.usage is not None
+    assert partial.usage.cost is not None and partial.usage.cost.model == "gpt-4o"
 
 
 # ---------------------------------------------------------------------------- ledger
@@ -503,7 +614,7 @@ def test_prices_without_the_new_fields_read_as_before() -> None:
 
 def test_a_streamed_anthropic_turn_and_the_ledger_price_searches_and_1h_writes() -> None:
     """Through the assembler and the ledger, the 1-hour writes and the searches are paid."""
-    from test_usage import ANTHROPIC_SEARCH_TURN
+    from usage_turns_support import ANTHROPIC_SEARCH_TURN
 
     asm = StreamAssembler(prices=Prices({"claude-sonnet-4": _claude()}))
     for payload in ANTHROPIC_SEARCH_TURN:

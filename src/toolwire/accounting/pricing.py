@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .._core.response import Cost, Usage
 from .._errors import SettingsError
-from .response import Cost, Usage
 
 if TYPE_CHECKING:
     from genai_prices.types import ModelInfo
