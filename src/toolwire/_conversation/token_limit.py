@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core.messages import assistant_turn
-from .._core.providers import provider
 from .._core.response import ContentPart, Response
 from .._errors import TokenLimitExceeded, UsageError
+from .._providers import FORMATS
+from .._providers._messages import assistant_turn
 
 __all__ = ["token_limit_messages"]
 
@@ -39,7 +39,7 @@ def token_limit_messages(
     make the next request."""
     if not isinstance(error, TokenLimitExceeded):
         raise UsageError(f"token_limit_messages() takes a TokenLimitExceeded, not {error!r}")
-    provider(format)  # UnknownFormat for a format no provider has
+    FORMATS.provider(format)  # UnknownFormat for a format no provider has
     partial = error.partial
     text = partial.text if partial is not None and partial.text.strip() else _CUT
     said = Response(

@@ -20,8 +20,10 @@ from .._core.assembler import (
 from .._core.events import StreamEvent
 from .._core.partial_json import MISSING
 from .._core.pricing import Prices
+from .._core.providers import Formats
 from .._core.response import Response
 from .._errors import StreamError
+from .._providers import FORMATS
 from .structured import OutputRoute
 
 __all__ = ["StreamAssembler"]
@@ -39,6 +41,10 @@ class StreamAssembler(Assembler):
     output that can never be valid from ``feed`` at once (else ``close()`` raises it).
     ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls of its tools a typed preview
     (:attr:`~toolwire.ToolCallArguments.typed_preview`).
+
+    ``formats`` is the table of wire formats ``format`` names and the first payload is
+    detected by: the built-in formats by default. It is where a test that defines a toy
+    format passes its own table (``Formats(TOY, *FORMATS)``); there is no registration.
     """
 
     __slots__ = ("_out",)
@@ -47,6 +53,7 @@ class StreamAssembler(Assembler):
         self,
         format: str = "auto",
         *,
+        formats: Formats | None = None,
         choice: int = 0,
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         max_argument_chars: int = DEFAULT_MAX_ARGUMENT_CHARS,
@@ -62,6 +69,7 @@ class StreamAssembler(Assembler):
     ) -> None:
         super().__init__(
             format,
+            formats=FORMATS if formats is None else formats,
             choice=choice,
             max_tool_calls=max_tool_calls,
             max_argument_chars=max_argument_chars,

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._core.events import StreamEvent
 from .._core.json_safe import read
-from .._core.messages import turn_messages
 from .._core.outcome import Outcome
 from .._core.pricing import Prices
 from .._core.recording import Recording
@@ -26,6 +25,7 @@ from .._core.response import Response, Usage
 from .._core.signatures import check_keywords, defaults_of, spelled_out
 from .._errors import DriverUsageError, SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
+from .._providers._messages import turn_messages
 from .._streaming.drivers import AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
 from .early_abort import AbortWatch, EarlyAbort, continuation

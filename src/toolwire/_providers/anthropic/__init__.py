@@ -481,7 +481,6 @@ def _tool_use(call: Call) -> dict[str, Any]:
 
 PROVIDER = Provider(
     name="anthropic",
-    detect_rank=20,
     detect=detect,
     adapter=adapter,
     definition=definition,

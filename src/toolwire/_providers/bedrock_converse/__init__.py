@@ -393,7 +393,6 @@ def _reasoning(text: str, signature: Any) -> dict[str, Any]:
 
 PROVIDER = Provider(
     name="bedrock-converse",
-    detect_rank=70,
     detect=detect,
     adapter=adapter,
     definition=definition,

@@ -262,7 +262,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 PROVIDER = Provider(
     name="cohere",
-    detect_rank=30,
     detect=detect,
     adapter=adapter,
     definition=definition,

@@ -610,7 +610,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 PROVIDER = Provider(
     name="gemini",
-    detect_rank=50,
     detect=detect,
     adapter=adapter,
     definition=definition,

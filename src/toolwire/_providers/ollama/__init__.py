@@ -169,7 +169,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 PROVIDER = Provider(
     name="ollama",
-    detect_rank=60,
     detect=detect,
     adapter=adapter,
     definition=definition,

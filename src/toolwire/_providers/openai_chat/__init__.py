@@ -460,7 +460,6 @@ def _content_chunks(response: Response) -> list[dict[str, Any]]:
 
 PROVIDER = Provider(
     name="openai-chat",
-    detect_rank=40,
     detect=detect,
     adapter=adapter,
     definition=definition,

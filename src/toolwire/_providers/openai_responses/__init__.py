@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..._core import deltas as d
 from ..._core.content import Image, Part, data_url
 from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
-from ..._core.providers import Provider
+from ..._core.providers import ClientRunCall, Provider
 from ..._core.response import Response
 from ..._errors import StreamFormatError
 from .._definitions import parameters_for
@@ -642,13 +642,29 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
+def custom_definition(tool: ToolSpec) -> dict[str, Any]:
+    """A custom tool's definition: ``{"type": "custom", "name", "description", "format"}``
+    (its parameters are ``{"type": "custom", "format": ...}``, see ``Toolbox.custom``)."""
+    return {
+        "type": "custom",
+        "name": tool.name,
+        "description": tool.description,
+        "format": dict(tool.parameters["format"]),
+    }
+
+
 PROVIDER = Provider(
     name="openai-responses",
-    detect_rank=10,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
     detect_fallback=_detect_event,
+    custom_definition=custom_definition,
+    custom_input=custom_input,
+    client_run_calls={
+        kind: ClientRunCall(tool, approval=kind == "mcp_approval_request")
+        for kind, (tool, _) in CLIENT_RUN_CALLS.items()
+    },
 )
