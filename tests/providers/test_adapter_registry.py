@@ -30,7 +30,7 @@ from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageErro
 from toolwire._core.deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
 from toolwire._core.messages import ResultText, string_arguments, turn_parts
 from toolwire._core.providers import Formats, Provider
-from toolwire._core.response import Response
+from toolwire._core.response import PartialCall, Response
 from toolwire._providers import FORMATS
 from toolwire._providers._messages import turn_messages
 from toolwire._tools.definitions import tool_definitions
@@ -424,6 +424,40 @@ def test_every_provider_module_is_one_unit_of_the_table() -> None:
         assert WIRES.wire(name).provider is entry
         assert WIRES.encoder_for(name).format == name
     assert WIRES.names() == FORMATS.names()
+
+
+def test_what_only_responses_has_is_on_its_provider() -> None:
+    """Custom tools and the calls the client runs are attributes of the Responses provider
+    alone, so Toolbox and early abort read them from the table: an approval request waits
+    for a person, a function call has no custom input, a custom call's input is its text."""
+    responses = FORMATS.provider("openai-responses")
+    others = [p for p in FORMATS if p is not responses]
+    assert all(
+        p.custom_definition is None and p.custom_input is None and not p.client_run_calls
+        for p in others
+    )
+    assert FORMATS.client_run_kinds() == (
+        "apply_patch_call",
+        "computer_call",
+        "local_shell_call",
+        "mcp_approval_request",
+        "shell_call",
+    )
+    approval = FORMATS.client_run_call("mcp_approval_request")
+    assert approval is not None and approval.approval and approval.tool == "mcp_approval"
+    shell = FORMATS.client_run_call("shell_call")
+    assert shell is not None and not shell.approval and shell.tool == "shell"
+    assert FORMATS.client_run_call("function_call") is None
+    assert responses.custom_input is not None
+    meta = {"type": "custom_tool_call", "kind": "custom_tool_call"}
+    custom = PartialCall(
+        id="c", name="sh", raw_arguments=r'"echo \"hi\"\nl', index=0, ended=False, metadata=meta
+    )
+    assert responses.custom_input(custom) == 'echo "hi"\nl'
+    plain = PartialCall(
+        id="f", name="f", raw_arguments='{"a": 1}', index=1, ended=True, metadata={}
+    )
+    assert responses.custom_input(plain) is None
 
 
 def test_reading_imports_no_encoder() -> None:

@@ -19,7 +19,7 @@ from .._errors import StreamFormatError, UnknownFormat, UsageError
 if TYPE_CHECKING:
     from .deltas import Adapter
     from .messages import ResultText
-    from .response import Response
+    from .response import PartialCall, Response
 
 __all__ = ["ClientRunCall", "Formats", "Provider", "ToolSpec"]
 
@@ -74,8 +74,8 @@ class Provider:
       detected: the marker alone does not show that nothing was cut;
     - ``custom_definition(tool)``: the definition of a custom tool (free-form text input,
       ``ToolCall.kind`` ``"custom_tool_call"``); ``None``: the format has no custom tools;
-      ``custom_input(raw)``: a custom call's input text from its assembled arguments (as
-      far as it arrived);
+      ``custom_input(call)``: a custom tool call's input text from the arguments that
+      arrived (as far as they did), ``None`` for a call that is not a custom one;
     - ``client_run_calls``: the kinds of the format's own calls that the client runs
       (``Toolbox.handle``), each with how it is carried (:class:`ClientRunCall`).
     """
@@ -91,7 +91,7 @@ class Provider:
     done_marker_names: tuple[str, ...] = ()
     group_definitions: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     custom_definition: Callable[[ToolSpec], dict[str, Any]] | None = None
-    custom_input: Callable[[str], str] | None = None
+    custom_input: Callable[[PartialCall], str | None] | None = None
     client_run_calls: Mapping[str, ClientRunCall] = field(default_factory=dict)
 
 

@@ -32,7 +32,7 @@ from .._tools.toolbox import InvalidCall, Tool, Toolbox, _RawBinding
 # AbortWatch, continuation and the constants serve run_turn; the public name is EarlyAbort.
 __all__ = ["EarlyAbort"]
 
-CustomInput = Callable[[str], str]  # a format's Provider.custom_input
+CustomInput = Callable[[PartialCall], "str | None"]  # a format's Provider.custom_input
 
 MAX_DEPTH_JUDGED = 8
 """The deepest value (path length) judged before the arguments complete."""
@@ -398,8 +398,9 @@ def _complete_arguments(call: PartialCall, custom: CustomInput | None) -> Any:
     """A call's arguments when they arrived whole (a JSON object; a custom tool call's
     input text, read by its format's ``custom``), else ``None``."""
     raw = call.raw_arguments
-    if custom is not None and _is_custom(call):
-        return custom(raw) if call.ended else None
+    text = None if custom is None else custom(call)
+    if text is not None:
+        return text if call.ended else None
     if not raw.strip():
         return {} if call.ended else None
     return _json_object(raw)
@@ -409,11 +410,10 @@ def _as_call(call: PartialCall, reason: str, custom: CustomInput | None) -> Tool
     """The offending call as the assistant turn repeats it: with its arguments when they
     are a JSON object (or nothing arrived), else as a rejected call with the raw text."""
     raw = call.raw_arguments
-    arguments: Any
-    if custom is not None and _is_custom(call):
-        # free-form input: repeated as the text that arrived, never as its JSON escape
-        arguments = custom(raw)
-    else:
+    # a custom call's free-form input is repeated as the text that arrived, never as its
+    # JSON escape
+    arguments: Any = None if custom is None else custom(call)
+    if arguments is None:
         arguments = {} if not raw.strip() else _json_object(raw)
     if arguments is not None:
         return ToolCall(
@@ -425,12 +425,6 @@ def _as_call(call: PartialCall, reason: str, custom: CustomInput | None) -> Tool
         id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,
         metadata=call.metadata, synthetic_id=call.synthetic_id,
     )  # fmt: skip
-
-
-def _is_custom(call: PartialCall) -> bool:
-    """Whether ``call`` is a custom tool call (free-form text input, which its format's
-    ``Provider.custom_input`` reads from the arguments that arrived)."""
-    return call_kind(call) == "custom_tool_call"
 
 
 def _json_object(raw: str) -> dict[str, Any] | None:

@@ -10,9 +10,8 @@ toy format builds its own table (``WireFormats(TOY_WIRE, *WIRES)``) and passes i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from .._core.providers import Formats, Provider
@@ -47,6 +46,7 @@ from ._wire_writing import Encoder, Framing
 __all__ = [
     "FORMATS",
     "WIRES",
+    "ProfileTable",
     "Route",
     "WireFormat",
     "WireFormats",
@@ -88,6 +88,30 @@ class Route:
     stream_default: bool = False
 
 
+class ProfileTable(Mapping[str, Profile]):
+    """Every quirk profile declared by a served format's encoder, by name (read-only)."""
+
+    __slots__ = ("_by_name",)
+
+    def __init__(self, profiles: Iterable[Profile]) -> None:
+        self._by_name = {p.name: p for p in profiles}
+
+    def __getitem__(self, name: str) -> Profile:
+        """The profile called ``name`` (``KeyError`` for an unknown one)."""
+        return self._by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The profile names, format by format in the table's order."""
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        """How many profiles the formats declare."""
+        return len(self._by_name)
+
+    def __repr__(self) -> str:
+        return f"ProfileTable({sorted(self._by_name)})"
+
+
 class WireFormats:
     """An immutable table of the formats a simulator writes, in routing order, with the
     quirk profiles their encoders declare."""
@@ -98,11 +122,7 @@ class WireFormats:
         self._wires = wires
         self._formats = Formats(*(w.provider for w in wires))  # names, aliases, suggestions
         self._by_name = {w.provider.name: w for w in wires}
-        profiles: dict[str, Profile] = {}
-        for w in wires:
-            for profile in w.encoder().profiles:
-                profiles[profile.name] = profile
-        self._profiles = MappingProxyType(profiles)
+        self._profiles = ProfileTable(p for w in wires for p in w.encoder().profiles)
 
     def __iter__(self) -> Iterator[WireFormat]:
         """The formats, in routing order."""

@@ -14,7 +14,7 @@ from ..._core import deltas as d
 from ..._core.content import Image, Part, data_url
 from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
 from ..._core.providers import ClientRunCall, Provider
-from ..._core.response import Response
+from ..._core.response import PartialCall, Response
 from ..._errors import StreamFormatError
 from .._definitions import parameters_for
 from .._openai_shapes import error_message, openai_usage
@@ -642,6 +642,14 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
+def custom_call_input(call: PartialCall) -> str | None:
+    """A custom tool call's input text as far as it arrived (see :func:`custom_input`), or
+    ``None`` when ``call`` is not a custom tool call."""
+    if call.metadata.get("type") != "custom_tool_call":
+        return None
+    return custom_input(call.raw_arguments)
+
+
 def custom_definition(tool: ToolSpec) -> dict[str, Any]:
     """A custom tool's definition: ``{"type": "custom", "name", "description", "format"}``
     (its parameters are ``{"type": "custom", "format": ...}``, see ``Toolbox.custom``)."""
@@ -662,7 +670,7 @@ PROVIDER = Provider(
     assistant_turn=assistant_turn,
     detect_fallback=_detect_event,
     custom_definition=custom_definition,
-    custom_input=custom_input,
+    custom_input=custom_call_input,
     client_run_calls={
         kind: ClientRunCall(tool, approval=kind == "mcp_approval_request")
         for kind, (tool, _) in CLIENT_RUN_CALLS.items()
