@@ -16,7 +16,7 @@ from .._core.providers import Formats
 from .._core.response import Response
 from . import FORMATS
 
-__all__ = ["assistant_turn", "tool_results", "turn_messages"]
+__all__ = ["tool_results"]  # assistant_turn and turn_messages are private until run_turn
 
 
 def tool_results(
