@@ -106,6 +106,10 @@ def _toy_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
     ]
 
 
+def _toy_user(text: str) -> dict[str, Any]:
+    return {"toy": "user", "text": text}
+
+
 def _toy_turn(response: Response) -> list[dict[str, Any]]:
     calls = [
         {"id": call.id, "name": call.name, "args": string_arguments(call)}
@@ -189,6 +193,7 @@ TOY = Provider(
     definition=_toy_definition,
     tool_results=_toy_results,
     assistant_turn=_toy_turn,
+    user_message=_toy_user,
 )
 
 TOY_WIRE = WireFormat(
@@ -373,6 +378,7 @@ def test_a_name_or_alias_is_in_a_table_once() -> None:
         definition=_toy_definition,
         tool_results=_toy_results,
         assistant_turn=_toy_turn,
+        user_message=_toy_user,
     )
     with pytest.raises(UsageError, match="openai"):
         Formats(clash, *FORMATS)
@@ -390,6 +396,7 @@ def test_detection_follows_the_order_of_the_table() -> None:
         definition=_toy_definition,
         tool_results=_toy_results,
         assistant_turn=_toy_turn,
+        user_message=_toy_user,
     )
     chunk = {"id": "c", "model": "m", "choices": []}
     assert Formats(greedy, *FORMATS).detect(chunk).name == "greedy"

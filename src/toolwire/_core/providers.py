@@ -68,6 +68,8 @@ class Provider:
       holding every declaration); ``None``: one entry per tool;
     - ``tool_results(results)``: the messages carrying the given outcomes, in order;
     - ``assistant_turn(response)``: the assistant turn those results answer;
+      ``user_message(text)``: a user message holding ``text`` (toolwire's own notes, such
+      as the token-limit continuation's);
     - ``done_marker_names``: names that choose this format with one difference: a
       stream's ``[DONE]`` marker is its finish when no finish reason came (a profile for
       servers that send none; ``Response.done_marker_finish`` says it was used). Never
@@ -86,6 +88,7 @@ class Provider:
     definition: Callable[[ToolSpec, bool], dict[str, Any]]
     tool_results: Callable[[Sequence[ResultText]], list[dict[str, Any]]]
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
+    user_message: Callable[[str], dict[str, Any]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
     done_marker_names: tuple[str, ...] = ()

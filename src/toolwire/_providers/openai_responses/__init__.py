@@ -661,6 +661,11 @@ def custom_definition(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": text}
+
+
 PROVIDER = Provider(
     name="openai-responses",
     detect=detect,
@@ -668,6 +673,7 @@ PROVIDER = Provider(
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
     detect_fallback=_detect_event,
     custom_definition=custom_definition,
     custom_input=custom_call_input,
