@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
 
-# the provider table is filled once, by the one list of built-in providers
-from . import _providers as _providers
-
 # name -> private module that defines it
 _EXPORTS: dict[str, str] = {
     # errors
@@ -91,7 +88,7 @@ _EXPORTS: dict[str, str] = {
     "MCPToolError": "_tools.mcp",
     "MCPTools": "_tools.mcp",
     "arguments_hash": "_execution.idempotency",
-    "tool_results": "_core.messages",
+    "tool_results": "_providers._messages",
     "File": "_core.content",
     "Image": "_core.content",
     # a whole turn
@@ -250,7 +247,6 @@ if TYPE_CHECKING:
         ValueCompleted,
         ValueStarted,
     )
-    from ._core.messages import tool_results
     from ._core.outcome import Outcome
     from ._core.partial_json import MISSING, PartialJSONParser, parse_partial
     from ._core.recording import Recording
@@ -290,6 +286,7 @@ if TYPE_CHECKING:
     from ._execution.idempotency import arguments_hash
     from ._execution.runaways import RunawayCall
     from ._output.assembler import StreamAssembler
+    from ._providers._messages import tool_results
     from ._streaming.drivers import AsyncStreamHandle, StreamHandle, astream, stream
     from ._tools.context import ToolContext
     from ._tools.mcp import MCPToolError, MCPTools

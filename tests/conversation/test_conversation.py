@@ -279,3 +279,27 @@ def test_token_limit_messages_in_every_format() -> None:
         assert "token limit" in str(messages[-1]), fmt
     with pytest.raises(toolwire.UsageError):
         toolwire.token_limit_messages(ValueError("x"), "openai-chat")  # type: ignore[arg-type]
+
+
+def test_the_token_limit_note_is_each_formats_own_user_message() -> None:
+    """The note is a user message in the shape its format's provider writes (Gemini parts,
+    Bedrock content blocks, text content elsewhere, aliases included)."""
+    from toolwire._conversation.token_limit import TOKEN_LIMIT_NOTE
+    from toolwire._core.response import Partial
+
+    partial = Partial(
+        text="", reasoning="", calls=[], usage=None, raw_finish_reason="length",
+        response_id=None, model=None,
+    )  # fmt: skip
+    error = toolwire.TokenLimitExceeded("cut", partial)
+    note = TOKEN_LIMIT_NOTE
+    assert toolwire.token_limit_messages(error, "gemini")[-1] == {
+        "role": "user",
+        "parts": [{"text": note}],
+    }
+    assert toolwire.token_limit_messages(error, "bedrock-converse")[-1] == {
+        "role": "user",
+        "content": [{"text": note}],
+    }
+    for fmt in ("openai", "openai-chat", "openai-responses", "anthropic", "cohere", "ollama"):
+        assert toolwire.token_limit_messages(error, fmt)[-1] == {"role": "user", "content": note}

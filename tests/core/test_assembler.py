@@ -22,9 +22,8 @@ from toolwire import (
     UsageReported,
 )
 from toolwire._core.assembler import _TRANSITIONS, CallEvent, CallState, _Call
-from toolwire._core.providers import detect as detect_provider
-from toolwire._core.providers import names, provider
 from toolwire._core.response import ContentPart
+from toolwire._providers import FORMATS
 
 
 def chunk(
@@ -336,7 +335,7 @@ def _first_payload(path: Path) -> Any:
 
 def detect_format(payload: Any, event: str | None = None) -> str:
     """The name of the provider that detection picks for ``payload``."""
-    return detect_provider(payload, event).name
+    return FORMATS.detect(payload, event).name
 
 
 def test_detect_format_on_every_corpus_stream(corpus_dir: Path) -> None:
@@ -377,9 +376,9 @@ def test_detect_format_hand_written_shapes() -> None:
 
 def test_every_registered_adapter_loads() -> None:
     """Each of the seven formats has a provider whose adapter says that format."""
-    assert len(names()) == 7
-    for fmt in names():
-        assert provider(fmt).adapter(0).format == fmt
+    assert len(FORMATS.names()) == 7
+    for fmt in FORMATS.names():
+        assert FORMATS.provider(fmt).adapter(0).format == fmt
 
 
 # ------------------------------------------------------------- split independence

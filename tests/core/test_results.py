@@ -25,13 +25,12 @@ from toolwire import (
 from toolwire._core.messages import (
     STATUS_TEXTS,
     UNNAMED_TOOL,
-    assistant_turn,
     outcome_text,
-    turn_messages,
 )
 from toolwire._core.outcome import OutcomeStatus
-from toolwire._core.providers import names
 from toolwire._core.response import ContentPart
+from toolwire._providers import FORMATS
+from toolwire._providers._messages import assistant_turn, turn_messages
 
 STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
 
@@ -182,7 +181,7 @@ def test_many_outcomes_keep_their_order_and_group_per_format() -> None:
 
 def test_no_outcomes_give_no_messages() -> None:
     """An empty list of outcomes gives no messages in every format."""
-    for fmt in names():
+    for fmt in FORMATS.names():
         assert tool_results([], fmt) == []
 
 

@@ -16,9 +16,9 @@ import toolwire
 from executor_support import response
 from toolwire import File, Image, Outcome, tool_results
 from toolwire._core.content import decode_result, fallback_text
-from toolwire._core.providers import names
+from toolwire._providers import FORMATS as BUILT_IN
 
-FORMATS = sorted(set(names()) - {"openai"})
+FORMATS = sorted(set(BUILT_IN.names()) - {"openai"})
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 PDF = b"%PDF-1.4\n" + bytes(range(200, 256))
 

@@ -26,7 +26,7 @@ from corpus_support import FAILING, NAMES, stream_bytes, stream_payloads
 from toolwire import StreamAssembler, StreamError
 from toolwire._core.deltas import CallDelta, MetaDelta, UsageDelta
 from toolwire._core.framing import DONE, FrameDecoder
-from toolwire._core.providers import detect
+from toolwire._providers import FORMATS
 
 pytestmark = pytest.mark.corpus
 
@@ -144,7 +144,7 @@ def _argument_only(items: list[tuple[str | None, Any]]) -> list[bool]:
     the arguments; no reader can detect that loss, so the sweep exempts it there.
     """
     payloads = [(e, p) for e, p in items if p != DONE]
-    adapter = detect(payloads[0][1], payloads[0][0]).adapter(0)
+    adapter = FORMATS.detect(payloads[0][1], payloads[0][0]).adapter(0)
     out = []
     for event, payload in items:
         if payload == DONE:
@@ -178,7 +178,7 @@ def test_dropping_any_one_payload_never_changes_a_call(corpus_dir: Any, name: st
     want = [] if name in FAILING else [(c["name"], c["arguments"]) for c in entry["tool_calls"]]
     exempt = _argument_only(items)
     first = next((e, p) for e, p in items if p != DONE)
-    restated = detect(first[1], first[0]).name in _RESTATED
+    restated = FORMATS.detect(first[1], first[0]).name in _RESTATED
     for i in range(len(items)):
         outcome = _outcome(items[:i] + items[i + 1 :])
         if isinstance(outcome, StreamError):

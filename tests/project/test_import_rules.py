@@ -1,7 +1,8 @@
 """The import rules between the package's rooms are enforced: ``lint-imports`` (the
 ``[tool.importlinter]`` contracts ``make lint`` checks) refuses a planted import of a higher
-room and a planted I/O import in the core, and no module inside the package imports the
-root ``toolwire`` package itself."""
+room, of an I/O module in the core, of a format's package outside ``_providers`` and
+``testing``, and of one format by another (readers and the simulator's encoders alike); and
+no module inside the package imports the root ``toolwire`` package itself."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 CONTRACT = "Lower rooms never import higher ones"
 SANS_IO = "The core and the providers import no clock, file, thread or validator"
+FORMATS_STAY = "Only _providers and testing import a format's package"
+FORMATS_APART = "Formats do not import each other"
+ENCODERS_APART = "The simulator's encoders and checks do not import each other"
 
 # the modules of the package under PYTHONPATH that import ``toolwire`` itself
 _ROOT_IMPORTERS = """
@@ -70,6 +74,11 @@ def _lint_imports(copy: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _said(result: subprocess.CompletedProcess[str]) -> str:
+    """The report with its wrapping undone (lint-imports wraps long lines)."""
+    return " ".join(result.stdout.split())
+
+
 def _root_importers(copy: Path) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", _ROOT_IMPORTERS],
@@ -88,8 +97,8 @@ def test_contracts_hold_on_the_untouched_tree(tools: None, tmp_path: Path) -> No
     """``lint-imports`` passes on an unchanged copy of the package."""
     result = _lint_imports(_copy(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert f"{CONTRACT} KEPT" in result.stdout
-    assert f"{SANS_IO} KEPT" in result.stdout
+    for contract in (CONTRACT, SANS_IO, FORMATS_STAY, FORMATS_APART, ENCODERS_APART):
+        assert f"{contract} KEPT" in result.stdout
 
 
 def test_a_core_module_importing_the_turn_breaks_the_contract(tools: None, tmp_path: Path) -> None:
@@ -117,6 +126,71 @@ def test_a_core_module_importing_os_breaks_the_sans_io_contract(
     assert f"{CONTRACT} KEPT" in result.stdout
     assert "toolwire._core is not allowed to import os" in result.stdout
     assert "toolwire._core.framing -> os" in result.stdout
+
+
+def test_a_room_importing_a_format_package_breaks_the_contract(tools: None, tmp_path: Path) -> None:
+    """A format's package imported by another room (``_tools`` reading Responses' custom
+    input from ``_providers.openai_responses`` instead of its Provider) fails
+    ``lint-imports``; the layers alone allowed it (``_providers`` is below ``_tools``)."""
+    copy = _copy(tmp_path)
+    _plant(
+        copy,
+        "_tools/toolbox.py",
+        "from .._providers.openai_responses import custom_input as _planted  # noqa",
+    )
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FORMATS_STAY} BROKEN" in _said(result)
+    assert f"{CONTRACT} KEPT" in _said(result)
+    assert "toolwire._tools.toolbox -> toolwire._providers.openai_responses" in _said(result)
+
+
+def test_a_room_importing_a_simulator_encoder_breaks_the_contract(
+    tools: None, tmp_path: Path
+) -> None:
+    """A simulator encoder imported directly by another room (the CLI) fails
+    ``lint-imports``: formats are named in ``_providers`` and ``testing`` only."""
+    copy = _copy(tmp_path)
+    _plant(copy, "_cli/main.py", "from ..testing._encoders import gemini as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FORMATS_STAY} BROKEN" in _said(result)
+    assert "toolwire._cli.main -> toolwire.testing._encoders.gemini" in _said(result)
+
+
+def test_a_format_importing_another_breaks_independence(tools: None, tmp_path: Path) -> None:
+    """Cohere's package importing OpenAI chat's (instead of a shared module) fails
+    ``lint-imports``, naming both formats."""
+    copy = _copy(tmp_path)
+    _plant(
+        copy, "_providers/cohere/__init__.py", "from ..openai_chat import PROVIDER as _x  # noqa"
+    )
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FORMATS_APART} BROKEN" in _said(result)
+    assert (
+        "toolwire._providers.cohere is not allowed to import toolwire._providers.openai_chat"
+        in _said(result)
+    )
+
+
+def test_an_encoder_importing_another_breaks_independence(tools: None, tmp_path: Path) -> None:
+    """The simulator's Responses encoder importing the chat encoder (what it did for the
+    call ids and error reply, now in ``_encoders/_openai_shapes.py``) fails
+    ``lint-imports``."""
+    copy = _copy(tmp_path)
+    _plant(
+        copy,
+        "testing/_encoders/openai_responses.py",
+        "from .openai_chat import OpenAIChatEncoder as _planted  # noqa",
+    )
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{ENCODERS_APART} BROKEN" in _said(result)
+    assert (
+        "toolwire.testing._encoders.openai_responses is not allowed to import "
+        "toolwire.testing._encoders.openai_chat"
+    ) in _said(result)
 
 
 def test_no_module_imports_the_root_package(tools: None) -> None:

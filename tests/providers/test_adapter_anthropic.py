@@ -43,7 +43,7 @@ from toolwire._core.deltas import (
     TextPart,
     UsageDelta,
 )
-from toolwire._core.providers import provider
+from toolwire._providers import FORMATS
 from toolwire._providers.anthropic import AnthropicAdapter
 
 # ------------------------------------------------------------------ payload builders
@@ -518,7 +518,7 @@ def test_argument_fragments_concatenate_to_the_sent_text(text: str, cuts: list[i
 )
 def test_registry_builds_each_adapter_for_its_format(fmt: str, module: str, name: str) -> None:
     """The registry finds each provider's adapter class, whose ``format`` is its name."""
-    adapter = provider(fmt).adapter(0)
+    adapter = FORMATS.provider(fmt).adapter(0)
     cls = getattr(importlib.import_module(f"toolwire._providers.{module}"), name)
     assert type(adapter) is cls and adapter.format == fmt == cls.format
     assert adapter.translate({"type": "an-event-from-next-year"}) == []

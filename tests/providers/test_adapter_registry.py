@@ -1,8 +1,9 @@
-"""The provider registry: one unit per wire format, registered once. A toy provider defined
-here alone works end to end, read (StreamAssembler, definitions, tool results) and written
-(the simulator serves it at its own path with its encoder, request check and quirk
-profile); names, aliases and suggestions; detection order; and every adapter's fragment
-fast paths mean exactly what its ``translate`` means."""
+"""The provider table: one unit per wire format, listed once in a literal table, with no
+registration. A toy provider defined here alone works end to end through a table the test
+passes (``formats=``): read (StreamAssembler, definitions, tool results) and written (the
+simulator serves it at its own path with its encoder, request check and quirk profile);
+names, aliases and suggestions; detection order; and every adapter's fragment fast paths
+mean exactly what its ``translate`` means."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pkgutil
 import random
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,27 +26,18 @@ from hypothesis import strategies as st
 import toolwire
 from adapter_support import GeneralPathAssembler
 from corpus_support import NAMES, event_key, stream_payloads
-from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError
+from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError, tool_results
 from toolwire._core.deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
-from toolwire._core.messages import (
-    ResultText,
-    string_arguments,
-    tool_results,
-    turn_messages,
-    turn_parts,
-)
-from toolwire._core.providers import Provider, detect, names, provider, register, unregister
-from toolwire._core.response import Response
+from toolwire._core.messages import ResultText, string_arguments, turn_parts
+from toolwire._core.providers import Formats, Provider
+from toolwire._core.response import PartialCall, Response
+from toolwire._providers import FORMATS
+from toolwire._providers._messages import turn_messages
+from toolwire._tools.definitions import tool_definitions
 from toolwire._tools.toolbox import Tool
 from toolwire.testing import PROFILES, Profile, ScenarioResponse, Simulator, encoder_for
 from toolwire.testing._endpoints import Endpoint
-from toolwire.testing._formats import (
-    WireFormat,
-    register_wire,
-    served_formats,
-    unregister_wire,
-    wire,
-)
+from toolwire.testing._formats import WIRES, WireFormat, WireFormats
 from toolwire.testing._request_reading import ServedCalls
 from toolwire.testing._wire_writing import (
     EncodeOptions,
@@ -112,6 +104,10 @@ def _toy_results(results: Sequence[ResultText]) -> list[dict[str, Any]]:
         {"toy": "result", "for": r.outcome.call_id, "text": r.text, "failed": r.error}
         for r in results
     ]
+
+
+def _toy_user(text: str) -> dict[str, Any]:
+    return {"toy": "user", "text": text}
 
 
 def _toy_turn(response: Response) -> list[dict[str, Any]]:
@@ -192,15 +188,16 @@ def _toy_check(body: Mapping[str, Any], served: ServedCalls) -> str | None:
 TOY = Provider(
     name="toy-wire",
     aliases=("toy",),
-    detect_rank=5,
     detect=lambda payload, event: "toy" in payload,
     adapter=lambda choice: ToyAdapter(),
     definition=_toy_definition,
     tool_results=_toy_results,
     assistant_turn=_toy_turn,
+    user_message=_toy_user,
 )
 
 TOY_WIRE = WireFormat(
+    provider=TOY,
     encoder=ToyEncoder,
     check_request=_toy_check,
     endpoints=(Endpoint("/toy/v1/say"),),
@@ -220,22 +217,16 @@ TOY_LINES: list[dict[str, Any]] = [
 TOY_BODY = b"".join(json.dumps(line).encode() + b"\n" for line in TOY_LINES)
 
 
-@pytest.fixture
-def toy() -> Iterator[Provider]:
-    """The toy provider, registered for one test (its reading side and its simulator side)."""
-    register(TOY)
-    register_wire("toy-wire", TOY_WIRE)
-    try:
-        yield TOY
-    finally:
-        unregister_wire("toy-wire")
-        unregister("toy-wire")
+TOY_FORMATS = Formats(TOY, *FORMATS)
+"""The built-in formats and the toy, asked first: what the toy's tests pass as ``formats``."""
+TOY_WIRES = WireFormats(TOY_WIRE, *WIRES)
+"""The simulator's built-in formats and the toy's side: ``Simulator(formats=TOY_WIRES)``."""
 
 
 def _events(
     data: bytes, cuts: Sequence[int], make: type[StreamAssembler] = StreamAssembler
 ) -> tuple[list[Any], Any]:
-    asm = make()
+    asm = make(formats=TOY_FORMATS)
     events: list[Any] = []
     bounds = [0, *sorted(set(cuts)), len(data)]
     for a, b in itertools.pairwise(bounds):
@@ -243,9 +234,9 @@ def _events(
     return events, asm.close()
 
 
-def test_a_provider_defined_in_a_test_works_end_to_end(toy: Provider) -> None:
-    """A toy provider registered from a test is detected, assembled, defined, answered and
-    repeated like a built-in one: adding a provider is one module."""
+def test_a_provider_defined_in_a_test_works_end_to_end() -> None:
+    """A toy provider in a table the test passes is detected, assembled, defined, answered
+    and repeated like a built-in one: adding a provider is one module."""
     whole, response = _events(TOY_BODY, [])
     assert response.format == "toy-wire"
     assert response.text == "On it." and response.response_id == "toy-1"
@@ -262,35 +253,35 @@ def test_a_provider_defined_in_a_test_works_end_to_end(toy: Provider) -> None:
         """Move somewhere."""
         return f"{to}:{km}"
 
-    assert tools.definitions("toy")[0]["toy_tool"] == "move"
+    assert tool_definitions(tools, "toy", formats=TOY_FORMATS)[0]["toy_tool"] == "move"
     outcome = Outcome(call_id="t1", name="move", status="completed", value="Lyon:46")
-    assert tool_results([outcome], "toy-wire") == [
-        {"toy": "result", "for": "t1", "text": "Lyon:46", "failed": False}
+    turn = turn_messages(response, [outcome], "toy-wire", formats=TOY_FORMATS)
+    assert turn == [
+        {
+            "toy": "turn",
+            "said": "On it.",
+            "calls": [{"id": "t1", "name": "move", "args": '{"to": "Lyon", "km": 46}'}],
+        },
+        {"toy": "result", "for": "t1", "text": "Lyon:46", "failed": False},
     ]
-    turn = turn_messages(response, [outcome], "toy-wire")
-    assert turn[0] == {
-        "toy": "turn",
-        "said": "On it.",
-        "calls": [{"id": "t1", "name": "move", "args": '{"to": "Lyon", "km": 46}'}],
-    }
-    assert turn[1]["for"] == "t1"
 
 
 def _assemble(reply: httpx.Response) -> Response:
-    asm = StreamAssembler()
+    asm = StreamAssembler(formats=TOY_FORMATS)
     for chunk in reply.iter_bytes():
         asm.feed_bytes(chunk)
     return asm.close()
 
 
-def test_the_simulator_serves_a_provider_defined_in_a_test(toy: Provider) -> None:
-    """Registered with its encoder, request check, endpoint and quirk profile, the toy
-    provider is served at the path it declares: its bytes assemble (httpx -> StreamAssembler)
-    to the scripted turns, the next request built by toolwire's own messages passes its
-    check, a wrong one gets its 400, and its profile reshapes its stream only."""
-    assert isinstance(encoder_for("toy"), ToyEncoder)
-    assert PROFILES["toy-whole-args"] is WHOLE_ARGS
-    with Simulator(seed=3) as sim:
+def test_the_simulator_serves_a_provider_defined_in_a_test() -> None:
+    """In a simulator table the test passes, with its encoder, request check, endpoint and
+    quirk profile, the toy provider is served at the path it declares: its bytes assemble
+    (httpx -> StreamAssembler) to the scripted turns, the next request built by toolwire's
+    own messages passes its check, a wrong one gets its 400, and its profile reshapes its
+    stream only."""
+    assert isinstance(TOY_WIRES.encoder_for("toy"), ToyEncoder)
+    assert TOY_WIRES.profiles["toy-whole-args"] is WHOLE_ARGS
+    with Simulator(seed=3, formats=TOY_WIRES) as sim:
         url = sim.base_url("toy") + "/say"
         assert url == f"{sim.url}/toy/v1/say"
         assert httpx.get(sim.url).json()["toolwire-simulator"]["toy-wire"] == f"{sim.url}/toy/v1"
@@ -312,7 +303,7 @@ def test_the_simulator_serves_a_provider_defined_in_a_test(toy: Provider) -> Non
             served = sim.requests[-1].response
             assert served is not None and first.response_id == served.response_id
             done = Outcome(call_id=first.tool_calls[0].id, name="move", status="completed")
-            messages += turn_messages(first, [done], "toy-wire")
+            messages += turn_messages(first, [done], "toy-wire", formats=TOY_FORMATS)
 
             raw = client.post(url, json={"stream": True, "messages": messages}).content
             lines = [json.loads(line) for line in raw.splitlines()]
@@ -337,29 +328,23 @@ def test_the_simulator_serves_a_provider_defined_in_a_test(toy: Provider) -> Non
         chat = httpx.post(f"{sim.base_url('openai')}/chat/completions", json=ask)
         assert chat.status_code == 500  # OpenAI chat is routed as before, and refuses the profile
         assert (sim.requests[-1].format, sim.requests[-1].served) == ("openai-chat", "unencodable")
-    unregister("toy-wire")
-    try:
-        with pytest.raises(UnknownFormat):
-            encoder_for("toy")
-        assert "toy-whole-args" not in PROFILES
-    finally:
-        register(TOY)
+    with pytest.raises(UnknownFormat):
+        encoder_for("toy")  # the built-in table is unchanged
+    assert "toy-whole-args" not in PROFILES
+    with Simulator(seed=3) as sim, pytest.raises(UnknownFormat):
+        sim.base_url("toy")
 
 
 @settings(max_examples=40, deadline=None)
 @given(cuts=st.lists(st.integers(0, len(TOY_BODY)), max_size=12))
 def test_the_toy_stream_gives_the_same_events_at_any_split(cuts: list[int]) -> None:
     """Split anywhere, the toy stream gives the events it gives whole."""
-    register(TOY)
-    try:
-        assert _events(TOY_BODY, cuts) == _events(TOY_BODY, [])
-    finally:
-        unregister("toy-wire")
+    assert _events(TOY_BODY, cuts) == _events(TOY_BODY, [])
 
 
-def test_the_toy_provider_gets_the_per_call_end_rule(toy: Provider) -> None:
+def test_the_toy_provider_gets_the_per_call_end_rule() -> None:
     """A toy call opened with start=True and never ended is not final (StreamAborted)."""
-    asm = StreamAssembler(format="toy")
+    asm = StreamAssembler(format="toy", formats=TOY_FORMATS)
     for line in TOY_LINES:
         if line["toy"] != "end":
             asm.feed(line)
@@ -367,49 +352,70 @@ def test_the_toy_provider_gets_the_per_call_end_rule(toy: Provider) -> None:
         asm.close()
 
 
-def test_unregistered_formats_are_unknown_again(toy: Provider) -> None:
-    """After unregister, the name is unknown and detection no longer claims toy lines."""
-    unregister("toy-wire")
-    try:
-        with pytest.raises(UnknownFormat):
-            StreamAssembler(format="toy-wire")
-        with pytest.raises(toolwire.StreamFormatError):
-            StreamAssembler().feed(TOY_LINES[0])
-    finally:
-        register(TOY)
+def test_the_built_in_table_does_not_know_the_toy() -> None:
+    """Without the test's table the toy's name is unknown and detection does not claim its
+    lines: a table passed once changes nothing for anyone else."""
+    with pytest.raises(UnknownFormat):
+        StreamAssembler(format="toy-wire")
+    with pytest.raises(toolwire.StreamFormatError):
+        StreamAssembler().feed(TOY_LINES[0])
+    outcome = Outcome(call_id="t1", name="move", status="completed", value="x")
+    with pytest.raises(UnknownFormat):
+        tool_results([outcome], "toy")
+    assert "toy-wire" not in FORMATS.names()
 
 
-def test_a_name_or_alias_registers_once(toy: Provider) -> None:
-    """Registering a taken name or alias is a caller mistake (UsageError)."""
-    with pytest.raises(UsageError):
-        register(TOY)
+def test_a_name_or_alias_is_in_a_table_once() -> None:
+    """A table that names a format, alias or done-marker name twice is a caller mistake
+    (UsageError), for the readers' table and the simulator's alike."""
+    with pytest.raises(UsageError, match="toy-wire"):
+        Formats(TOY, TOY)
     clash = Provider(
         name="other",
         aliases=("openai",),
-        detect_rank=99,
         detect=lambda payload, event: False,
         adapter=lambda choice: ToyAdapter(),
         definition=_toy_definition,
         tool_results=_toy_results,
         assistant_turn=_toy_turn,
+        user_message=_toy_user,
     )
     with pytest.raises(UsageError, match="openai"):
-        register(clash)
-    assert "other" not in names()
+        Formats(clash, *FORMATS)
+    with pytest.raises(UsageError, match="toy"):
+        WireFormats(TOY_WIRE, TOY_WIRE)
+
+
+def test_detection_follows_the_order_of_the_table() -> None:
+    """Detection asks the providers in the order the table lists them: a provider that
+    claims every payload claims the first one only where it comes first."""
+    greedy = Provider(
+        name="greedy",
+        detect=lambda payload, event: True,
+        adapter=lambda choice: ToyAdapter(),
+        definition=_toy_definition,
+        tool_results=_toy_results,
+        assistant_turn=_toy_turn,
+        user_message=_toy_user,
+    )
+    chunk = {"id": "c", "model": "m", "choices": []}
+    assert Formats(greedy, *FORMATS).detect(chunk).name == "greedy"
+    assert Formats(*FORMATS, greedy).detect(chunk).name == "openai-chat"
+    assert Formats(*FORMATS, greedy).detect({"toy": "hello"}).name == "greedy"
 
 
 # ------------------------------------------------------------------ the built-ins
 
 
-def test_every_provider_module_is_one_registered_unit() -> None:
+def test_every_provider_module_is_one_unit_of_the_table() -> None:
     """Each public subpackage of toolwire._providers defines the PROVIDER of its format, the
-    explicit table lists exactly those seven, in detection order, and the simulator's table
-    writes each of them."""
+    literal table lists exactly those seven, in detection order, and the simulator's table
+    writes each of them, in the same order."""
     package = importlib.import_module("toolwire._providers")
     modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
     found = {importlib.import_module(f"toolwire._providers.{m}").PROVIDER.name: m for m in modules}
     assert {name.replace("-", "_") for name in found} == set(modules)
-    assert names() == (
+    assert FORMATS.names() == (
         "openai-responses",
         "anthropic",
         "cohere",
@@ -418,26 +424,63 @@ def test_every_provider_module_is_one_registered_unit() -> None:
         "ollama",
         "bedrock-converse",
     )
-    for name in names():
-        entry = provider(name)
+    for name in FORMATS.names():
+        entry = FORMATS.provider(name)
+        assert entry is importlib.import_module(f"toolwire._providers.{found[name]}").PROVIDER
         assert entry.adapter(0).format == name
-        assert wire(name).encoder().format == name
-    assert served_formats() == names()
+        assert WIRES.wire(name).provider is entry
+        assert WIRES.encoder_for(name).format == name
+    assert WIRES.names() == FORMATS.names()
+
+
+def test_what_only_responses_has_is_on_its_provider() -> None:
+    """Custom tools and the calls the client runs are attributes of the Responses provider
+    alone, so Toolbox and early abort read them from the table: an approval request waits
+    for a person, a function call has no custom input, a custom call's input is its text."""
+    responses = FORMATS.provider("openai-responses")
+    others = [p for p in FORMATS if p is not responses]
+    assert all(
+        p.custom_definition is None and p.custom_input is None and not p.client_run_calls
+        for p in others
+    )
+    assert FORMATS.client_run_kinds() == (
+        "apply_patch_call",
+        "computer_call",
+        "local_shell_call",
+        "mcp_approval_request",
+        "shell_call",
+    )
+    approval = FORMATS.client_run_call("mcp_approval_request")
+    assert approval is not None and approval.approval and approval.tool == "mcp_approval"
+    shell = FORMATS.client_run_call("shell_call")
+    assert shell is not None and not shell.approval and shell.tool == "shell"
+    assert FORMATS.client_run_call("function_call") is None
+    assert responses.custom_input is not None
+    meta = {"type": "custom_tool_call", "kind": "custom_tool_call"}
+    custom = PartialCall(
+        id="c", name="sh", raw_arguments=r'"echo \"hi\"\nl', index=0, ended=False, metadata=meta
+    )
+    assert responses.custom_input(custom) == 'echo "hi"\nl'
+    plain = PartialCall(
+        id="f", name="f", raw_arguments='{"a": 1}', index=1, ended=True, metadata={}
+    )
+    assert responses.custom_input(plain) is None
 
 
 def test_reading_imports_no_encoder() -> None:
-    """``import toolwire`` fills the provider table and loads no encoder, request check or
-    writing primitive (they are the simulator's, in ``toolwire.testing``)."""
+    """``import toolwire`` imports no provider for a side effect; reading a stream loads the
+    table with the seven formats and no encoder, request check or writing primitive (they
+    are the simulator's, in ``toolwire.testing``)."""
     code = (
         "import json, sys, toolwire; "
         "before = sorted(m for m in sys.modules if m.startswith('toolwire')); "
-        "from toolwire._core.providers import names; names(); "
+        "toolwire.StreamAssembler(format='anthropic'); "
         "print(json.dumps([before, sorted(m for m in sys.modules if m.startswith('toolwire'))]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after = json.loads(out.stdout)
-    assert before == after
-    assert {f"toolwire._providers.{n.replace('-', '_')}" for n in names()} <= set(after)
+    assert [m for m in before if m.startswith("toolwire._providers")] == []
+    assert {f"toolwire._providers.{n.replace('-', '_')}" for n in FORMATS.names()} <= set(after)
     simulator_side = (".encoder", ".request_checks", "._wire_writing", "._scenario_types")
     assert [m for m in after if m.endswith(simulator_side) or ".testing" in m] == []
 
@@ -486,6 +529,7 @@ def test_unknown_formats_suggest_the_closest_names(name: str, suggested: str) ->
 def test_fallback_detection_comes_after_every_provider_said_no() -> None:
     """A bare error payload is OpenAI-compatible only because no format claims it first;
     an SSE event name starting with response. picks Responses when the payload says nothing."""
+    detect = FORMATS.detect
     assert detect({"error": {"message": "m"}}).name == "openai-chat"
     assert detect({"error": {"message": "m"}, "candidates": []}).name == "gemini"
     assert detect({"sequence_number": 1}, "response.created").name == "openai-responses"
@@ -498,7 +542,7 @@ def test_fallback_detection_comes_after_every_provider_said_no() -> None:
 
 def _provider_of(items: list[tuple[str | None, Any]]) -> Provider:
     event, payload = next((e, p) for e, p in items if p != "[DONE]")
-    return detect(payload, event)
+    return FORMATS.detect(payload, event)
 
 
 def _same_fragment(hit: Fragment, deltas: list[Delta], start: bool | None) -> bool:
@@ -624,7 +668,7 @@ def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
     or without the response's identity, before or after it was first given: the fast path
     hits only when translate gives exactly that fragment (content null included; minimal
     chunks, which never give an identity, included)."""
-    adapter = provider("openai-chat").adapter(0)
+    adapter = FORMATS.provider("openai-chat").adapter(0)
     if primed:
         adapter.translate({"id": "c", "model": "m", "choices": []})
     entry = {"index": 0, "function": {"arguments": "abc", **function_extra}, **entry_extra}

@@ -26,7 +26,7 @@ from test_adapter_anthropic import (
 from adapter_support import assemble_bytes, assemble_every_way, sse_body
 from drivers_support import splits
 from toolwire import StreamAborted, StreamAssembler, StreamFormatError
-from toolwire._core.messages import turn_messages
+from toolwire._providers._messages import turn_messages
 from toolwire._providers.anthropic import assistant_turn
 
 SEARCH_USE = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}

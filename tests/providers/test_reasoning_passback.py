@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import toolwire
 from adapter_support import assemble_bytes, assemble_every_way
 from toolwire import StreamAborted, StreamFormatError
-from toolwire._core.providers import provider
+from toolwire._providers import FORMATS
 from toolwire.testing import Simulator
 
 MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Lyon?"}]
@@ -64,7 +64,7 @@ def test_gemini_code_execution_and_server_tool_parts_are_echoed_in_order() -> No
     ]
     response, _ = assemble_every_way(payloads)
     assert [c.name for c in response.tool_calls] == ["get_weather"]
-    (turn,) = provider("gemini").assistant_turn(response)
+    (turn,) = FORMATS.provider("gemini").assistant_turn(response)
     expected = [{"text": "Let me compute. "}, CODE, RESULT, SERVER_CALL, SERVER_RESPONSE]
     assert turn["parts"][:5] == expected
     client = turn["parts"][5]
@@ -79,7 +79,7 @@ def test_gemini_unknown_and_signature_only_parts_are_echoed_unchanged() -> None:
     lone = {"thoughtSignature": "QkJC"}
     payloads = [gemini_chunk({"text": "a"}, unknown, {"text": "b"}, lone, finish="STOP")]
     response, _ = assemble_every_way(payloads)
-    (turn,) = provider("gemini").assistant_turn(response)
+    (turn,) = FORMATS.provider("gemini").assistant_turn(response)
     assert turn["parts"] == [{"text": "a"}, unknown, {"text": "b"}, lone]
     assert response.text == "ab"
 
@@ -159,7 +159,7 @@ def test_openrouter_reasoning_details_are_merged_and_echoed() -> None:
         chat({}, "tool_calls"),
     ]
     response, _ = assemble_every_way(payloads)
-    (message,) = provider("openai-chat").assistant_turn(response)
+    (message,) = FORMATS.provider("openai-chat").assistant_turn(response)
     assert message["reasoning_details"] == [
         {
             "type": "reasoning.text",
@@ -193,7 +193,7 @@ def test_mistral_content_chunks_are_read_and_echoed_as_chunks() -> None:
     own content chunks, in order."""
     response, _ = assemble_every_way(MISTRAL)
     assert (response.reasoning, response.text) == ("The user greets.", "Hello!")
-    (message,) = provider("openai-chat").assistant_turn(response)
+    (message,) = FORMATS.provider("openai-chat").assistant_turn(response)
     assert message["content"] == [
         {"type": "thinking", "thinking": [{"type": "text", "text": "The user greets."}]},
         {"type": "text", "text": "Hello!"},

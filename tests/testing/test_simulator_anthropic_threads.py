@@ -83,8 +83,8 @@ def test_a_continued_thread_answers_the_served_calls(
 def _echo_of_a_thinking_search_turn() -> list[dict[str, Any]]:
     """toolwire's next request after a thinking + web search + client call turn."""
     from toolwire import StreamAssembler
-    from toolwire._core.messages import turn_messages
     from toolwire._core.outcome import Outcome
+    from toolwire._providers._messages import turn_messages
 
     events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {}}},

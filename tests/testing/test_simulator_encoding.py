@@ -148,10 +148,10 @@ def test_the_length_fault_cuts_argument_text_where_arguments_are_text() -> None:
 
 def test_every_wire_format_toolwire_reads_has_an_encoder() -> None:
     """The simulator writes exactly the formats the adapters read."""
-    from toolwire._core.providers import names
+    from toolwire._providers import FORMATS
     from toolwire.testing import FORMATS as WRITTEN
 
-    assert set(WRITTEN) == set(names())
+    assert set(WRITTEN) == set(FORMATS.names())
     for fmt in WRITTEN:
         encoder = encoder_for(fmt)
         assert encoder.format == fmt

@@ -23,7 +23,7 @@ from toolwire import (
     ToolContext,
     ToolDefinitionError,
 )
-from toolwire._core.providers import names
+from toolwire._providers import FORMATS
 from toolwire._tools.toolbox import InvalidCall, ValidCall
 
 
@@ -104,7 +104,7 @@ def test_the_models_fields_are_the_parameters() -> None:
     assert list(tools.get("nested").parameters["properties"]) == ["user"]  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("fmt", names())
+@pytest.mark.parametrize("fmt", FORMATS.names())
 def test_every_format_shows_the_fields_at_the_top_level(fmt: str) -> None:
     """Each provider's definition lists the model's fields as the tool's parameters."""
     definitions = {d_name: d for d_name, d in _named(_toolbox([]).definitions(fmt), fmt)}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from test_jsonschema import SCHEMAS, values
 
 from toolwire import Toolbox, ToolDefinitionError, UnknownFormat
-from toolwire._core.providers import names
+from toolwire._providers import FORMATS
 from toolwire._providers._definitions import strict_schema
 from toolwire._providers.gemini.schema import gemini_schema
 from toolwire._tools.jsonschema import compile_schema
@@ -153,7 +153,7 @@ def test_definitions_are_fresh_copies() -> None:
     """Mutating a definition never changes the tool's schema."""
     tools = _tools()
     before = copy.deepcopy(tools.get("ship").parameters)  # type: ignore[union-attr]
-    for fmt in names():
+    for fmt in FORMATS.names():
         for strict in (False, True):
             for definition in tools.definitions(fmt, strict=strict):
                 definition.clear()

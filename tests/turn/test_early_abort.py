@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire import InvalidCall, StreamAssembler, Toolbox
-from toolwire._core.messages import turn_messages
 from toolwire._core.response import ContentPart, Partial, PartialCall
+from toolwire._providers._messages import turn_messages
 from toolwire._turn.early_abort import STOPPED_EARLY, AbortWatch, _walk, continuation
 
 SCHEMA: dict[str, Any] = {

@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from .._core.events import StreamEvent
 from .._core.framing import DONE, FrameDecoder
-from .._core.providers import names, provider
 from .._core.response import Response
 from .._errors import StreamAborted, StreamError, UnknownFormat
 from .._output.assembler import StreamAssembler
+from .._providers import FORMATS
 from .json_documents import dumps, error_document
 from .replay_view import LiveView, PlainView, ReplayModel
 from .subcommand import (
@@ -185,7 +185,7 @@ def _format(text: str) -> str:
     if text == "auto":
         return text
     try:
-        return provider(text).name
+        return FORMATS.provider(text).name
     except UnknownFormat as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -225,7 +225,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_format,
         default="auto",
         metavar="NAME",
-        help=f"read the stream as this wire format (default auto: {', '.join(sorted(names()))})",
+        help="read the stream as this wire format "
+        f"(default auto: {', '.join(sorted(FORMATS.names()))})",
     )
     parser.add_argument(
         "--plain",

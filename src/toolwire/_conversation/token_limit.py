@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core.messages import assistant_turn
-from .._core.providers import provider
 from .._core.response import ContentPart, Response
 from .._errors import TokenLimitExceeded, UsageError
+from .._providers import FORMATS
+from .._providers._messages import assistant_turn
 
 __all__ = ["token_limit_messages"]
 
@@ -22,14 +22,6 @@ TOKEN_LIMIT_NOTE = (
 _CUT = "(my answer was cut off at the output token limit)"
 
 
-def _user(text: str, format: str) -> dict[str, Any]:
-    if format == "gemini":
-        return {"role": "user", "parts": [{"text": text}]}
-    if format == "bedrock-converse":
-        return {"role": "user", "content": [{"text": text}]}
-    return {"role": "user", "content": text}
-
-
 def token_limit_messages(
     error: TokenLimitExceeded, format: str, *, note: str = TOKEN_LIMIT_NOTE
 ) -> list[dict[str, Any]]:
@@ -39,7 +31,7 @@ def token_limit_messages(
     make the next request."""
     if not isinstance(error, TokenLimitExceeded):
         raise UsageError(f"token_limit_messages() takes a TokenLimitExceeded, not {error!r}")
-    provider(format)  # UnknownFormat for a format no provider has
+    entry = FORMATS.provider(format)  # UnknownFormat for a format no provider has
     partial = error.partial
     text = partial.text if partial is not None and partial.text.strip() else _CUT
     said = Response(
@@ -55,4 +47,4 @@ def token_limit_messages(
         format=format,
         parts=[ContentPart(kind="text", text=text)],
     )
-    return [*assistant_turn(said, [], format), _user(note, format)]
+    return [*assistant_turn(said, [], format), entry.user_message(note)]

@@ -55,7 +55,7 @@ from .events import (
 from .framing import DONE, FrameDecoder
 from .json_types import json_equal
 from .partial_json import PartialJSONParser, snapshot_outdated
-from .providers import Provider, detect, provider
+from .providers import Formats, Provider
 from .response import Partial, Response, Usage
 from .usage_estimate import CounterFinder, estimate_output, heuristic_counter
 
@@ -887,6 +887,8 @@ class Assembler:
     a stream with ``[DONE]`` and no finish reason: the marker is then the finish
     (``Response.done_marker_finish``); it is never detected, so it must be named. ``choice``
     picks the choice of an ``n > 1`` OpenAI chat stream (the candidate of a Gemini one).
+    ``formats`` is the table the name is looked up in and the first payload detected by
+    (the core has none of its own: ``StreamAssembler`` passes the built-in one).
 
     Limits, each raising :class:`StreamLimitExceeded` (with ``.limit`` naming it, ``.value``
     its setting and ``.partial``) when a stream exceeds it, so that a hostile stream costs
@@ -926,6 +928,7 @@ class Assembler:
         "_fast_object",
         "_fast_start",
         "_finish",
+        "_formats",
         "_framer",
         "_identity",
         "_result",
@@ -937,6 +940,7 @@ class Assembler:
         self,
         format: str = "auto",
         *,
+        formats: Formats,
         choice: int = 0,
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         max_argument_chars: int = DEFAULT_MAX_ARGUMENT_CHARS,
@@ -957,10 +961,11 @@ class Assembler:
         self._fast_object: Callable[[Any], Fragment | None] | None = None
         self._fast_start: bool | None = None
         self._choice = choice
+        self._formats = formats
         self._done_finish = False  # the format's profile takes [DONE] as the finish
         self._done_marked = False  # and it did
         if format != "auto":
-            entry = provider(format)
+            entry = formats.provider(format)
             self._use(entry)
             self._done_finish = format in entry.done_marker_names
         self._identity = _Identity(max_id_chars)
@@ -1206,7 +1211,7 @@ class Assembler:
                 )
             adapter = self._adapter
             if adapter is None:
-                self._use(detect(payload, event))
+                self._use(self._formats.detect(payload, event))
                 adapter = self._adapter
                 assert adapter is not None
             deltas = (

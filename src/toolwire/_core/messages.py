@@ -1,8 +1,10 @@
-"""The messages of the next request: the assistant turn and the tool results that answer it.
+"""The vocabulary of the next request's messages: what to send for each outcome, and the
+check that the assistant turn and its tool results answer each other.
 
 Every tool result answers a call of the assistant turn and every call has its result
-(else :class:`UsageError`); the shapes are each provider's. Linear in the number of
-calls and outcomes and the size of their texts.
+(else :class:`UsageError`). The shapes are each provider's: the messages in a named
+format are written in ``toolwire._providers`` (``_messages``), which looks the format up.
+Linear in the number of calls and outcomes and the size of their texts.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ from typing import Any
 from .._errors import UsageError
 from .content import Part, decode_result, fallback_text, may_be_rich, rich_parts
 from .outcome import Outcome
-from .providers import provider
 from .response import ContentPart, PartialCall, RejectedCall, Response, ToolCall
 
-__all__ = ["tool_results"]  # assistant_turn and turn_messages are private until run_turn
+__all__ = [
+    "ResultText",
+    "call_kind",
+    "check_answers",
+    "outcome_list",
+    "result_text",
+    "result_texts",
+]
 
 UNNAMED_TOOL = "unnamed_tool"
 """The name under which a call whose name never arrived is carried and answered."""
@@ -132,7 +140,7 @@ def _success(outcome: Outcome) -> ResultText:
         ) from None
 
 
-def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
+def outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
     if isinstance(outcomes, (Outcome, str, bytes, dict)):
         raise UsageError("expected a list of Outcome objects")
     try:
@@ -141,33 +149,20 @@ def _outcome_list(outcomes: Iterable[Outcome]) -> list[Outcome]:
         raise UsageError("expected a list of Outcome objects") from None
 
 
-def tool_results(
-    outcomes: Iterable[Outcome], format: str, *, response: Response | None = None
-) -> list[dict[str, Any]]:
-    """The messages that carry ``outcomes`` back to the model in ``format``.
+def result_texts(outcomes: Iterable[Outcome], response: Response | None = None) -> list[ResultText]:
+    """What to send for each of ``outcomes``, in order (:func:`result_text`).
 
-    ``format`` is any format name ``StreamAssembler`` accepts (``"openai-chat"``, its
-    alias ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"``,
-    ``"bedrock-converse"``, ``"ollama"``, ``"cohere"``). Each completed or replayed
-    outcome sends its result: a ``str`` as plain text, an ``Image``/``File`` (or a list
-    mixing them with text) as the format's content blocks (a text note such as
-    ``[image/png, 1234 bytes]`` where the format has none: OpenAI chat, Ollama, Cohere),
-    anything else as its JSON text; every other status a text for the model,
-    marked as an error where the format can. Raises :class:`UnknownFormat` for a format it
-    does not know and :class:`UsageError` for input that is not a list of outcomes.
-
-    ``response``, the response whose calls the outcomes answer, tells each result the kind
-    of its call (``ToolCall.kind``): a Responses custom tool call is answered with a
-    ``custom_tool_call_output`` item, not ``function_call_output``. Without it every
-    outcome answers a function call.
+    ``response``, the response whose calls the outcomes answer, gives each result the kind
+    of its call (``ToolCall.kind``), which picks the provider's item; without it every
+    outcome answers a function call. Raises :class:`UsageError` for input that is not
+    a list of outcomes.
     """
-    entry = provider(format)
-    items = _outcome_list(outcomes)
+    items = outcome_list(outcomes)
     kinds = call_kinds(response) if response is not None else {}
     results = [result_text(o) for o in items]
     if kinds:
         results = [replace(r, kind=kinds.get(r.outcome.call_id, r.kind)) for r in results]
-    return entry.tool_results(results)
+    return results
 
 
 def call_kind(call: Call | PartialCall) -> str:
@@ -183,25 +178,6 @@ def call_kinds(response: Response) -> dict[str, str]:
     """Each call id of ``response`` whose call is not a function call, with its kind."""
     everything: list[Call] = [*response.tool_calls, *response.rejected]
     return {c.id: call_kind(c) for c in everything if call_kind(c) != "function"}
-
-
-def assistant_turn(
-    response: Response, outcomes: Iterable[Outcome], format: str
-) -> list[dict[str, Any]]:
-    """The assistant turn repeating ``response`` in ``format``, for the results of
-    ``outcomes`` to answer (see the module docstring for the consistency check)."""
-    entry = provider(format)
-    check_answers(response, _outcome_list(outcomes))
-    return entry.assistant_turn(response)
-
-
-def turn_messages(
-    response: Response, outcomes: Iterable[Outcome], format: str
-) -> list[dict[str, Any]]:
-    """The assistant turn and then the tool results: what the next request appends."""
-    items = _outcome_list(outcomes)
-    turn = assistant_turn(response, items, format)
-    return turn + tool_results(items, format, response=response)
 
 
 def check_answers(response: Response, outcomes: list[Outcome]) -> None:

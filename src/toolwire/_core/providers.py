@@ -1,37 +1,27 @@
-"""The provider table: every wire format toolwire reads, looked up by name or detected.
+"""The vocabulary of a provider table: what one wire format is (:class:`Provider`) and an
+immutable table of them (:class:`Formats`), looked up by name or detected.
 
-A :class:`Provider` holds what production needs of one format (detection, the adapter, tool
-definitions, the assistant turn and the tool results). The built-in providers are listed
-once, explicitly, in ``toolwire._providers`` (which fills this table when it is imported);
-tests add toy providers with :func:`register`. Lookups are O(1); detection asks the
-providers in ``detect_rank`` order.
+The core holds no table of its own: the built-in one is the literal ``FORMATS`` of
+``toolwire._providers``, and whatever looks a format up receives a table from its caller
+(tests pass their own). A table is built once and never changes; lookups are O(1) and
+detection asks the providers in the table's order.
 """
 
 from __future__ import annotations
 
 import difflib
-import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .._errors import StreamFormatError, UnknownFormat, UsageError
 
 if TYPE_CHECKING:
     from .deltas import Adapter
     from .messages import ResultText
-    from .response import Response
+    from .response import PartialCall, Response
 
-__all__ = [
-    "Provider",
-    "ToolSpec",
-    "detect",
-    "install",
-    "names",
-    "provider",
-    "register",
-    "unregister",
-]
+__all__ = ["ClientRunCall", "Formats", "Provider", "ToolSpec"]
 
 Detector = Callable[[dict[str, Any], "str | None"], bool]
 
@@ -52,12 +42,21 @@ class ToolSpec(Protocol):
         """The JSON Schema of the tool's arguments (never modified by a provider)."""
 
 
+class ClientRunCall(NamedTuple):
+    """A kind of the provider's own calls that the client runs (``Toolbox.handle``)."""
+
+    tool: str
+    """The tool name its calls are carried under."""
+    approval: bool = False
+    """The call asks the client's approval: it always waits for a person, and by default
+    runs nothing once approved."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Provider:
     """Everything toolwire's production side knows about one wire format.
 
     - ``name``: the canonical format name; ``aliases``: other names accepted for it;
-    - ``detect_rank``: where ``detect`` is asked in the detection order (lower first);
     - ``detect(payload, event)``: whether a decoded first payload (and its SSE event name)
       belongs to this format; ``detect_fallback``: the same, asked only after every
       provider's ``detect`` said no;
@@ -69,104 +68,113 @@ class Provider:
       holding every declaration); ``None``: one entry per tool;
     - ``tool_results(results)``: the messages carrying the given outcomes, in order;
     - ``assistant_turn(response)``: the assistant turn those results answer;
+      ``user_message(text)``: a user message holding ``text`` (toolwire's own notes, such
+      as the token-limit continuation's);
     - ``done_marker_names``: names that choose this format with one difference: a
       stream's ``[DONE]`` marker is its finish when no finish reason came (a profile for
       servers that send none; ``Response.done_marker_finish`` says it was used). Never
-      detected: the marker alone does not show that nothing was cut.
+      detected: the marker alone does not show that nothing was cut;
+    - ``custom_definition(tool)``: the definition of a custom tool (free-form text input,
+      ``ToolCall.kind`` ``"custom_tool_call"``); ``None``: the format has no custom tools;
+      ``custom_input(call)``: a custom tool call's input text from the arguments that
+      arrived (as far as they did), ``None`` for a call that is not a custom one;
+    - ``client_run_calls``: the kinds of the format's own calls that the client runs
+      (``Toolbox.handle``), each with how it is carried (:class:`ClientRunCall`).
     """
 
     name: str
-    detect_rank: int
     detect: Detector
     adapter: Callable[[int], Adapter]
     definition: Callable[[ToolSpec, bool], dict[str, Any]]
     tool_results: Callable[[Sequence[ResultText]], list[dict[str, Any]]]
     assistant_turn: Callable[[Response], list[dict[str, Any]]]
+    user_message: Callable[[str], dict[str, Any]]
     detect_fallback: Detector | None = None
     aliases: tuple[str, ...] = ()
     done_marker_names: tuple[str, ...] = ()
     group_definitions: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    custom_definition: Callable[[ToolSpec], dict[str, Any]] | None = None
+    custom_input: Callable[[PartialCall], str | None] | None = None
+    client_run_calls: Mapping[str, ClientRunCall] = field(default_factory=dict)
 
 
-_lock = threading.Lock()
-_by_name: dict[str, Provider] = {}  # canonical names and aliases -> provider
-_ordered: list[Provider] = []  # detection order
+class Formats:
+    """An immutable table of providers: by name (canonical, alias or done-marker name) and
+    in detection order (the order given).
 
-
-def _add(entry: Provider) -> None:
-    taken = [n for n in _names(entry) if n in _by_name]
-    if taken:
-        raise UsageError(f"format name {taken[0]!r} is already registered")
-    for name in _names(entry):
-        _by_name[name] = entry
-    _ordered.append(entry)
-    _ordered.sort(key=lambda p: (p.detect_rank, p.name))
-
-
-def _names(entry: Provider) -> tuple[str, ...]:
-    return (entry.name, *entry.aliases, *entry.done_marker_names)
-
-
-def install(entries: Iterable[Provider]) -> None:
-    """Add the built-in providers (``toolwire._providers`` calls this once)."""
-    with _lock:
-        for entry in entries:
-            _add(entry)
-
-
-def register(entry: Provider) -> None:
-    """Add a provider; its name and aliases must be new (``UsageError`` otherwise)."""
-    with _lock:
-        _add(entry)
-
-
-def unregister(name: str) -> None:
-    """Remove the provider named ``name`` (and its aliases); unknown names raise."""
-    entry = provider(name)
-    with _lock:
-        for key in _names(entry):
-            _by_name.pop(key, None)
-        _ordered.remove(entry)
-
-
-def names() -> tuple[str, ...]:
-    """The canonical names of every registered format, in detection order."""
-    return tuple(p.name for p in _ordered)
-
-
-def provider(name: str) -> Provider:
-    """The provider called ``name`` (a canonical name or an alias).
-
-    Raises :class:`UnknownFormat` for anything else, naming the closest known names.
+    Names must not repeat across the table (:class:`UsageError`). ``toolwire._providers``
+    holds the built-in table, ``FORMATS``; a test builds its own from a toy provider and
+    the built-ins (``Formats(TOY, *FORMATS)``) and passes it where formats are looked up.
     """
-    entry = _by_name.get(name) if isinstance(name, str) else None
-    if entry is not None:
-        return entry
-    if not isinstance(name, str):
-        raise UnknownFormat(f"a format name is a string, not {type(name).__name__}")
-    known = sorted(_by_name)
-    lowered = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
-    hint = f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""
-    raise UnknownFormat(f"unknown format {name!r}{hint}; known: {', '.join(known)}")
 
+    __slots__ = ("_by_name", "_ordered")
 
-def detect(payload: Any, event: str | None = None) -> Provider:
-    """The provider whose format ``payload`` (a decoded first event) belongs to.
+    def __init__(self, *providers: Provider) -> None:
+        by_name: dict[str, Provider] = {}
+        for entry in providers:
+            for name in (entry.name, *entry.aliases, *entry.done_marker_names):
+                if name in by_name:
+                    raise UsageError(f"format name {name!r} is in the table twice")
+                by_name[name] = entry
+        self._by_name = by_name
+        self._ordered = providers
 
-    Raises :class:`StreamFormatError` when no provider recognises it.
-    """
-    if type(payload) is not dict:
+    def __iter__(self) -> Iterator[Provider]:
+        """The providers, in detection order."""
+        return iter(self._ordered)
+
+    def __repr__(self) -> str:
+        return f"Formats({', '.join(self.names())})"
+
+    def names(self) -> tuple[str, ...]:
+        """The canonical names of the table's formats, in detection order."""
+        return tuple(p.name for p in self._ordered)
+
+    def provider(self, name: str) -> Provider:
+        """The provider called ``name`` (a canonical name or an alias).
+
+        Raises :class:`UnknownFormat` for anything else, naming the closest known names.
+        """
+        entry = self._by_name.get(name) if isinstance(name, str) else None
+        if entry is not None:
+            return entry
+        if not isinstance(name, str):
+            raise UnknownFormat(f"a format name is a string, not {type(name).__name__}")
+        known = sorted(self._by_name)
+        lowered = {k.lower(): k for k in known}
+        close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
+        hint = f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""
+        raise UnknownFormat(f"unknown format {name!r}{hint}; known: {', '.join(known)}")
+
+    def detect(self, payload: Any, event: str | None = None) -> Provider:
+        """The provider whose format ``payload`` (a decoded first event) belongs to.
+
+        Raises :class:`StreamFormatError` when no provider recognises it.
+        """
+        if type(payload) is not dict:
+            raise StreamFormatError(
+                f"cannot detect the format of a {type(payload).__name__} payload", payload=payload
+            )
+        for entry in self._ordered:
+            if entry.detect(payload, event):
+                return entry
+        for entry in self._ordered:
+            if entry.detect_fallback is not None and entry.detect_fallback(payload, event):
+                return entry
+        shown = ", ".join(sorted(map(str, payload))[:8])
         raise StreamFormatError(
-            f"cannot detect the format of a {type(payload).__name__} payload", payload=payload
+            f"cannot detect the wire format of a payload with keys [{shown}]", payload=payload
         )
-    for entry in _ordered:
-        if entry.detect(payload, event):
-            return entry
-    for entry in _ordered:
-        if entry.detect_fallback is not None and entry.detect_fallback(payload, event):
-            return entry
-    shown = ", ".join(sorted(map(str, payload))[:8])
-    raise StreamFormatError(
-        f"cannot detect the wire format of a payload with keys [{shown}]", payload=payload
-    )
+
+    def client_run_call(self, kind: str) -> ClientRunCall | None:
+        """How a provider's own client-run calls of ``kind`` are carried, or ``None`` when
+        no format of the table has calls of that kind."""
+        for entry in self._ordered:
+            call = entry.client_run_calls.get(kind)
+            if call is not None:
+                return call
+        return None
+
+    def client_run_kinds(self) -> tuple[str, ...]:
+        """Every client-run call kind of the table's formats, sorted."""
+        return tuple(sorted({k for entry in self._ordered for k in entry.client_run_calls}))

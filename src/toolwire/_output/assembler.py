@@ -21,8 +21,10 @@ from .._core.assembler import (
 )
 from .._core.events import StreamEvent
 from .._core.partial_json import MISSING
+from .._core.providers import Formats
 from .._core.response import Partial, Response
 from .._errors import StreamError
+from .._providers import FORMATS
 from ..accounting.pricing import Prices, check_prices
 from ..accounting.token_counting import counter_for
 from .structured import OutputRoute
@@ -45,6 +47,10 @@ class StreamAssembler(Assembler):
     ``early_abort=True`` raises an output that can never be valid from ``feed`` at once
     (else ``close()`` raises it). ``tools`` (a :class:`~toolwire.Toolbox`) gives the calls
     of its tools a typed preview (:attr:`~toolwire.ToolCallArguments.typed_preview`).
+
+    ``formats`` is the table of wire formats ``format`` names and the first payload is
+    detected by: the built-in formats by default. It is where a test that defines a toy
+    format passes its own table (``Formats(TOY, *FORMATS)``); there is no registration.
     """
 
     __slots__ = ("_out", "_prices")
@@ -65,9 +71,11 @@ class StreamAssembler(Assembler):
         output_tool: str | None = None,
         tools: Any = None,
         early_abort: bool = False,
+        formats: Formats | None = None,
     ) -> None:
         super().__init__(
             format,
+            formats=FORMATS if formats is None else formats,
             choice=choice,
             max_tool_calls=max_tool_calls,
             max_argument_chars=max_argument_chars,

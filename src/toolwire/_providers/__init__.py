@@ -1,14 +1,25 @@
-"""The built-in providers: one package per wire format, listed once in ``BUILTINS``.
+"""The built-in providers: one package per wire format, listed once in the literal ``FORMATS``
+(detection order; no registration: lookups take a table from their caller, so a test passes
+its own, ``StreamAssembler(formats=Formats(TOY, *FORMATS))``).
 
-Each package holds what production needs of its format (detection, the adapter, tool
-definitions, the assistant turn and the tool results) and its ``PROVIDER`` entry; the
-simulator's side of a format (encoder, request checks, endpoints) lives in
-``toolwire.testing``. Importing this package fills the core's provider table.
+Nothing outside ``_providers`` (and ``toolwire.testing``) names a format: no other room
+imports a format's package, and what one format alone has reaches them through its
+:class:`Provider`. Formats do not import each other: shared shapes live in the shared
+modules here (``_openai_shapes``, ``_content_blocks``, ``_definitions``, ``_payload``).
+
+An adapter only translates; the assembler applies the correlation rules, once for all:
+route a fragment by provider id, then index, then to the latest open call; a fragment
+without a name never opens a call, one with a new id and a name at a taken index does; id
+and name are set once, never concatenated; indexes are hints (missing, from 1, sparse, all
+0); empty arguments become ``{}`` only at validation, for tools without required
+parameters; a call is final only on the provider's terminal event, never because its buffer
+parses, and where the format ends each call itself (``CallDelta(start=True)`` ... ``end``),
+not without that end; ``stop`` with calls is a tool turn, ``length`` a token-limit error.
 """
 
 from __future__ import annotations
 
-from .._core.providers import Provider, install
+from .._core.providers import Formats
 from . import (
     anthropic,
     bedrock_converse,
@@ -19,9 +30,9 @@ from . import (
     openai_responses,
 )
 
-__all__ = ["BUILTINS"]
+__all__ = ["FORMATS"]
 
-BUILTINS: tuple[Provider, ...] = (
+FORMATS = Formats(
     openai_responses.PROVIDER,
     anthropic.PROVIDER,
     cohere.PROVIDER,
@@ -30,5 +41,5 @@ BUILTINS: tuple[Provider, ...] = (
     ollama.PROVIDER,
     bedrock_converse.PROVIDER,
 )
-
-install(BUILTINS)
+"""Every built-in wire format, in detection order (a format that could claim another's
+first payload comes before it: Responses and Anthropic before OpenAI chat)."""

@@ -5,22 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._core.providers import ToolSpec, provider
+from .._core.providers import Formats, ToolSpec
 from .._errors import ToolDefinitionError
+from .._providers import FORMATS
 
 __all__ = ["tool_definitions"]
 
 
 def tool_definitions(
-    tools: Iterable[ToolSpec], format: str, *, strict: bool = False
+    tools: Iterable[ToolSpec], format: str, *, strict: bool = False, formats: Formats = FORMATS
 ) -> list[dict[str, Any]]:
     """The tools' definitions in ``format``, as the request's tools field takes them: one
     per tool, or as the provider groups them (see the format's provider for its shape).
 
-    Raises :class:`UnknownFormat` for a format no provider has and
-    :class:`ToolDefinitionError` for a schema the format cannot express.
+    ``formats`` is the table ``format`` is looked up in (a test passes its own). Raises
+    :class:`UnknownFormat` for a format no provider has and :class:`ToolDefinitionError`
+    for a schema the format cannot express.
     """
-    entry = provider(format)
+    entry = formats.provider(format)
     if not isinstance(strict, bool):
         raise ToolDefinitionError(f"strict must be True or False, not {strict!r}")
     try:

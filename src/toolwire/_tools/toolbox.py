@@ -23,9 +23,9 @@ import pydantic_core
 
 from .._core.content import needs_wrapping, rich_json, rich_parts, wrap
 from .._core.jsonpointer import format_pointer
-from .._core.providers import provider
 from .._core.response import RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, ToolDefinitionError, UsageError
+from .._providers import FORMATS
 from .context import ToolContext
 from .definitions import tool_definitions
 from .jsonschema import (
@@ -808,16 +808,14 @@ class Toolbox:
         the call is answered with ``mcp_approval_response`` (``approve`` true, or false
         with the person's ``reason``).
         """
-        from .._providers.openai_responses import CLIENT_RUN_CALLS
-
-        if kind == "mcp_approval_request":
+        carried = FORMATS.client_run_call(kind) if isinstance(kind, str) else None
+        if carried is None:
+            known = ", ".join(FORMATS.client_run_kinds())
+            raise ToolDefinitionError(f"no provider call of kind {kind!r} (known: {known})")
+        if carried.approval:
             fn = fn or _approved
             requires_approval = requires_approval or True
-
-        if kind not in CLIENT_RUN_CALLS:
-            known = ", ".join(sorted(CLIENT_RUN_CALLS))
-            raise ToolDefinitionError(f"no provider call of kind {kind!r} (known: {known})")
-        name = CLIENT_RUN_CALLS[kind][0]
+        name = carried.tool
         self._check_free(name)
         if fn is None or not callable(fn):
             raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
@@ -948,18 +946,16 @@ class Toolbox:
         out = tool_definitions(tools, format, strict=strict)
         custom = [t for t in self._tools.values() if t.kind == "custom_tool_call"]
         if custom:
-            if provider(format).name != "openai-responses":
+            write = FORMATS.provider(format).custom_definition
+            if write is None:
+                having = ", ".join(p.name for p in FORMATS if p.custom_definition is not None)
                 raise ToolDefinitionError(
                     f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
-                    f"openai-responses, not {format}"
+                    f"{having}, not {format}"
                 )
             # in registration order among the function tools
             order = {t.name: i for i, t in enumerate(self._tools.values())}
-            out += [
-                {"type": "custom", "name": t.name, "description": t.description,
-                 "format": dict(t.parameters["format"])}
-                for t in custom
-            ]  # fmt: skip
+            out += [write(t) for t in custom]
             out.sort(key=lambda d: order.get(d.get("name", ""), 0))
         return out
 

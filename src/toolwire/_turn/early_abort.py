@@ -8,7 +8,7 @@ besides judging each completed value once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,12 +25,14 @@ from .._core.outcome import Outcome
 from .._core.partial_json import PartialJSONParser
 from .._core.response import Partial, PartialCall, RejectedCall, Response, ToolCall
 from .._errors import ArgumentsInvalid, JSONSyntaxError, ToolDefinitionError
-from .._providers.openai_responses import custom_input
+from .._providers import FORMATS
 from .._tools.jsonschema import SchemaValidator, Violation, compile_schema, format_path
 from .._tools.toolbox import InvalidCall, Tool, Toolbox, _RawBinding
 
 # AbortWatch, continuation and the constants serve run_turn; the public name is EarlyAbort.
 __all__ = ["EarlyAbort"]
+
+CustomInput = Callable[[PartialCall], "str | None"]  # a format's Provider.custom_input
 
 MAX_DEPTH_JUDGED = 8
 """The deepest value (path length) judged before the arguments complete."""
@@ -339,11 +341,12 @@ def continuation(
     what arrived, the offending call, the other complete calls; nothing ran."""
     kept: list[tuple[PartialCall, ToolCall | RejectedCall]] = []
     dropped = False
+    custom = None if partial.format is None else FORMATS.provider(partial.format).custom_input
     for call in sorted(partial.calls, key=lambda c: c.index):
         if call.index == abort.index:
-            kept.append((call, _as_call(call, abort.reason)))
+            kept.append((call, _as_call(call, abort.reason, custom)))
             continue
-        arguments = _complete_arguments(call)
+        arguments = _complete_arguments(call, custom)
         if arguments is None or not call.name:
             dropped = True
             continue
@@ -391,26 +394,26 @@ def _rejected(call: PartialCall, text: str) -> Outcome:
     return Outcome(call_id=call.id, name=call.name, status="rejected", error=text)
 
 
-def _complete_arguments(call: PartialCall) -> Any:
+def _complete_arguments(call: PartialCall, custom: CustomInput | None) -> Any:
     """A call's arguments when they arrived whole (a JSON object; a custom tool call's
-    input text), else ``None``."""
+    input text, read by its format's ``custom``), else ``None``."""
     raw = call.raw_arguments
-    if _is_custom(call):
-        return custom_input(raw) if call.ended else None
+    text = None if custom is None else custom(call)
+    if text is not None:
+        return text if call.ended else None
     if not raw.strip():
         return {} if call.ended else None
     return _json_object(raw)
 
 
-def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
+def _as_call(call: PartialCall, reason: str, custom: CustomInput | None) -> ToolCall | RejectedCall:
     """The offending call as the assistant turn repeats it: with its arguments when they
     are a JSON object (or nothing arrived), else as a rejected call with the raw text."""
     raw = call.raw_arguments
-    arguments: Any
-    if _is_custom(call):
-        # free-form input: repeated as the text that arrived, never as its JSON escape
-        arguments = custom_input(raw)
-    else:
+    # a custom call's free-form input is repeated as the text that arrived, never as its
+    # JSON escape
+    arguments: Any = None if custom is None else custom(call)
+    if arguments is None:
         arguments = {} if not raw.strip() else _json_object(raw)
     if arguments is not None:
         return ToolCall(
@@ -422,12 +425,6 @@ def _as_call(call: PartialCall, reason: str) -> ToolCall | RejectedCall:
         id=call.id, name=call.name, raw_arguments=raw, reason=reason, index=call.index,
         metadata=call.metadata, synthetic_id=call.synthetic_id,
     )  # fmt: skip
-
-
-def _is_custom(call: PartialCall) -> bool:
-    """Whether ``call`` is a Responses custom tool call (its arguments are one JSON
-    string literal of free-form text)."""
-    return call.metadata.get("type") == "custom_tool_call"
 
 
 def _json_object(raw: str) -> dict[str, Any] | None:

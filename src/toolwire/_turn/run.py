@@ -18,12 +18,12 @@ from typing import Any
 
 from .._core.events import StreamEvent
 from .._core.json_safe import read
-from .._core.messages import turn_messages
 from .._core.outcome import Outcome
 from .._core.recording import Recording
 from .._core.response import Response, Usage
 from .._errors import SettingsError, UsageError
 from .._execution.executor import AsyncExecutor, Executor
+from .._providers._messages import turn_messages
 from .._streaming.drivers import FIRST_EVENT_TIMEOUT, IDLE_TIMEOUT, AsyncStreamHandle, StreamHandle
 from .._tools.toolbox import Toolbox
 from ..accounting.pricing import Prices

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ._faults import BytePlan, apply_event_faults, byte_plan, has, http_status
-from ._formats import Route, base_urls, check_request, encoder_for, route
+from ._formats import Route, WireFormats
 from ._recordings import RecordedBody
 from ._scenario import Script
 from ._scenario_types import Fault, ScenarioResponse
@@ -285,7 +285,9 @@ class SimulatorApp:
         faults: Iterable[Fault],
         tracker: Tracker,
         keep: int | None = None,
+        wires: WireFormats,
     ) -> None:
+        self.wires = wires  # the formats served: routes, checks, encoders
         self.keep = keep  # how many requests (and served responses) to remember; None: all
         self.script = script
         self.seed = seed
@@ -365,18 +367,18 @@ class SimulatorApp:
             connection.requests += 1
         if method == "GET" and path == "/":
             host = headers.get("host", "127.0.0.1")
-            listing = {"toolwire-simulator": base_urls(f"http://{host}")}
+            listing = {"toolwire-simulator": self.wires.base_urls(f"http://{host}")}
             reply = _Reply(200, "application/json", [json.dumps(listing).encode()], chunked=False)
             record.served = "index"
             await self._write(reply, send, record, gone)
             return
-        target = route(method, path, query)
+        target = self.wires.route(method, path, query)
         if target is None:
             record.status, record.served = 404, "not-found"
             message = f"toolwire simulator: no endpoint for {method} {path}"
             await self._write(_json_reply(ErrorReply(404, {"error": message})), send, record, gone)
             return
-        encoder = encoder_for(target.format)
+        encoder = self.wires.encoder_for(target.format)
         record.format = target.format
         reply = self._answer(target, encoder, body, record)
         await self._write(reply, send, record, gone)
@@ -393,7 +395,7 @@ class SimulatorApp:
             wanted = body.get("stream", target.stream_default)
             stream = wanted is True
         record.stream = stream
-        problem = check_request(target.format, body, self._calls_of)
+        problem = self.wires.check_request(target.format, body, self._calls_of)
         if problem is not None:
             record.status, record.served, record.error = 400, "refused", problem
             return _json_reply(encoder.error_body(400, problem))

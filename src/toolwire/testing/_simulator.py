@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import socket
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any
 
 from .._errors import UsageError
 from ._faults import parse_faults
-from ._formats import base_urls, served
+from ._formats import WIRES, WireFormats
 from ._recordings import load_recording
 from ._scenario import Script, load_scenario, make_response
 from ._scenario_types import Fault, ScenarioResponse
@@ -45,6 +46,9 @@ class Simulator:
     or TOML scenario file (its ``seed`` and ``loop`` are used unless given here). ``keep``
     bounds how many requests and connections are remembered (the oldest are forgotten
     first; ``None``, the default, keeps all), for servers that run for days.
+    ``formats`` is the table of formats it writes and routes to, with their quirk profiles:
+    the built-in one by default; a test that defines a toy format passes its own
+    (``WireFormats(TOY_WIRE, *WIRES)``).
     """
 
     def __init__(
@@ -58,7 +62,9 @@ class Simulator:
         scenario: str | Path | None = None,
         shutdown_timeout: float = 5.0,
         keep: int | None = None,
+        formats: WireFormats | None = None,
     ) -> None:
+        self._wires = WIRES if formats is None else formats
         loaded = load_scenario(scenario) if scenario is not None else None
         if seed is None:
             seed = loaded.seed if loaded is not None and loaded.seed is not None else 0
@@ -81,7 +87,12 @@ class Simulator:
             raise UsageError(f"keep must be a positive number of requests, not {keep!r}")
         self._tracker = Tracker(keep)
         self._app = SimulatorApp(
-            self._script, seed=seed, faults=parse_faults(faults), tracker=self._tracker, keep=keep
+            self._script,
+            seed=seed,
+            faults=parse_faults(faults),
+            tracker=self._tracker,
+            keep=keep,
+            wires=self._wires,
         )
         self._sock: socket.socket | None = None
         self._bound_port: int | None = None
@@ -131,11 +142,12 @@ class Simulator:
             id=id,
             model=model,
             faults=faults,
-            profile=profile,
             output=output,
             refusal=refusal,
             server_tools=server_tools,
         )
+        if profile is not None:  # named in this simulator's table
+            response = dataclasses.replace(response, profiles=self._wires.parse_profiles(profile))
         self._script.add(response, model=for_model)
         return response
 
@@ -209,14 +221,14 @@ class Simulator:
         OpenAI (chat and Responses): ``.../v1``; Anthropic, Cohere: the root; Gemini: the
         root for google-genai's ``http_options``; Bedrock: boto3's ``endpoint_url``;
         Ollama: the client's ``host``. Each provider declares its own
-        (``Provider.base_path``); :class:`~toolwire.UnknownFormat` for a format the
+        (``WireFormat.base_path``); :class:`~toolwire.UnknownFormat` for a format the
         simulator does not serve.
         """
-        return self.url + served(format).base_path
+        return self.url + self._wires.wire(format).base_path
 
     def base_urls(self) -> dict[str, str]:
         """``base_url`` of every format served."""
-        return base_urls(self.url)
+        return self._wires.base_urls(self.url)
 
     # -------------------------------------------------------------- lifecycle
 

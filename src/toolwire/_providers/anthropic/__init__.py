@@ -479,12 +479,17 @@ def _tool_use(call: Call) -> dict[str, Any]:
     return block
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": text}
+
+
 PROVIDER = Provider(
     name="anthropic",
-    detect_rank=20,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
 )

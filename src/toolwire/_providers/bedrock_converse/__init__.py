@@ -391,12 +391,17 @@ def _reasoning(text: str, signature: Any) -> dict[str, Any]:
     return {"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": [{"text": text}]}
+
+
 PROVIDER = Provider(
     name="bedrock-converse",
-    detect_rank=70,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
 )

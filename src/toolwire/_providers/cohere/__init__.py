@@ -260,12 +260,17 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": text}
+
+
 PROVIDER = Provider(
     name="cohere",
-    detect_rank=30,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
 )

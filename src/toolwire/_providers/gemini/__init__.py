@@ -605,16 +605,21 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [{"role": "model", "parts": parts}] if parts else []
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "parts": [{"text": text}]}
+
+
 # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
 
 
 PROVIDER = Provider(
     name="gemini",
-    detect_rank=50,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
     group_definitions=group_definitions,
 )

@@ -458,14 +458,19 @@ def _content_chunks(response: Response) -> list[dict[str, Any]]:
     return out
 
 
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": text}
+
+
 PROVIDER = Provider(
     name="openai-chat",
-    detect_rank=40,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
     detect_fallback=_detect_error,
     aliases=("openai",),
     # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,

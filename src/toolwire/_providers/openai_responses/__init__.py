@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ..._core import deltas as d
 from ..._core.content import Image, Part, data_url
 from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
-from ..._core.providers import Provider
-from ..._core.response import Response
+from ..._core.providers import ClientRunCall, Provider
+from ..._core.response import PartialCall, Response
 from ..._errors import StreamFormatError
 from .._definitions import parameters_for
 from .._openai_shapes import error_message, openai_usage
@@ -648,13 +648,43 @@ def _call_item(call: Call) -> dict[str, Any]:
     return item
 
 
+def custom_call_input(call: PartialCall) -> str | None:
+    """A custom tool call's input text as far as it arrived (see :func:`custom_input`), or
+    ``None`` when ``call`` is not a custom tool call."""
+    if call.metadata.get("type") != "custom_tool_call":
+        return None
+    return custom_input(call.raw_arguments)
+
+
+def custom_definition(tool: ToolSpec) -> dict[str, Any]:
+    """A custom tool's definition: ``{"type": "custom", "name", "description", "format"}``
+    (its parameters are ``{"type": "custom", "format": ...}``, see ``Toolbox.custom``)."""
+    return {
+        "type": "custom",
+        "name": tool.name,
+        "description": tool.description,
+        "format": dict(tool.parameters["format"]),
+    }
+
+
+def user_message(text: str) -> dict[str, Any]:
+    """A user message holding ``text`` (what toolwire itself tells the model)."""
+    return {"role": "user", "content": text}
+
+
 PROVIDER = Provider(
     name="openai-responses",
-    detect_rank=10,
     detect=detect,
     adapter=adapter,
     definition=definition,
     tool_results=tool_results,
     assistant_turn=assistant_turn,
+    user_message=user_message,
     detect_fallback=_detect_event,
+    custom_definition=custom_definition,
+    custom_input=custom_call_input,
+    client_run_calls={
+        kind: ClientRunCall(tool, approval=kind == "mcp_approval_request")
+        for kind, (tool, _) in CLIENT_RUN_CALLS.items()
+    },
 )

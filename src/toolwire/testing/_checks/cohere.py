@@ -2,7 +2,7 @@
 
 Cohere's v2 messages copy OpenAI chat's, and so does its rule: ``tool`` messages answer
 the ``tool_calls`` ids of the assistant message before them, and every call is answered
-(``openai_chat.request_checks``); Cohere words the refusal ``invalid request: ...``.
+(``_chat_messages``, shared with OpenAI chat); Cohere words the refusal ``invalid request: ...``.
 O(size of the body).
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._request_reading import ServedCalls
-from .openai_chat import check_request as check_chat
+from ._chat_messages import check_request as check_chat
 
 __all__ = ["check_request"]
 

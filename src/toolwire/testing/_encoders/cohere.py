@@ -22,7 +22,7 @@ from .._wire_writing import (
     typed_event,
     with_ids,
 )
-from .openai_chat import function_call
+from ._openai_shapes import function_call
 
 __all__ = ["CohereEncoder"]
 

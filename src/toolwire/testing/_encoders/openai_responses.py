@@ -21,7 +21,7 @@ from .._wire_writing import (
     pieces,
     typed_event,
 )
-from .openai_chat import CALL_IDS, openai_error
+from ._openai_shapes import CALL_IDS, openai_error
 
 __all__ = ["OpenAIResponsesEncoder"]
 
