@@ -17,6 +17,7 @@ import toolwire
 from toolwire import StreamAssembler
 from toolwire._core.assembler import Assembler
 from toolwire._core.usage_estimate import heuristic_tokens
+from toolwire._providers import FORMATS
 from toolwire.accounting.token_counting import counter_for
 
 
@@ -142,7 +143,7 @@ def _check_counters_at(cuts: list[int]) -> None:
     never handed a counter, with the heuristic."""
     text = "Grüße aus Köln"
     assert _estimate(StreamAssembler(), cuts) == (len(text.encode()), "tiktoken:o200k_base")
-    assert _estimate(Assembler(), cuts) == (heuristic_tokens(text), "heuristic")
+    assert _estimate(Assembler(formats=FORMATS), cuts) == (heuristic_tokens(text), "heuristic")
 
 
 def test_the_stream_assembler_counts_with_tiktoken_and_the_core_never_does(

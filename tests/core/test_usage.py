@@ -16,6 +16,7 @@ import toolwire
 from toolwire import StreamAssembler, Usage, UsageReported
 from toolwire._core.assembler import Assembler
 from toolwire._core.usage_estimate import CALL_OVERHEAD, estimate_output, heuristic_tokens
+from toolwire._providers import FORMATS
 from usage_turns_support import ANTHROPIC_SEARCH_TURN
 
 # ------------------------------------------------------------------------- helpers
@@ -186,7 +187,7 @@ def test_the_core_counts_with_the_counter_it_is_handed() -> None:
         return len, "chars"
 
     for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
-        asm = Assembler(counter_for=chars)
+        asm = Assembler(formats=FORMATS, counter_for=chars)
         for piece in pieces:
             asm.feed_bytes(piece)
         usage = asm.close().usage
