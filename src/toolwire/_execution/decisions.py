@@ -516,3 +516,175 @@ def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Co
         yield from _release_quietly(held)
     else:
         yield from _finish_quietly(held, "unknown", None, message)
+
+
+# ------------------------------------------------------------------ the driven flow
+#
+# ``drive_call`` is what the drivers run: ``execute_call`` with the tool commands spelled
+# out in the few primitives a driver performs (start, wait, cancel, detach, keep) and the
+# caller's cancellation delivered at a safe point. The drivers keep no policy.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaitTool:
+    """Wait until the tool ends, ``seconds`` pass, or the clock reaches ``deadline``
+    (absolute, on the driver's clock; ``None``: no deadline); the driver sends back
+    :class:`Woke`. Only an ``interruptible`` wait may be cut short by the caller's
+    cancellation; the driver finishes any other before it says so."""
+
+    seconds: float
+    deadline: float | None
+    interruptible: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Woke:
+    """What a :class:`WaitTool` found: how the tool ended (``None``: still running) and
+    the driver's clock when it looked."""
+
+    ended: ToolEnded | None
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTool:
+    """Ask the tool to stop; the driver sends back its final event if it has ended
+    already, :class:`ToolNotStarted` if it was stopped before it began, else ``None`` (an
+    async task was asked to stop; a thread cannot be)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DetachTool:
+    """Leave a tool that outlived its grace to end on its own (cancelled once more if it
+    is a task, logged either way); the driver sends back ``None``."""
+
+
+DriverCommand = (
+    ClaimCall
+    | StartTool
+    | WaitTool
+    | Heartbeat
+    | CancelTool
+    | DetachTool
+    | KeepTool
+    | FinishCall
+    | ReleaseCall
+)
+DriverFlow = Generator[DriverCommand, Any, Outcome]
+
+
+@dataclass(slots=True)
+class _Drive:
+    """What the driven flow knows of its call beyond the core's own state."""
+
+    plan: CallPlan
+    in_thread: bool
+    cancel_grace: float
+    deadline: float | None = None
+    cancel: BaseException | None = None
+    delivered: bool = False
+    interruptible: bool = False
+
+
+def drive_call(plan: CallPlan, *, in_thread: bool, cancel_grace: float) -> DriverFlow:
+    """Run :func:`execute_call` for a driver; return the call's ``Outcome``.
+
+    ``in_thread`` says the tool runs on a thread (which cannot be stopped) rather than as a
+    task; ``cancel_grace`` is how long a cancelled tool is given to end. The driver sends
+    back each command's result, throws an ``Exception`` for a command that failed, and
+    throws the caller's cancellation (any other ``BaseException``) in place of a command
+    it did not perform or a wait it cut short. The cancellation is thrown into the core at
+    its first interruptible command (:data:`INTERRUPTIBLE`), once; a command not performed
+    meanwhile is asked for again. When the core ends without it, the driver re-raises it.
+    O(1) per command.
+    """
+    drive = _Drive(plan, in_thread, cancel_grace)
+    core = execute_call(plan)
+    reply: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            command = core.send(reply) if failure is None else core.throw(failure)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        reply, failure = yield from _perform(drive, command)
+
+
+def _perform(drive: _Drive, command: Command) -> Generator[DriverCommand, Any, tuple[Any, Any]]:
+    """One core command, performed through the driver: its result, or what to throw into
+    the core (the command's failure, or the caller's cancellation at an interruptible
+    command)."""
+    drive.interruptible = type(command) in INTERRUPTIBLE and not drive.delivered
+    if drive.interruptible and drive.cancel is not None:
+        drive.delivered = True
+        return None, drive.cancel
+    try:
+        if isinstance(command, AwaitTool):
+            reply: Any = yield from _await(drive, command)
+        elif isinstance(command, AbandonTool):
+            reply = yield from _abandon(drive, command)
+        elif isinstance(command, KeepTool):
+            reply = yield from _keep(drive, command)
+        elif isinstance(command, StartTool):
+            drive.deadline = yield from _ask(drive, command)
+            reply = None
+        else:
+            reply = yield from _ask(drive, command)
+    except Exception as exc:
+        return None, exc
+    except GeneratorExit:
+        raise
+    except BaseException as exc:  # the cancellation, at an interruptible command
+        drive.delivered = True
+        return None, exc
+    return reply, None
+
+
+def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any, Any]:
+    """Yield ``command`` until the driver performs it. A cancellation thrown in its place
+    is remembered; it propagates at an interruptible command, else the command is asked
+    for again (it was not performed: store writes and letting go of a tool complete)."""
+    while True:
+        try:
+            return (yield command)
+        except (Exception, GeneratorExit):
+            raise
+        except BaseException as exc:
+            if drive.cancel is None:
+                drive.cancel = exc
+            if drive.interruptible:
+                raise
+
+
+def _await(drive: _Drive, command: AwaitTool) -> Generator[DriverCommand, Any, ToolEvent]:
+    """``AwaitTool``: one wait, then the tool's end, its timeout, or still pending."""
+    wait = WaitTool(seconds=command.interval, deadline=drive.deadline, interruptible=True)
+    woke: Woke = yield from _ask(drive, wait)
+    if woke.ended is not None:
+        return woke.ended
+    if drive.deadline is not None and woke.now >= drive.deadline:
+        return ToolTimedOut(timeout=drive.plan.timeout)
+    return ToolPending()
+
+
+def _abandon(
+    drive: _Drive, command: AbandonTool
+) -> Generator[DriverCommand, Any, ToolEnded | None]:
+    """``AbandonTool``: cancel; wait out the grace for a task, or for a thread when the
+    caller cancelled (a thread that overran is not waited for); then leave it running."""
+    ended: ToolEnded | None = yield from _ask(drive, CancelTool())
+    if ended is not None or (drive.in_thread and command.reason != "cancelled"):
+        return ended
+    wait = WaitTool(seconds=drive.cancel_grace, deadline=None, interruptible=False)
+    woke: Woke = yield from _ask(drive, wait)
+    if woke.ended is None:
+        yield from _ask(drive, DetachTool())
+    return woke.ended
+
+
+def _keep(drive: _Drive, command: KeepTool) -> Generator[DriverCommand, Any, bool]:
+    """``KeepTool``: only a thread with a deadline is kept (a task was cancelled)."""
+    if not drive.in_thread or drive.deadline is None or drive.plan.timeout is None:
+        return False
+    taken: bool = yield from _ask(drive, command)
+    return taken
