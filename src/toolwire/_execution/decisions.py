@@ -2,6 +2,8 @@
 
 :func:`execute_call` yields commands (claim, start, await, heartbeat, abandon, keep,
 finish, release), receives their results, and returns the call's :class:`~toolwire.Outcome`.
+:func:`drive_call`, the flow the drivers run, spells the tool commands out in primitives
+(start, wait, cancel, detach, keep) and delivers the caller's cancellation at a safe point.
 Every policy decision lives here, once; the drivers only perform commands. O(1) per command.
 """
 
@@ -24,8 +26,12 @@ __all__ = [
     "ApprovalGate",
     "AwaitTool",
     "CallPlan",
+    "CancelTool",
     "ClaimCall",
     "Command",
+    "DetachTool",
+    "DriverCommand",
+    "DriverFlow",
     "FinishCall",
     "Heartbeat",
     "KeepTool",
@@ -37,6 +43,9 @@ __all__ = [
     "ToolReturned",
     "ToolTimedOut",
     "ToolUnstorable",
+    "WaitTool",
+    "Woke",
+    "drive_call",
     "execute_call",
     "keep_running",
 ]
@@ -301,6 +310,12 @@ def execute_call(plan: CallPlan) -> CallFlow:
         yield from _release_quietly(held)
         raise
 
+    return (yield from _run_tool(plan, held))
+
+
+def _run_tool(plan: CallPlan, held: ReleaseCall) -> CallFlow:
+    """The started tool: wait for it and keep the lease alive, then settle how it ended
+    (its result, its timeout, a lost lease, or the caller's cancellation)."""
     while True:
         try:
             event: ToolEvent = yield AwaitTool(interval=plan.heartbeat_interval)
@@ -311,17 +326,7 @@ def execute_call(plan: CallPlan) -> CallFlow:
             raise
         if not isinstance(event, ToolPending):
             break
-        try:
-            alive = yield Heartbeat(
-                key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
-            )
-        except Exception:
-            continue  # fenced writes keep a missed beat safe; try again next interval
-        except GeneratorExit:
-            raise
-        except BaseException:
-            yield from _cancelled(plan, held)
-            raise
+        alive = yield from _beat(plan, held)
         if not alive:
             ended = yield from _let_go("lease lost")
             returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
@@ -331,18 +336,40 @@ def execute_call(plan: CallPlan) -> CallFlow:
                 error="the lease was lost while the tool was running; its effect is in doubt",
                 value=None if returned is None else returned.value,
             )
-
     if isinstance(event, ToolTimedOut):
-        ended = yield from _let_go("timed out")
-        if ended is not None:
-            # It ended while being abandoned: its own result is better than a doubt.
-            return (yield from _settle(plan, held, ended))
-        message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
-        if not plan.claim.reclaim and (yield from _kept(fence)):
-            return _outcome(plan, "timed_out", error=message)  # the keeper holds the claim
-        yield from _in_doubt(held, plan.claim.reclaim, message)
-        return _outcome(plan, "timed_out", error=message)
+        return (yield from _timed_out(plan, held, event))
     return (yield from _settle(plan, held, event))
+
+
+def _beat(plan: CallPlan, held: ReleaseCall) -> Generator[Command, Any, bool]:
+    """Extend the lease; whether it is still held (a failed beat counts as held: fenced
+    writes keep a missed beat safe, the next interval tries again)."""
+    try:
+        alive = yield Heartbeat(
+            key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
+        )
+    except Exception:
+        return True
+    except GeneratorExit:
+        raise
+    except BaseException:
+        yield from _cancelled(plan, held)
+        raise
+    return bool(alive)
+
+
+def _timed_out(plan: CallPlan, held: ReleaseCall, event: ToolTimedOut) -> CallFlow:
+    """The tool overran: its own end if it came while being let go, else the doubt (or
+    the keeper, which holds the claim until the tool ends)."""
+    ended = yield from _let_go("timed out")
+    if ended is not None:
+        # It ended while being abandoned: its own result is better than a doubt.
+        return (yield from _settle(plan, held, ended))
+    message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
+    if not plan.claim.reclaim and (yield from _kept(held.fence)):
+        return _outcome(plan, "timed_out", error=message)  # the keeper holds the claim
+    yield from _in_doubt(held, plan.claim.reclaim, message)
+    return _outcome(plan, "timed_out", error=message)
 
 
 def _approval(plan: CallPlan, gate: ApprovalGate) -> Generator[Command, Any, Outcome | Decision]:

@@ -24,13 +24,11 @@ from typing import Any, Generic, TypeVar, cast
 
 from .._core.content import MAX_BINARY_BYTES, binary_size, rich_parts
 from .._core.outcome import Outcome
-from .._core.response import Response, ToolCall
+from .._core.response import Response
 from .._errors import (
     ApprovalError,
-    IdempotencyKeyError,
     RetryableError,
     SettingsError,
-    StoreError,
     UsageError,
 )
 from .._telemetry import ToolObserver, decided_tool, tool_observer
@@ -38,23 +36,17 @@ from .._tools.context import ToolContext
 from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Record, Store
-from ..stores._requests import GetRequest, identity_label
+from ..stores._requests import GetRequest
 from ..stores.memory import MemoryStore
 from . import approvals
 from .approvals import PendingCall
 from .decisions import (
-    ApprovalGate,
-    CallPlan,
     CancelTool,
-    ClaimCall,
     Command,
     DetachTool,
     DriverCommand,
     DriverFlow,
-    FinishCall,
-    Heartbeat,
     KeepTool,
-    ReleaseCall,
     StartTool,
     ToolEnded,
     ToolNotStarted,
@@ -65,8 +57,8 @@ from .decisions import (
     describe,
     drive_call,
 )
-from .idempotency import arguments_hash, call_key, idempotency_key
 from .interrupts import DeferredInterrupts
+from .planning import Job, plan_calls, timeout_of
 from .runaways import Keeper, RunawayCall
 from .settings import (
     DEFAULT_CANCEL_GRACE,
@@ -83,6 +75,7 @@ from .settings import (
 from .settings import (
     ERROR_TEXT_LIMIT as ERROR_TEXT_LIMIT,
 )
+from .store_commands import StoreLane, perform_async_store, perform_store
 from .workers import LoopTool, ThreadTool, invoke_async, pool, task_end
 
 # The constants and default_error_text are documented (in .settings), not exported: the
@@ -95,18 +88,6 @@ __all__ = [
 T = TypeVar("T")
 
 logger = logging.getLogger("toolwire.executor")
-
-
-@dataclass(slots=True, kw_only=True)
-class _Job:
-    """One validated call ready for the core, with what the driver needs to run it."""
-
-    position: int
-    plan: CallPlan
-    tool: Tool
-    call: ToolCall
-    check: ValidCall
-    scope: str
 
 
 class _RunInterrupted(BaseException):
@@ -190,7 +171,7 @@ class _ExecutorBase(Generic[S]):
 
     def _keep(
         self,
-        job: _Job,
+        job: Job,
         handle: ThreadTool | LoopTool | None,
         fence: int,
         deadline: float | None,
@@ -221,128 +202,19 @@ class _ExecutorBase(Generic[S]):
         )
 
     def _timeout_of(self, tool: Tool) -> float:
-        return tool.timeout if tool.timeout is not None else self.timeout
+        return timeout_of(self._settings, tool)
 
     def _check_retention(self, name: str | None, timeout: float) -> None:
         check_retention(self._settings, name, timeout)
 
     def _prepare(
         self, response: Response, turn: str | None
-    ) -> tuple[list[Outcome | None], list[_Job]]:
+    ) -> tuple[list[Outcome | None], list[Job]]:
         """Validate and key every call; outcomes decided now, jobs for the rest."""
-        checks = self.toolbox.check_response(response)  # refuses what is not a Response
-        if turn is not None and (not isinstance(turn, str) or not turn):
-            raise SettingsError(f"turn must be a non-empty str or None, not {turn!r}")
-        if (
-            turn is None
-            and response.response_id is None
-            and response.created is None
-            and any(call.synthetic_id for call in response.tool_calls)
-        ):
-            raise SettingsError(
-                "this response has no response id and no timestamp, and its call ids were "
-                "synthesised by toolwire, so nothing tells this turn from another: two "
-                "turns would share their idempotency keys (a new call replayed or refused "
-                "as a conflict). Pass run(response, turn=...) with an identity of the "
-                "request that produced it (e.g. a digest of the request body, or a turn "
-                "counter of the conversation); pass the same value when the same response "
-                "is run again."
-            )
         owner = f"{self._owner_prefix}:{next(self._runs)}"
-        decided: list[Outcome | None] = []
-        candidates: list[tuple[int, ValidCall, CallPlan]] = []
-        seen: dict[tuple[str, str], int] = {}
-        rejected = False
-        for position, check in enumerate(checks):
-            if not isinstance(check, ValidCall):
-                decided.append(_rejected(check.call.id, check.call.name, check.reason))
-                rejected = True
-                continue
-            call, tool = check.call, check.tool
-            occurrence = seen.get((tool.name, call.id), 0)
-            seen[(tool.name, call.id)] = occurrence + 1
-            try:
-                digest = arguments_hash(check.arguments)
-                key = call_key(
-                    self.scope,
-                    response.response_id,
-                    tool.name,
-                    call.id,
-                    occurrence,
-                    created=response.created,
-                    turn=turn,
-                )
-            except IdempotencyKeyError as exc:
-                decided.append(_rejected(call.id, call.name, str(exc)))
-                rejected = True
-                continue
-            decided.append(None)
-            timeout = self._timeout_of(tool)
-            if timeout > self.timeout:  # the default was checked at __init__
-                self._check_retention(tool.name, timeout)  # a tool registered since
-            idem = idempotency_key(key, digest)
-            claim = ClaimCall(
-                key,
-                digest,
-                idem,
-                owner,
-                self.lease,
-                self.retention,
-                bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
-                identity_label(self.scope),
-                None if turn is None else identity_label(turn),
-                identity_label(tool.name),
-                identity_label(call.id),
-            )
-            gate = None
-            if tool.needs_approval(check):
-                park = ClaimCall(
-                    approvals.record_key(idem),
-                    digest,
-                    idem,
-                    owner,
-                    self.lease,
-                    self.retention,
-                    False,
-                    *claim.identity(),
-                )
-                details = approvals.details_text(
-                    tool.name, call.id, check.arguments, tool.parameters
-                )
-                gate = ApprovalGate(park=park, details=details)
-            plan = CallPlan(
-                call_id=call.id,
-                name=tool.name,
-                claim=claim,
-                heartbeat_interval=self.heartbeat_interval,
-                timeout=timeout,
-                retry_on=self.retry_on,
-                approval=gate,
-            )
-            candidates.append((position, check, plan))
-        if rejected and not self.run_on_rejection:
-            for position, check, _plan in candidates:
-                decided[position] = Outcome(
-                    call_id=check.call.id,
-                    name=check.call.name,
-                    status="skipped",
-                    error="not run: another call of the same response was rejected",
-                )
-            return decided, []
-        jobs = [
-            _Job(
-                position=position,
-                plan=plan,
-                tool=check.tool,
-                call=check.call,
-                check=check,
-                scope=self.scope,
-            )
-            for position, check, plan in candidates
-        ]
-        return decided, jobs
+        return plan_calls(self._settings, self.toolbox, response, turn, owner)
 
-    def _gated(self, response: Response, turn: str | None) -> list[tuple[str, _Job]]:
+    def _gated(self, response: Response, turn: str | None) -> list[tuple[str, Job]]:
         """The approval record keys of the calls of ``response`` that need approval."""
         _decided, jobs = self._prepare(response, turn)
         return [(job.plan.approval.park.key, job) for job in jobs if job.plan.approval is not None]
@@ -359,7 +231,7 @@ class _ExecutorBase(Generic[S]):
             )
         return tool.validate(arguments)
 
-    def _edited(self, job: _Job, arguments: dict[str, Any]) -> None:
+    def _edited(self, job: Job, arguments: dict[str, Any]) -> None:
         """Run ``job`` on approved arguments instead of the model's, validated again."""
         validated, built = job.tool._validated(arguments)
         job.check = ValidCall(call=job.call, tool=job.tool, arguments=validated, built=built)
@@ -373,7 +245,7 @@ class _ExecutorBase(Generic[S]):
             )
         return self.store
 
-    def _for_core(self, job: _Job, event: ToolEnded) -> ToolEnded:
+    def _for_core(self, job: Job, event: ToolEnded) -> ToolEnded:
         """Attach what the model is to read of a raised exception (the ``error_text`` hook);
         a result whose images and files exceed ``max_binary_bytes`` becomes a failure."""
         if isinstance(event, ToolReturned):
@@ -394,7 +266,7 @@ class _ExecutorBase(Generic[S]):
             text = default_error_text(exc, job.call)
         return ToolRaised(exception=exc, text=text)
 
-    def _bounded(self, job: _Job, event: ToolReturned) -> ToolEnded:
+    def _bounded(self, job: Job, event: ToolReturned) -> ToolEnded:
         parts = rich_parts(event.value)
         size = 0 if parts is None else binary_size(parts)
         if size <= self.max_binary_bytes:
@@ -425,11 +297,7 @@ def _check_store(store: T) -> T:
     return store
 
 
-def _rejected(call_id: str, name: str, reason: str) -> Outcome:
-    return Outcome(call_id=call_id, name=name, status="rejected", error=reason)
-
-
-def _context(job: _Job, deadline: float | None) -> ToolContext:
+def _context(job: Job, deadline: float | None) -> ToolContext:
     return ToolContext(
         idempotency_key=job.plan.claim.idempotency_key,
         deadline=deadline,
@@ -452,7 +320,7 @@ def _remaining(interval: float, deadline: float | None) -> float:
 # ------------------------------------------------------------------ logging
 
 
-def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
+def _fields(job: Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
     return {
         "tool_name": job.plan.name,
         "call_id": job.plan.call_id,
@@ -462,7 +330,7 @@ def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]
     }
 
 
-def _who(job: _Job) -> tuple[str, str, str]:
+def _who(job: Job) -> tuple[str, str, str]:
     """The call a log line is about: tool name, call id, idempotency key."""
     return job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
 
@@ -470,7 +338,7 @@ def _who(job: _Job) -> tuple[str, str, str]:
 _WHO = "tool %r call %s (key %s)"
 
 
-def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+def _log_outcome(job: Job, outcome: Outcome, raised: BaseException | None) -> None:
     """Log what a person debugging the call needs; silent for plain successes."""
     status = outcome.status
     if status in ("completed", "replayed", "in_progress", "conflict", "awaiting_approval"):
@@ -493,7 +361,7 @@ def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> N
     logger.log(level, _WHO + ": outcome %s: %s", *_who(job), status, outcome.error, extra=extra)
 
 
-def _log_late(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+def _log_late(job: Job, outcome: Outcome, raised: BaseException | None) -> None:
     """Log how a kept tool ended after its timeout (the record now says so)."""
     extra = _fields(job, outcome.status)
     if outcome.status == "completed":
@@ -505,7 +373,7 @@ def _log_late(job: _Job, outcome: Outcome, raised: BaseException | None) -> None
     logger.warning(message, *args, exc_info=raised, extra=extra)
 
 
-def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
+def _log_detached(job: Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
     """Log a tool left running after its grace; a done-callback to log its end."""
     why = "a thread cannot be stopped" if in_thread else "it ignored its cancellation"
     message = (
@@ -530,7 +398,7 @@ def _observe_decided(decided: list[Outcome | None]) -> None:
             decided_tool(outcome)
 
 
-def _internal_error(job: _Job, exc: Exception) -> Outcome:
+def _internal_error(job: Job, exc: Exception) -> Outcome:
     """A bug in the core must cost one outcome, never the whole run's."""
     message = "internal error while executing " + _WHO
     logger.error(message, *_who(job), exc_info=exc, extra=_fields(job, "unknown"))
@@ -546,42 +414,6 @@ def _internal_error(job: _Job, exc: Exception) -> Outcome:
 # ------------------------------------------------------------------ store commands
 
 
-def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
-    """Call the store method that performs a store command, spelled out (no dict and no
-    lookup by name on the path of every call): the answer of a :class:`Store`, an awaitable
-    of an :class:`AsyncStore` (:func:`_perform_async_store` awaits it)."""
-    if isinstance(command, ClaimCall):
-        return store.claim(
-            command.key,
-            args_hash=command.args_hash,
-            idempotency_key=command.idempotency_key,
-            owner=command.owner,
-            lease=command.lease,
-            retention=command.retention,
-            reclaim=command.reclaim,
-            scope=command.scope,
-            turn=command.turn,
-            tool_name=command.tool_name,
-            call_id=command.call_id,
-        )
-    if isinstance(command, FinishCall):
-        return store.finish(
-            command.key,
-            owner=command.owner,
-            fence=command.fence,
-            status=command.status,
-            result=command.result,
-            error=command.error,
-        )
-    if isinstance(command, Heartbeat):
-        return store.heartbeat(
-            command.key, owner=command.owner, fence=command.fence, lease=command.lease
-        )
-    if isinstance(command, ReleaseCall):
-        return store.release(command.key, owner=command.owner, fence=command.fence)
-    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
-
-
 async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
     reply = None
     while True:
@@ -595,7 +427,7 @@ async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
             reply = await asyncio.to_thread(approvals.perform, store, request)
 
 
-def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> list[PendingCall]:
+def _pending_of(gated: list[tuple[str, Job]], records: list[Record | None]) -> list[PendingCall]:
     found = []
     for (_key, job), record in zip(gated, records, strict=True):
         if record is not None:
@@ -605,11 +437,6 @@ def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> 
     return found
 
 
-async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
-    """Perform one store command on an ``AsyncStore``."""
-    return await _perform_store(store, command)
-
-
 # ------------------------------------------------------------------ the sync driver
 
 
@@ -617,7 +444,7 @@ async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
 class _SyncCall:
     """Driver state of one call of ``Executor.run``."""
 
-    job: _Job
+    job: Job
     flow: DriverFlow
     uses_thread: bool
     handle: ThreadTool | LoopTool | None = None
@@ -640,11 +467,11 @@ class _SyncRun:
     :class:`WaitTool` and the run sleeps until a tool ends or the earliest wake-up.
     """
 
-    def __init__(self, executor: Executor, jobs: list[_Job], guard: DeferredInterrupts) -> None:
+    def __init__(self, executor: Executor, jobs: list[Job], guard: DeferredInterrupts) -> None:
         self.executor = executor
         self.store = executor.store
         self.guard = guard
-        self.queued: deque[_Job] = deque(jobs)
+        self.queued: deque[Job] = deque(jobs)
         self.active: list[_SyncCall] = []
         self.outcomes: dict[int, Outcome] = {}
         self.interrupt: BaseException | None = None
@@ -707,7 +534,7 @@ class _SyncRun:
         if self.interrupt is not None:
             self.queued.clear()  # never claimed: nothing to clean up
 
-    def _next_job(self) -> _Job | None:
+    def _next_job(self) -> Job | None:
         """The first job in line, or with no thread free the first async tool in line."""
         queued = self.queued
         if self.threads or queued[0].tool.is_async:
@@ -803,10 +630,10 @@ class _SyncRun:
         if isinstance(command, DetachTool):
             return self._detach(call)
         if isinstance(command, KeepTool):
-            perform = partial(_perform_store, self.store)
+            perform = partial(perform_store, self.store)
             job = call.job
             return self.executor._keep(job, call.handle, command.fence, call.deadline, perform)
-        return _perform_store(self.store, command)
+        return perform_store(self.store, command)
 
     def _park(self, call: _SyncCall, wait: WaitTool) -> Any:
         """Answer the wait now if the tool has ended or the time has come, else park."""
@@ -974,68 +801,11 @@ class Executor(_ExecutorBase[Store]):
 # ------------------------------------------------------------------ the async driver
 
 
-class _StoreLane:
-    """The sync-store commands of one ``AsyncExecutor`` run, performed on a worker thread
-    in batches: commands queued while a batch runs go together in the next one, and each
-    batch wakes the event loop once."""
-
-    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
-        self._store = store
-        self._loop = loop
-        self._queue: list[tuple[Command, asyncio.Future[Any]]] = []
-        self._busy = False
-
-    def submit(self, command: Command) -> asyncio.Future[Any]:
-        """The command's result, as a future of the loop."""
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._queue.append((command, future))
-        if not self._busy:
-            self._busy = True
-            self._dispatch()
-        return future
-
-    def _dispatch(self) -> None:
-        batch, self._queue = self._queue, []
-        try:
-            pool().submit(lambda: self._perform(batch))
-        except Exception as exc:  # no thread could be started: nothing was performed
-            self._busy = False
-            for _command, future in batch:
-                future.set_exception(StoreError(f"no thread to call the store on: {exc}"))
-
-    def _perform(self, batch: list[tuple[Command, asyncio.Future[Any]]]) -> None:
-        results: list[tuple[bool, Any]] = []
-        for command, _future in batch:
-            try:
-                results.append((True, _perform_store(self._store, command)))
-            except Exception as exc:
-                results.append((False, exc))
-            except BaseException as exc:  # keep a worker's KeyboardInterrupt off the loop
-                results.append((False, StoreError(f"the store call was interrupted: {exc!r}")))
-        with suppress(RuntimeError):  # the loop has closed: nobody waits any more
-            self._loop.call_soon_threadsafe(self._deliver, batch, results)
-
-    def _deliver(
-        self, batch: list[tuple[Command, asyncio.Future[Any]]], results: list[tuple[bool, Any]]
-    ) -> None:
-        for (_command, future), (ok, value) in zip(batch, results, strict=True):
-            if future.done():
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-        if self._queue:
-            self._dispatch()
-        else:
-            self._busy = False
-
-
 @dataclass(slots=True, eq=False)
 class _AsyncCall:
     """Driver state of one call of ``AsyncExecutor.run``."""
 
-    job: _Job
+    job: Job
     task: asyncio.Task[ToolEnded] | None = None
     thread: ThreadTool | None = None
     thread_done: asyncio.Future[None] | None = None
@@ -1050,7 +820,7 @@ class _AsyncCall:
 class _AsyncRun:
     """One ``AsyncExecutor.run``: what its calls share (store access, bounds)."""
 
-    def __init__(self, executor: AsyncExecutor, jobs: list[_Job]) -> None:
+    def __init__(self, executor: AsyncExecutor, jobs: list[Job]) -> None:
         self.executor = executor
         self.loop = asyncio.get_running_loop()
         store: Any = executor.store
@@ -1059,14 +829,14 @@ class _AsyncRun:
         # MemoryStore is a lock and a dict: calling it inline is cheaper than any hand-off
         # (exactly MemoryStore: a subclass may block).
         self.inline = type(store) is MemoryStore
-        self.lane = None if self.async_store or self.inline else _StoreLane(store, self.loop)
+        self.lane = None if self.async_store or self.inline else StoreLane(store, self.loop)
         limit = executor.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit and limit < len(jobs) else None
         sync_jobs = sum(not job.tool.is_async for job in jobs)
         threads = executor.max_threads
         self.threads = asyncio.Semaphore(threads) if threads < sync_jobs else None
 
-    async def guarded(self, job: _Job) -> Outcome:
+    async def guarded(self, job: Job) -> Outcome:
         """``drive`` within the run's bounds (waiting for a slot is cancellable: nothing
         is claimed before it)."""
         if self.slots is not None:
@@ -1083,7 +853,7 @@ class _AsyncRun:
             if self.slots is not None:
                 self.slots.release()
 
-    async def drive(self, job: _Job) -> Outcome:
+    async def drive(self, job: Job) -> Outcome:
         """Perform one call's commands until its flow returns; re-raise a cancellation
         after clean-up."""
         plan = job.plan
@@ -1135,10 +905,10 @@ class _AsyncRun:
         if isinstance(command, KeepTool):
             return self._keep(command, call)
         if self.inline:
-            return _perform_store(self.store, command)
+            return perform_store(self.store, command)
         if self.lane is not None:
             return await self._shielded(call, self.lane.submit(command))
-        return await self._shielded(call, _perform_async_store(self.store, command))
+        return await self._shielded(call, perform_async_store(self.store, command))
 
     async def _wait(self, wait: WaitTool, call: _AsyncCall) -> Woke:
         ended = self._ended(call)
@@ -1208,7 +978,7 @@ class _AsyncRun:
             store, loop, wait = self.store, self.loop, self.executor.lease
 
             def perform(command: Command) -> Any:
-                coroutine = _perform_async_store(store, command)
+                coroutine = perform_async_store(store, command)
                 try:
                     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
                 except BaseException:  # the loop has closed: the beat is missed
@@ -1216,7 +986,7 @@ class _AsyncRun:
                     raise
                 return future.result(wait)
         else:
-            perform = partial(_perform_store, self.store)
+            perform = partial(perform_store, self.store)
         return self.executor._keep(call.job, call.thread, command.fence, call.deadline, perform)
 
     def _ended(self, call: _AsyncCall) -> ToolEnded | None:
