@@ -16,6 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 CONTRACT = "Lower rooms never import higher ones"
+FLOWS = "The flows the drivers run import no I/O"
 
 # the modules of the package under PYTHONPATH that import ``toolwire`` itself
 _ROOT_IMPORTERS = """
@@ -87,6 +88,45 @@ def test_contracts_hold_on_the_untouched_tree(tools: None, tmp_path: Path) -> No
     result = _lint_imports(_copy(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert f"{CONTRACT} KEPT" in result.stdout
+    assert f"{FLOWS} KEPT" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "_execution/decisions.py",
+        "_streaming/flow.py",
+        "_streaming/deadlines.py",
+        "stores/_requests.py",
+    ],
+)
+def test_a_flow_importing_the_clock_breaks_the_contract(
+    tools: None, tmp_path: Path, module: str
+) -> None:
+    """An ``import time`` planted in a flow the drivers run fails ``lint-imports``, which
+    names the flows contract and the flow."""
+    copy = _copy(tmp_path)
+    _plant(copy, module, "import time as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FLOWS} BROKEN" in result.stdout
+    flow = "toolwire." + module.removesuffix(".py").replace("/", ".")
+    assert f"{flow} is not allowed to import time" in result.stdout
+    assert f"{CONTRACT} KEPT" in result.stdout
+
+
+def test_a_flow_reaching_a_thread_through_its_imports_breaks_the_contract(
+    tools: None, tmp_path: Path
+) -> None:
+    """An I/O import planted in a module a flow imports (the approvals the decision core
+    reads) fails the flows contract too: indirect imports count."""
+    copy = _copy(tmp_path)
+    _plant(copy, "_execution/approvals.py", "import threading as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FLOWS} BROKEN" in result.stdout
+    assert "toolwire._execution.decisions is not allowed to import threading" in result.stdout
+    assert "toolwire._execution.approvals -> threading" in result.stdout
 
 
 def test_a_core_module_importing_the_turn_breaks_the_contract(tools: None, tmp_path: Path) -> None:
