@@ -9,9 +9,9 @@ Every policy decision lives here, once; the drivers only perform commands. O(1) 
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .._core.content import decode_result
 from .._core.outcome import Outcome, OutcomeStatus
@@ -310,12 +310,6 @@ def execute_call(plan: CallPlan) -> CallFlow:
         yield from _release_quietly(held)
         raise
 
-    return (yield from _run_tool(plan, held))
-
-
-def _run_tool(plan: CallPlan, held: ReleaseCall) -> CallFlow:
-    """The started tool: wait for it and keep the lease alive, then settle how it ended
-    (its result, its timeout, a lost lease, or the caller's cancellation)."""
     while True:
         try:
             event: ToolEvent = yield AwaitTool(interval=plan.heartbeat_interval)
@@ -328,17 +322,22 @@ def _run_tool(plan: CallPlan, held: ReleaseCall) -> CallFlow:
             break
         alive = yield from _beat(plan, held)
         if not alive:
-            ended = yield from _let_go("lease lost")
-            returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
-            return _outcome(
-                plan,
-                "unknown",
-                error="the lease was lost while the tool was running; its effect is in doubt",
-                value=None if returned is None else returned.value,
-            )
+            return (yield from _lease_lost(plan))
     if isinstance(event, ToolTimedOut):
         return (yield from _timed_out(plan, held, event))
     return (yield from _settle(plan, held, event))
+
+
+def _lease_lost(plan: CallPlan) -> CallFlow:
+    """Another worker may take the call over now: let the tool go; the effect is in doubt."""
+    ended = yield from _let_go("lease lost")
+    returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
+    return _outcome(
+        plan,
+        "unknown",
+        error="the lease was lost while the tool was running; its effect is in doubt",
+        value=None if returned is None else returned.value,
+    )
 
 
 def _beat(plan: CallPlan, held: ReleaseCall) -> Generator[Command, Any, bool]:
@@ -552,7 +551,7 @@ def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Co
 # caller's cancellation delivered at a safe point. The drivers keep no policy.
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WaitTool:
     """Wait until the tool ends, ``seconds`` pass, or the clock reaches ``deadline``
     (absolute, on the driver's clock; ``None``: no deadline); the driver sends back
@@ -564,10 +563,9 @@ class WaitTool:
     interruptible: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Woke:
+class Woke(NamedTuple):
     """What a :class:`WaitTool` found: how the tool ended (``None``: still running) and
-    the driver's clock when it looked."""
+    the driver's clock when it looked. A tuple: one is built on every wait."""
 
     ended: ToolEnded | None
     now: float
@@ -600,17 +598,49 @@ DriverCommand = (
 DriverFlow = Generator[DriverCommand, Any, Outcome]
 
 
-@dataclass(slots=True)
 class _Drive:
     """What the driven flow knows of its call beyond the core's own state."""
 
-    plan: CallPlan
-    in_thread: bool
-    cancel_grace: float
-    deadline: float | None = None
-    cancel: BaseException | None = None
-    delivered: bool = False
-    interruptible: bool = False
+    __slots__ = (
+        "cancel",
+        "cancel_grace",
+        "core",
+        "deadline",
+        "delivered",
+        "in_thread",
+        "interruptible",
+        "outcome",
+        "plan",
+    )
+
+    def __init__(self, plan: CallPlan, in_thread: bool, cancel_grace: float) -> None:
+        self.plan = plan
+        self.in_thread = in_thread
+        self.cancel_grace = cancel_grace
+        self.core = execute_call(plan)
+        self.outcome: Outcome | None = None
+        self.deadline: float | None = None
+        self.cancel: BaseException | None = None
+        self.delivered = False
+        self.interruptible = False
+
+    def advance(self, reply: Any, failure: BaseException | None) -> Command | None:
+        """Send the core the last command's result (or throw its failure); the core's
+        next command, ``None`` once it has returned its ``outcome``."""
+        try:
+            command = self.core.send(reply) if failure is None else self.core.throw(failure)
+        except StopIteration as stop:
+            self.outcome = stop.value
+            return None
+        self.interruptible = type(command) in INTERRUPTIBLE and not self.delivered
+        return command
+
+    def remember(self, cancel: BaseException) -> bool:
+        """Note the caller's cancellation, thrown in place of a command; whether it goes
+        into the core now (at an interruptible command) or the command is asked again."""
+        if self.cancel is None:
+            self.cancel = cancel
+        return self.interruptible
 
 
 def drive_call(plan: CallPlan, *, in_thread: bool, cancel_grace: float) -> DriverFlow:
@@ -623,48 +653,36 @@ def drive_call(plan: CallPlan, *, in_thread: bool, cancel_grace: float) -> Drive
     it did not perform or a wait it cut short. The cancellation is thrown into the core at
     its first interruptible command (:data:`INTERRUPTIBLE`), once; a command not performed
     meanwhile is asked for again. When the core ends without it, the driver re-raises it.
-    O(1) per command.
+    O(1) per command: store commands and ``StartTool`` pass through as they are.
     """
     drive = _Drive(plan, in_thread, cancel_grace)
-    core = execute_call(plan)
-    reply: Any = None
-    failure: BaseException | None = None
-    while True:
+    command = drive.advance(None, None)
+    while command is not None:
+        if drive.interruptible and drive.cancel is not None:  # remembered: its safe point
+            drive.delivered = True
+            command = drive.advance(None, drive.cancel)
+            continue
+        spelled = _SPELLED.get(type(command))
         try:
-            command = core.send(reply) if failure is None else core.throw(failure)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        reply, failure = yield from _perform(drive, command)
-
-
-def _perform(drive: _Drive, command: Command) -> Generator[DriverCommand, Any, tuple[Any, Any]]:
-    """One core command, performed through the driver: its result, or what to throw into
-    the core (the command's failure, or the caller's cancellation at an interruptible
-    command)."""
-    drive.interruptible = type(command) in INTERRUPTIBLE and not drive.delivered
-    if drive.interruptible and drive.cancel is not None:
-        drive.delivered = True
-        return None, drive.cancel
-    try:
-        if isinstance(command, AwaitTool):
-            reply: Any = yield from _await(drive, command)
-        elif isinstance(command, AbandonTool):
-            reply = yield from _abandon(drive, command)
-        elif isinstance(command, KeepTool):
-            reply = yield from _keep(drive, command)
-        elif isinstance(command, StartTool):
-            drive.deadline = yield from _ask(drive, command)
-            reply = None
-        else:
-            reply = yield from _ask(drive, command)
-    except Exception as exc:
-        return None, exc
-    except GeneratorExit:
-        raise
-    except BaseException as exc:  # the cancellation, at an interruptible command
-        drive.delivered = True
-        return None, exc
-    return reply, None
+            if spelled is None:
+                reply = yield command  # type: ignore[misc]  # a store command or StartTool
+            else:
+                reply = yield from spelled(drive, command)
+        except Exception as exc:  # the command failed
+            command = drive.advance(None, exc)
+            continue
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # the cancellation
+            if drive.remember(exc):
+                drive.delivered = True
+                command = drive.advance(None, exc)
+            continue  # else the command was not performed: ask for it again
+        if isinstance(command, StartTool):
+            drive.deadline, reply = reply, None
+        command = drive.advance(reply, None)
+    assert drive.outcome is not None
+    return drive.outcome
 
 
 def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any, Any]:
@@ -677,16 +695,21 @@ def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any,
         except (Exception, GeneratorExit):
             raise
         except BaseException as exc:
-            if drive.cancel is None:
-                drive.cancel = exc
-            if drive.interruptible:
+            if drive.remember(exc):
                 raise
 
 
 def _await(drive: _Drive, command: AwaitTool) -> Generator[DriverCommand, Any, ToolEvent]:
     """``AwaitTool``: one wait, then the tool's end, its timeout, or still pending."""
     wait = WaitTool(seconds=command.interval, deadline=drive.deadline, interruptible=True)
-    woke: Woke = yield from _ask(drive, wait)
+    try:
+        woke: Woke = yield wait
+    except (Exception, GeneratorExit):
+        raise
+    except BaseException as exc:  # (``_ask`` written out: this wait is the hot path)
+        if drive.remember(exc):
+            raise
+        woke = yield from _ask(drive, wait)
     if woke.ended is not None:
         return woke.ended
     if drive.deadline is not None and woke.now >= drive.deadline:
@@ -715,3 +738,11 @@ def _keep(drive: _Drive, command: KeepTool) -> Generator[DriverCommand, Any, boo
         return False
     taken: bool = yield from _ask(drive, command)
     return taken
+
+
+_SPELLED: dict[type[Command], Callable[[_Drive, Any], Generator[DriverCommand, Any, Any]]] = {
+    AwaitTool: _await,
+    AbandonTool: _abandon,
+    KeepTool: _keep,
+}
+"""The core's tool commands, spelled out in the driver's primitives."""

@@ -595,9 +595,11 @@ class _SyncRun:
             except Exception as exc:
                 self._finish(call, _internal_error(call.job, exc))
                 return
-            reply, throw = None, self._interruption(call)
-            if throw is not None:
-                continue  # in place of the command: the flow says where it lands
+            reply, throw = None, None
+            if self.interrupt is not None or self.guard.pending is not None:
+                throw = self._interruption(call)
+                if throw is not None:
+                    continue  # in place of the command: the flow says where it lands
             try:
                 reply = self._perform(call, command)
             except Exception as exc:
