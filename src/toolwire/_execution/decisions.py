@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from .._core.content import decode_result
 from .._core.outcome import Outcome, OutcomeStatus
@@ -551,21 +551,23 @@ def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Co
 # caller's cancellation delivered at a safe point. The drivers keep no policy.
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class WaitTool:
     """Wait until the tool ends, ``seconds`` pass, or the clock reaches ``deadline``
     (absolute, on the driver's clock; ``None``: no deadline); the driver sends back
     :class:`Woke`. Only an ``interruptible`` wait may be cut short by the caller's
-    cancellation; the driver finishes any other before it says so."""
+    cancellation; the driver finishes any other before it says so. Built positionally,
+    on every wait (keyword arguments cost more than the rest of the wait's work)."""
 
     seconds: float
     deadline: float | None
     interruptible: bool
 
 
-class Woke(NamedTuple):
+@dataclass(slots=True)
+class Woke:
     """What a :class:`WaitTool` found: how the tool ended (``None``: still running) and
-    the driver's clock when it looked. A tuple: one is built on every wait."""
+    the driver's clock when it looked. Built on every wait, positionally."""
 
     ended: ToolEnded | None
     now: float
@@ -609,7 +611,6 @@ class _Drive:
         "delivered",
         "in_thread",
         "interruptible",
-        "outcome",
         "plan",
     )
 
@@ -618,22 +619,10 @@ class _Drive:
         self.in_thread = in_thread
         self.cancel_grace = cancel_grace
         self.core = execute_call(plan)
-        self.outcome: Outcome | None = None
         self.deadline: float | None = None
         self.cancel: BaseException | None = None
         self.delivered = False
         self.interruptible = False
-
-    def advance(self, reply: Any, failure: BaseException | None) -> Command | None:
-        """Send the core the last command's result (or throw its failure); the core's
-        next command, ``None`` once it has returned its ``outcome``."""
-        try:
-            command = self.core.send(reply) if failure is None else self.core.throw(failure)
-        except StopIteration as stop:
-            self.outcome = stop.value
-            return None
-        self.interruptible = type(command) in INTERRUPTIBLE and not self.delivered
-        return command
 
     def remember(self, cancel: BaseException) -> bool:
         """Note the caller's cancellation, thrown in place of a command; whether it goes
@@ -656,33 +645,37 @@ def drive_call(plan: CallPlan, *, in_thread: bool, cancel_grace: float) -> Drive
     O(1) per command: store commands and ``StartTool`` pass through as they are.
     """
     drive = _Drive(plan, in_thread, cancel_grace)
-    command = drive.advance(None, None)
-    while command is not None:
+    core = drive.core
+    reply: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            command = core.send(reply) if failure is None else core.throw(failure)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        reply, failure = None, None
+        drive.interruptible = type(command) in INTERRUPTIBLE and not drive.delivered
         if drive.interruptible and drive.cancel is not None:  # remembered: its safe point
-            drive.delivered = True
-            command = drive.advance(None, drive.cancel)
+            drive.delivered, failure = True, drive.cancel
             continue
         spelled = _SPELLED.get(type(command))
-        try:
-            if spelled is None:
-                reply = yield command  # type: ignore[misc]  # a store command or StartTool
-            else:
-                reply = yield from spelled(drive, command)
-        except Exception as exc:  # the command failed
-            command = drive.advance(None, exc)
-            continue
-        except GeneratorExit:
-            raise
-        except BaseException as exc:  # the cancellation
-            if drive.remember(exc):
-                drive.delivered = True
-                command = drive.advance(None, exc)
-            continue  # else the command was not performed: ask for it again
-        if isinstance(command, StartTool):
+        while True:
+            try:
+                if spelled is None:
+                    reply = yield command  # type: ignore[misc]  # a store command, StartTool
+                else:
+                    reply = yield from spelled(drive, command)
+            except Exception as exc:  # the command failed
+                failure = exc
+            except GeneratorExit:
+                raise
+            except BaseException as exc:  # the cancellation
+                if not drive.remember(exc):
+                    continue  # the command was not performed: ask for it again
+                drive.delivered, failure = True, exc
+            break
+        if failure is None and isinstance(command, StartTool):
             drive.deadline, reply = reply, None
-        command = drive.advance(reply, None)
-    assert drive.outcome is not None
-    return drive.outcome
 
 
 def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any, Any]:
@@ -701,7 +694,7 @@ def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any,
 
 def _await(drive: _Drive, command: AwaitTool) -> Generator[DriverCommand, Any, ToolEvent]:
     """``AwaitTool``: one wait, then the tool's end, its timeout, or still pending."""
-    wait = WaitTool(seconds=command.interval, deadline=drive.deadline, interruptible=True)
+    wait = WaitTool(command.interval, drive.deadline, True)  # interruptible
     try:
         woke: Woke = yield wait
     except (Exception, GeneratorExit):
@@ -725,7 +718,7 @@ def _abandon(
     ended: ToolEnded | None = yield from _ask(drive, CancelTool())
     if ended is not None or (drive.in_thread and command.reason != "cancelled"):
         return ended
-    wait = WaitTool(seconds=drive.cancel_grace, deadline=None, interruptible=False)
+    wait = WaitTool(drive.cancel_grace, None, False)  # not interruptible
     woke: Woke = yield from _ask(drive, wait)
     if woke.ended is None:
         yield from _ask(drive, DetachTool())
