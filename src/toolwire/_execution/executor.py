@@ -1,8 +1,10 @@
 """``Executor`` and ``AsyncExecutor``: the two drivers of the sans-IO execution core.
 
-Each call runs at most once per idempotency key; a response with a rejected call runs
-nothing by default; store failures fail closed; the caller's cancellation is re-raised
-after a bounded clean-up. O(n) hashing and store round trips per response of n calls.
+Each performs the commands of one :func:`~toolwire._execution.decisions.drive_call` flow
+per call and decides nothing itself. Each call runs at most once per idempotency key; a
+response with a rejected call runs nothing by default; store failures fail closed; the
+caller's cancellation is re-raised after a bounded clean-up. O(n) hashing and store round
+trips per response of n calls.
 """
 
 from __future__ import annotations
