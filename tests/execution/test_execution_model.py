@@ -70,7 +70,7 @@ from toolwire._execution.decisions import (
     execute_call,
     keep_running,
 )
-from toolwire._execution.executor import _perform_store
+from toolwire._execution.store_commands import perform_store as _perform_store
 
 pytestmark = pytest.mark.slow
 

@@ -22,6 +22,7 @@ SANS_IO = "The core and the providers import no clock, file, thread or validator
 FORMATS_STAY = "Only _providers and testing import a format's package"
 FORMATS_APART = "Formats do not import each other"
 ENCODERS_APART = "The simulator's encoders and checks do not import each other"
+FLOWS = "The flows the drivers run import no I/O"
 
 # the modules of the package under PYTHONPATH that import ``toolwire`` itself
 _ROOT_IMPORTERS = """
@@ -97,7 +98,7 @@ def test_contracts_hold_on_the_untouched_tree(tools: None, tmp_path: Path) -> No
     """``lint-imports`` passes on an unchanged copy of the package."""
     result = _lint_imports(_copy(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    for contract in (CONTRACT, SANS_IO, FORMATS_STAY, FORMATS_APART, ENCODERS_APART):
+    for contract in (CONTRACT, SANS_IO, FLOWS, FORMATS_STAY, FORMATS_APART, ENCODERS_APART):
         assert f"{contract} KEPT" in result.stdout
 
 
@@ -205,3 +206,41 @@ def test_a_planted_import_of_the_root_package_is_found(tools: None, tmp_path: Pa
     _plant(copy, "_output/shapes.py", "import toolwire as _planted  # noqa")
     _plant(copy, "stores/memory.py", "from .. import __version__ as _planted  # noqa")
     assert _root_importers(copy) == ["toolwire._output.shapes", "toolwire.stores.memory"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "_execution/decisions.py",
+        "_streaming/flow.py",
+        "_streaming/deadlines.py",
+        "stores/_requests.py",
+    ],
+)
+def test_a_flow_importing_the_clock_breaks_the_contract(
+    tools: None, tmp_path: Path, module: str
+) -> None:
+    """An ``import time`` planted in a flow the drivers run fails ``lint-imports``, which
+    names the flows contract and the flow."""
+    copy = _copy(tmp_path)
+    _plant(copy, module, "import time as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FLOWS} BROKEN" in result.stdout
+    flow = "toolwire." + module.removesuffix(".py").replace("/", ".")
+    assert f"{flow} is not allowed to import time" in result.stdout
+    assert f"{CONTRACT} KEPT" in result.stdout
+
+
+def test_a_flow_reaching_a_thread_through_its_imports_breaks_the_contract(
+    tools: None, tmp_path: Path
+) -> None:
+    """An I/O import planted in a module a flow imports (the approvals the decision core
+    reads) fails the flows contract too: indirect imports count."""
+    copy = _copy(tmp_path)
+    _plant(copy, "_execution/approvals.py", "import threading as _planted  # noqa")
+    result = _lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{FLOWS} BROKEN" in result.stdout
+    assert "toolwire._execution.decisions is not allowed to import threading" in result.stdout
+    assert "toolwire._execution.approvals -> threading" in result.stdout

@@ -31,7 +31,7 @@ from toolwire._execution.decisions import (
     ToolReturned,
     execute_call,
 )
-from toolwire._execution.executor import _perform_store
+from toolwire._execution.store_commands import perform_store as _perform_store
 
 SCHEDULES = 1000
 

@@ -2,12 +2,14 @@
 
 :func:`execute_call` yields commands (claim, start, await, heartbeat, abandon, keep,
 finish, release), receives their results, and returns the call's :class:`~toolwire.Outcome`.
+:func:`drive_call`, the flow the drivers run, spells the tool commands out in primitives
+(start, wait, cancel, detach, keep) and delivers the caller's cancellation at a safe point.
 Every policy decision lives here, once; the drivers only perform commands. O(1) per command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,8 +26,12 @@ __all__ = [
     "ApprovalGate",
     "AwaitTool",
     "CallPlan",
+    "CancelTool",
     "ClaimCall",
     "Command",
+    "DetachTool",
+    "DriverCommand",
+    "DriverFlow",
     "FinishCall",
     "Heartbeat",
     "KeepTool",
@@ -37,6 +43,9 @@ __all__ = [
     "ToolReturned",
     "ToolTimedOut",
     "ToolUnstorable",
+    "WaitTool",
+    "Woke",
+    "drive_call",
     "execute_call",
     "keep_running",
 ]
@@ -311,38 +320,55 @@ def execute_call(plan: CallPlan) -> CallFlow:
             raise
         if not isinstance(event, ToolPending):
             break
-        try:
-            alive = yield Heartbeat(
-                key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
-            )
-        except Exception:
-            continue  # fenced writes keep a missed beat safe; try again next interval
-        except GeneratorExit:
-            raise
-        except BaseException:
-            yield from _cancelled(plan, held)
-            raise
+        alive = yield from _beat(plan, held)
         if not alive:
-            ended = yield from _let_go("lease lost")
-            returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
-            return _outcome(
-                plan,
-                "unknown",
-                error="the lease was lost while the tool was running; its effect is in doubt",
-                value=None if returned is None else returned.value,
-            )
-
+            return (yield from _lease_lost(plan))
     if isinstance(event, ToolTimedOut):
-        ended = yield from _let_go("timed out")
-        if ended is not None:
-            # It ended while being abandoned: its own result is better than a doubt.
-            return (yield from _settle(plan, held, ended))
-        message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
-        if not plan.claim.reclaim and (yield from _kept(fence)):
-            return _outcome(plan, "timed_out", error=message)  # the keeper holds the claim
-        yield from _in_doubt(held, plan.claim.reclaim, message)
-        return _outcome(plan, "timed_out", error=message)
+        return (yield from _timed_out(plan, held, event))
     return (yield from _settle(plan, held, event))
+
+
+def _lease_lost(plan: CallPlan) -> CallFlow:
+    """Another worker may take the call over now: let the tool go; the effect is in doubt."""
+    ended = yield from _let_go("lease lost")
+    returned = ended if isinstance(ended, (ToolReturned, ToolUnstorable)) else None
+    return _outcome(
+        plan,
+        "unknown",
+        error="the lease was lost while the tool was running; its effect is in doubt",
+        value=None if returned is None else returned.value,
+    )
+
+
+def _beat(plan: CallPlan, held: ReleaseCall) -> Generator[Command, Any, bool]:
+    """Extend the lease; whether it is still held (a failed beat counts as held: fenced
+    writes keep a missed beat safe, the next interval tries again)."""
+    try:
+        alive = yield Heartbeat(
+            key=held.key, owner=held.owner, fence=held.fence, lease=plan.claim.lease
+        )
+    except Exception:
+        return True
+    except GeneratorExit:
+        raise
+    except BaseException:
+        yield from _cancelled(plan, held)
+        raise
+    return bool(alive)
+
+
+def _timed_out(plan: CallPlan, held: ReleaseCall, event: ToolTimedOut) -> CallFlow:
+    """The tool overran: its own end if it came while being let go, else the doubt (or
+    the keeper, which holds the claim until the tool ends)."""
+    ended = yield from _let_go("timed out")
+    if ended is not None:
+        # It ended while being abandoned: its own result is better than a doubt.
+        return (yield from _settle(plan, held, ended))
+    message = f"the tool did not finish within {event.timeout} s; its effect is in doubt"
+    if not plan.claim.reclaim and (yield from _kept(held.fence)):
+        return _outcome(plan, "timed_out", error=message)  # the keeper holds the claim
+    yield from _in_doubt(held, plan.claim.reclaim, message)
+    return _outcome(plan, "timed_out", error=message)
 
 
 def _approval(plan: CallPlan, gate: ApprovalGate) -> Generator[Command, Any, Outcome | Decision]:
@@ -516,3 +542,200 @@ def _in_doubt(held: ReleaseCall, idempotent: bool, message: str) -> Generator[Co
         yield from _release_quietly(held)
     else:
         yield from _finish_quietly(held, "unknown", None, message)
+
+
+# ------------------------------------------------------------------ the driven flow
+#
+# ``drive_call`` is what the drivers run: ``execute_call`` with the tool commands spelled
+# out in the few primitives a driver performs (start, wait, cancel, detach, keep) and the
+# caller's cancellation delivered at a safe point. The drivers keep no policy.
+
+
+@dataclass(slots=True)
+class WaitTool:
+    """Wait until the tool ends, ``seconds`` pass, or the clock reaches ``deadline``
+    (absolute, on the driver's clock; ``None``: no deadline); the driver sends back
+    :class:`Woke`. Only an ``interruptible`` wait may be cut short by the caller's
+    cancellation; the driver finishes any other before it says so. Built positionally,
+    on every wait (keyword arguments cost more than the rest of the wait's work)."""
+
+    seconds: float
+    deadline: float | None
+    interruptible: bool
+
+
+@dataclass(slots=True)
+class Woke:
+    """What a :class:`WaitTool` found: how the tool ended (``None``: still running) and
+    the driver's clock when it looked. Built on every wait, positionally."""
+
+    ended: ToolEnded | None
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTool:
+    """Ask the tool to stop; the driver sends back its final event if it has ended
+    already, :class:`ToolNotStarted` if it was stopped before it began, else ``None`` (an
+    async task was asked to stop; a thread cannot be)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DetachTool:
+    """Leave a tool that outlived its grace to end on its own (cancelled once more if it
+    is a task, logged either way); the driver sends back ``None``."""
+
+
+DriverCommand = (
+    ClaimCall
+    | StartTool
+    | WaitTool
+    | Heartbeat
+    | CancelTool
+    | DetachTool
+    | KeepTool
+    | FinishCall
+    | ReleaseCall
+)
+DriverFlow = Generator[DriverCommand, Any, Outcome]
+
+
+class _Drive:
+    """What the driven flow knows of its call beyond the core's own state."""
+
+    __slots__ = (
+        "cancel",
+        "cancel_grace",
+        "core",
+        "deadline",
+        "delivered",
+        "in_thread",
+        "interruptible",
+        "plan",
+    )
+
+    def __init__(self, plan: CallPlan, in_thread: bool, cancel_grace: float) -> None:
+        self.plan = plan
+        self.in_thread = in_thread
+        self.cancel_grace = cancel_grace
+        self.core = execute_call(plan)
+        self.deadline: float | None = None
+        self.cancel: BaseException | None = None
+        self.delivered = False
+        self.interruptible = False
+
+    def remember(self, cancel: BaseException) -> bool:
+        """Note the caller's cancellation, thrown in place of a command; whether it goes
+        into the core now (at an interruptible command) or the command is asked again."""
+        if self.cancel is None:
+            self.cancel = cancel
+        return self.interruptible
+
+
+def drive_call(plan: CallPlan, *, in_thread: bool, cancel_grace: float) -> DriverFlow:
+    """Run :func:`execute_call` for a driver; return the call's ``Outcome``.
+
+    ``in_thread`` says the tool runs on a thread (which cannot be stopped) rather than as a
+    task; ``cancel_grace`` is how long a cancelled tool is given to end. The driver sends
+    back each command's result, throws an ``Exception`` for a command that failed, and
+    throws the caller's cancellation (any other ``BaseException``) in place of a command
+    it did not perform or a wait it cut short. The cancellation is thrown into the core at
+    its first interruptible command (:data:`INTERRUPTIBLE`), once; a command not performed
+    meanwhile is asked for again. When the core ends without it, the driver re-raises it.
+    O(1) per command: store commands and ``StartTool`` pass through as they are.
+    """
+    drive = _Drive(plan, in_thread, cancel_grace)
+    core = drive.core
+    reply: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            command = core.send(reply) if failure is None else core.throw(failure)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        reply, failure = None, None
+        drive.interruptible = type(command) in INTERRUPTIBLE and not drive.delivered
+        if drive.interruptible and drive.cancel is not None:  # remembered: its safe point
+            drive.delivered, failure = True, drive.cancel
+            continue
+        spelled = _SPELLED.get(type(command))
+        while True:
+            try:
+                if spelled is None:
+                    reply = yield command  # type: ignore[misc]  # a store command, StartTool
+                else:
+                    reply = yield from spelled(drive, command)
+            except Exception as exc:  # the command failed
+                failure = exc
+            except GeneratorExit:
+                raise
+            except BaseException as exc:  # the cancellation
+                if not drive.remember(exc):
+                    continue  # the command was not performed: ask for it again
+                drive.delivered, failure = True, exc
+            break
+        if failure is None and isinstance(command, StartTool):
+            drive.deadline, reply = reply, None
+
+
+def _ask(drive: _Drive, command: DriverCommand) -> Generator[DriverCommand, Any, Any]:
+    """Yield ``command`` until the driver performs it. A cancellation thrown in its place
+    is remembered; it propagates at an interruptible command, else the command is asked
+    for again (it was not performed: store writes and letting go of a tool complete)."""
+    while True:
+        try:
+            return (yield command)
+        except (Exception, GeneratorExit):
+            raise
+        except BaseException as exc:
+            if drive.remember(exc):
+                raise
+
+
+def _await(drive: _Drive, command: AwaitTool) -> Generator[DriverCommand, Any, ToolEvent]:
+    """``AwaitTool``: one wait, then the tool's end, its timeout, or still pending."""
+    wait = WaitTool(command.interval, drive.deadline, True)  # interruptible
+    try:
+        woke: Woke = yield wait
+    except (Exception, GeneratorExit):
+        raise
+    except BaseException as exc:  # (``_ask`` written out: this wait is the hot path)
+        if drive.remember(exc):
+            raise
+        woke = yield from _ask(drive, wait)
+    if woke.ended is not None:
+        return woke.ended
+    if drive.deadline is not None and woke.now >= drive.deadline:
+        return ToolTimedOut(timeout=drive.plan.timeout)
+    return ToolPending()
+
+
+def _abandon(
+    drive: _Drive, command: AbandonTool
+) -> Generator[DriverCommand, Any, ToolEnded | None]:
+    """``AbandonTool``: cancel; wait out the grace for a task, or for a thread when the
+    caller cancelled (a thread that overran is not waited for); then leave it running."""
+    ended: ToolEnded | None = yield from _ask(drive, CancelTool())
+    if ended is not None or (drive.in_thread and command.reason != "cancelled"):
+        return ended
+    wait = WaitTool(drive.cancel_grace, None, False)  # not interruptible
+    woke: Woke = yield from _ask(drive, wait)
+    if woke.ended is None:
+        yield from _ask(drive, DetachTool())
+    return woke.ended
+
+
+def _keep(drive: _Drive, command: KeepTool) -> Generator[DriverCommand, Any, bool]:
+    """``KeepTool``: only a thread with a deadline is kept (a task was cancelled)."""
+    if not drive.in_thread or drive.deadline is None or drive.plan.timeout is None:
+        return False
+    taken: bool = yield from _ask(drive, command)
+    return taken
+
+
+_SPELLED: dict[type[Command], Callable[[_Drive, Any], Generator[DriverCommand, Any, Any]]] = {
+    AwaitTool: _await,
+    AbandonTool: _abandon,
+    KeepTool: _keep,
+}
+"""The core's tool commands, spelled out in the driver's primitives."""

@@ -1,8 +1,10 @@
 """``Executor`` and ``AsyncExecutor``: the two drivers of the sans-IO execution core.
 
-Each call runs at most once per idempotency key; a response with a rejected call runs
-nothing by default; store failures fail closed; the caller's cancellation is re-raised
-after a bounded clean-up. O(n) hashing and store round trips per response of n calls.
+Each performs the commands of one :func:`~toolwire._execution.decisions.drive_call` flow
+per call and decides nothing itself. Each call runs at most once per idempotency key; a
+response with a rejected call runs nothing by default; store failures fail closed; the
+caller's cancellation is re-raised after a bounded clean-up. O(n) hashing and store round
+trips per response of n calls.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ import inspect
 import itertools
 import logging
 import math
-import socket
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -25,13 +26,11 @@ from typing import Any, Generic, TypeVar, cast
 
 from .._core.content import MAX_BINARY_BYTES, binary_size, rich_parts
 from .._core.outcome import Outcome
-from .._core.response import Response, ToolCall
+from .._core.response import Response
 from .._errors import (
     ApprovalError,
-    IdempotencyKeyError,
     RetryableError,
     SettingsError,
-    StoreError,
     UsageError,
 )
 from .._telemetry import ToolObserver, decided_tool, tool_observer
@@ -39,40 +38,50 @@ from .._tools.context import ToolContext
 from .._tools.mcp import MCPCall
 from .._tools.toolbox import Tool, Toolbox, ValidCall
 from ..stores._protocol import AsyncStore, Record, Store
-from ..stores._requests import GetRequest, identity_label
+from ..stores._requests import GetRequest
 from ..stores.memory import MemoryStore
 from . import approvals
 from .approvals import PendingCall
 from .decisions import (
-    INTERRUPTIBLE,
-    AbandonTool,
-    ApprovalGate,
-    AwaitTool,
-    CallFlow,
-    CallPlan,
-    ClaimCall,
+    CancelTool,
     Command,
-    FinishCall,
-    Heartbeat,
+    DetachTool,
+    DriverCommand,
+    DriverFlow,
     KeepTool,
-    ReleaseCall,
     StartTool,
     ToolEnded,
     ToolNotStarted,
-    ToolPending,
     ToolRaised,
     ToolReturned,
-    ToolTimedOut,
+    WaitTool,
+    Woke,
     describe,
-    execute_call,
+    drive_call,
 )
-from .idempotency import arguments_hash, call_key, idempotency_key
 from .interrupts import DeferredInterrupts
+from .planning import Job, plan_calls, timeout_of
 from .runaways import Keeper, RunawayCall
+from .settings import (
+    DEFAULT_CANCEL_GRACE,
+    DEFAULT_LEASE,
+    DEFAULT_MAX_THREADS,
+    DEFAULT_RETENTION,
+    DEFAULT_TIMEOUT,
+    TRANSIENT_ERRORS,
+    ErrorText,
+    Settings,
+    check_retention,
+    default_error_text,
+)
+from .settings import (
+    ERROR_TEXT_LIMIT as ERROR_TEXT_LIMIT,
+)
+from .store_commands import StoreLane, perform_async_store, perform_store
 from .workers import LoopTool, ThreadTool, invoke_async, pool, task_end
 
-# The constants and default_error_text are documented, not exported: the public surface
-# stays the two executors (their attributes show the settings in force).
+# The constants and default_error_text are documented (in .settings), not exported: the
+# public surface stays the two executors (their attributes show the settings in force).
 __all__ = [
     "AsyncExecutor",
     "Executor",
@@ -82,85 +91,12 @@ T = TypeVar("T")
 
 logger = logging.getLogger("toolwire.executor")
 
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a tool may run unless it declares its own ``timeout``."""
-DEFAULT_LEASE = 30.0
-"""Seconds a claim lives without a heartbeat (a crashed worker's call waits this long)."""
-DEFAULT_RETENTION = 86400.0
-"""Seconds a record is kept: replays and at-most-once hold for 24 hours."""
-DEFAULT_CANCEL_GRACE = 1.0
-"""Seconds a cancelled tool is given to end before it is left to run on its own."""
-DEFAULT_MAX_THREADS = 32
-"""Sync tools of one run running at once (``ThreadPoolExecutor``'s ceiling)."""
-ERROR_TEXT_LIMIT = 500
-"""Characters of an exception the model reads by default."""
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (ConnectionError, TimeoutError, socket.gaierror)
-"""Exceptions that release the claim by default, as ``RetryableError`` does: the
-downstream could not be reached or did not answer (``ConnectionError`` and its
-subclasses ``ConnectionRefusedError``, ``ConnectionResetError``, ``ConnectionAbortedError``,
-``BrokenPipeError``; ``TimeoutError``, which ``socket.timeout`` and ``asyncio.TimeoutError``
-are; ``socket.gaierror``, a failed name lookup)."""
-
-ErrorText = Callable[[BaseException, ToolCall], str]
-
-
-def default_error_text(exc: BaseException, call: ToolCall) -> str:
-    """What the model reads of a tool's exception by default: ``Type: message``, at most
-    ``ERROR_TEXT_LIMIT`` characters (the rest is cut and marked ``…``)."""
-    text = describe(exc)
-    if len(text) > ERROR_TEXT_LIMIT:
-        text = text[: ERROR_TEXT_LIMIT - 1] + "…"
-    return text
-
-
-@dataclass(slots=True, kw_only=True)
-class _Job:
-    """One validated call ready for the core, with what the driver needs to run it."""
-
-    position: int
-    plan: CallPlan
-    tool: Tool
-    call: ToolCall
-    check: ValidCall
-    scope: str
-
 
 class _RunInterrupted(BaseException):
     """Thrown into a call's core when the caller interrupted ``Executor.run``."""
 
 
 # ------------------------------------------------------------------ shared set-up
-
-_SCOPE_REQUIRED = (
-    "scope= is required: it names the key space of the calls, usually the tenant and the "
-    "conversation (scope=f'{tenant}/{conversation_id}'). Calls in different scopes never "
-    "share a record, so one tenant's call is never replayed to another; the provider's "
-    "response and call ids only tell calls apart within a scope. An application that owns "
-    "its store alone may pass any constant, e.g. scope='my-app'."
-)
-
-
-def _positive(value: object) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-        and value > 0
-    )
-
-
-def _exception_types(retry_on: object) -> tuple[type[Exception], ...]:
-    if isinstance(retry_on, type) or not isinstance(retry_on, Iterable):
-        raise SettingsError(f"retry_on must be a tuple of exception types, not {retry_on!r}")
-    types = tuple(retry_on)
-    for kind in types:
-        if not (isinstance(kind, type) and issubclass(kind, Exception)):
-            raise SettingsError(
-                f"retry_on takes Exception subclasses, not {kind!r} (a cancellation, "
-                "KeyboardInterrupt or SystemExit is never a retryable failure)"
-            )
-    return types
-
 
 S = TypeVar("S", bound="Store | AsyncStore")
 
@@ -191,69 +127,34 @@ class _ExecutorBase(Generic[S]):
     ) -> None:
         if not isinstance(toolbox, Toolbox):
             raise SettingsError(f"toolbox must be a toolwire.Toolbox, not {type(toolbox).__name__}")
-        if scope is None:
-            raise SettingsError(_SCOPE_REQUIRED)
-        if not isinstance(scope, str):
-            raise SettingsError(f"scope must be a str, not {type(scope).__name__}")
-        if timeout is None:
-            raise SettingsError(
-                "timeout=None is refused: a tool without a timeout can run past the store's "
-                "retention, after which its call may run a second time. Set timeout= to the "
-                f"longest a tool may take, in seconds (the default is {DEFAULT_TIMEOUT:g}); "
-                "a tool may declare its own with @tools.tool(timeout=...)"
-            )
-        if not _positive(timeout):
-            raise SettingsError(f"timeout must be a positive number of seconds, not {timeout!r}")
-        if max_concurrency is not None and (
-            isinstance(max_concurrency, bool)
-            or not isinstance(max_concurrency, int)
-            or max_concurrency < 1
-        ):
-            raise SettingsError(
-                f"max_concurrency must be None (no limit) or an int of at least 1, "
-                f"not {max_concurrency!r}"
-            )
-        if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
-            raise SettingsError(f"max_threads must be an int of at least 1, not {max_threads!r}")
-        if not _positive(lease):
-            raise SettingsError(f"lease must be a positive number of seconds, not {lease!r}")
-        interval = lease / 3 if heartbeat_interval is None else heartbeat_interval
-        if not _positive(interval) or interval >= lease:
-            raise SettingsError("heartbeat_interval must be positive and shorter than the lease")
-        if not _positive(cancel_grace):
-            raise SettingsError(
-                f"cancel_grace must be a positive number of seconds, not {cancel_grace!r}"
-            )
-        if not _positive(retention):
-            raise SettingsError(
-                f"retention must be a positive number of seconds, not {retention!r}"
-            )
-        if error_text is not None and not callable(error_text):
-            raise SettingsError(
-                f"error_text must be a callable (exc, call) -> str, not {error_text!r}"
-            )
+        settings = Settings.checked(
+            scope=scope,
+            timeout=timeout,
+            max_concurrency=max_concurrency,
+            max_threads=max_threads,
+            lease=lease,
+            heartbeat_interval=heartbeat_interval,
+            retention=retention,
+            cancel_grace=cancel_grace,
+            retry_on=retry_on,
+            error_text=error_text,
+            run_on_rejection=run_on_rejection,
+            max_binary_bytes=max_binary_bytes,
+        )
+        self._settings = settings
         self.toolbox = toolbox
-        self.scope = scope
-        self.timeout = float(timeout)
-        self.max_concurrency = max_concurrency
-        self.max_threads = max_threads
-        self.lease = float(lease)
-        self.heartbeat_interval = float(interval)
-        self.retention = float(retention)
-        self.cancel_grace = float(cancel_grace)
-        self.retry_on = _exception_types(retry_on)
-        self.error_text: ErrorText = default_error_text if error_text is None else error_text
-        self.run_on_rejection = run_on_rejection
-        if (
-            isinstance(max_binary_bytes, bool)
-            or not isinstance(max_binary_bytes, int)
-            or max_binary_bytes < 0
-        ):
-            raise SettingsError(
-                f"max_binary_bytes must be an int of at least 0, not {max_binary_bytes!r}"
-            )
-        self.max_binary_bytes = max_binary_bytes
-        self._check_retention(None, self.timeout)
+        self.scope = settings.scope
+        self.timeout = settings.timeout
+        self.max_concurrency = settings.max_concurrency
+        self.max_threads = settings.max_threads
+        self.lease = settings.lease
+        self.heartbeat_interval = settings.heartbeat_interval
+        self.retention = settings.retention
+        self.cancel_grace = settings.cancel_grace
+        self.retry_on = settings.retry_on
+        self.error_text: ErrorText = settings.error_text
+        self.run_on_rejection = settings.run_on_rejection
+        self.max_binary_bytes = settings.max_binary_bytes
         for tool in toolbox:
             self._check_retention(tool.name, self._timeout_of(tool))
         # Owners are unique per run: a random prefix per executor and a counter.
@@ -272,16 +173,16 @@ class _ExecutorBase(Generic[S]):
 
     def _keep(
         self,
-        job: _Job,
+        job: Job,
         handle: ThreadTool | LoopTool | None,
         fence: int,
         deadline: float | None,
         perform: Callable[[Command], Any],
     ) -> bool:
-        """Hand a thread tool still running past its timeout to the keeper (an async
-        tool was cancelled: it is not kept)."""
-        if not isinstance(handle, ThreadTool) or deadline is None or job.plan.timeout is None:
-            return False
+        """Hand a thread tool still running past its timeout to the keeper (the flow
+        offers only those, with a deadline)."""
+        assert isinstance(handle, ThreadTool) and deadline is not None
+        assert job.plan.timeout is not None
         raised: list[BaseException] = []
 
         def prepare(event: ToolEnded) -> ToolEnded:
@@ -303,140 +204,19 @@ class _ExecutorBase(Generic[S]):
         )
 
     def _timeout_of(self, tool: Tool) -> float:
-        return tool.timeout if tool.timeout is not None else self.timeout
+        return timeout_of(self._settings, tool)
 
     def _check_retention(self, name: str | None, timeout: float) -> None:
-        """Refuse a retention the record of a call of tool ``name`` could outlive (``None``:
-        the tools without a timeout of their own)."""
-        needed = timeout + self.cancel_grace + self.lease
-        if self.retention <= needed:
-            which = "the tools" if name is None else f"tool {name!r}"
-            raise SettingsError(
-                f"retention={self.retention:g} s cannot hold the at-most-once promise for "
-                f"{which}: a record must outlive the tool's timeout ({timeout:g} s), "
-                f"the cancellation grace ({self.cancel_grace:g} s) and the lease "
-                f"({self.lease:g} s), or a second run could execute the call while the first "
-                f"may still be running. Set retention above {needed:g} s (the default is "
-                f"{DEFAULT_RETENTION:g} s) or shorten the timeout."
-            )
+        check_retention(self._settings, name, timeout)
 
     def _prepare(
         self, response: Response, turn: str | None
-    ) -> tuple[list[Outcome | None], list[_Job]]:
+    ) -> tuple[list[Outcome | None], list[Job]]:
         """Validate and key every call; outcomes decided now, jobs for the rest."""
-        checks = self.toolbox.check_response(response)  # refuses what is not a Response
-        if turn is not None and (not isinstance(turn, str) or not turn):
-            raise SettingsError(f"turn must be a non-empty str or None, not {turn!r}")
-        if (
-            turn is None
-            and response.response_id is None
-            and response.created is None
-            and any(call.synthetic_id for call in response.tool_calls)
-        ):
-            raise SettingsError(
-                "this response has no response id and no timestamp, and its call ids were "
-                "synthesised by toolwire, so nothing tells this turn from another: two "
-                "turns would share their idempotency keys (a new call replayed or refused "
-                "as a conflict). Pass run(response, turn=...) with an identity of the "
-                "request that produced it (e.g. a digest of the request body, or a turn "
-                "counter of the conversation); pass the same value when the same response "
-                "is run again."
-            )
         owner = f"{self._owner_prefix}:{next(self._runs)}"
-        decided: list[Outcome | None] = []
-        candidates: list[tuple[int, ValidCall, CallPlan]] = []
-        seen: dict[tuple[str, str], int] = {}
-        rejected = False
-        for position, check in enumerate(checks):
-            if not isinstance(check, ValidCall):
-                decided.append(_rejected(check.call.id, check.call.name, check.reason))
-                rejected = True
-                continue
-            call, tool = check.call, check.tool
-            occurrence = seen.get((tool.name, call.id), 0)
-            seen[(tool.name, call.id)] = occurrence + 1
-            try:
-                digest = arguments_hash(check.arguments)
-                key = call_key(
-                    self.scope,
-                    response.response_id,
-                    tool.name,
-                    call.id,
-                    occurrence,
-                    created=response.created,
-                    turn=turn,
-                )
-            except IdempotencyKeyError as exc:
-                decided.append(_rejected(call.id, call.name, str(exc)))
-                rejected = True
-                continue
-            decided.append(None)
-            timeout = self._timeout_of(tool)
-            if timeout > self.timeout:  # the default was checked at __init__
-                self._check_retention(tool.name, timeout)  # a tool registered since
-            idem = idempotency_key(key, digest)
-            claim = ClaimCall(
-                key,
-                digest,
-                idem,
-                owner,
-                self.lease,
-                self.retention,
-                bool(tool.idempotent),  # a tool safe to repeat may take over a lapsed claim
-                identity_label(self.scope),
-                None if turn is None else identity_label(turn),
-                identity_label(tool.name),
-                identity_label(call.id),
-            )
-            gate = None
-            if tool.needs_approval(check):
-                park = ClaimCall(
-                    approvals.record_key(idem),
-                    digest,
-                    idem,
-                    owner,
-                    self.lease,
-                    self.retention,
-                    False,
-                    *claim.identity(),
-                )
-                details = approvals.details_text(
-                    tool.name, call.id, check.arguments, tool.parameters
-                )
-                gate = ApprovalGate(park=park, details=details)
-            plan = CallPlan(
-                call_id=call.id,
-                name=tool.name,
-                claim=claim,
-                heartbeat_interval=self.heartbeat_interval,
-                timeout=timeout,
-                retry_on=self.retry_on,
-                approval=gate,
-            )
-            candidates.append((position, check, plan))
-        if rejected and not self.run_on_rejection:
-            for position, check, _plan in candidates:
-                decided[position] = Outcome(
-                    call_id=check.call.id,
-                    name=check.call.name,
-                    status="skipped",
-                    error="not run: another call of the same response was rejected",
-                )
-            return decided, []
-        jobs = [
-            _Job(
-                position=position,
-                plan=plan,
-                tool=check.tool,
-                call=check.call,
-                check=check,
-                scope=self.scope,
-            )
-            for position, check, plan in candidates
-        ]
-        return decided, jobs
+        return plan_calls(self._settings, self.toolbox, response, turn, owner)
 
-    def _gated(self, response: Response, turn: str | None) -> list[tuple[str, _Job]]:
+    def _gated(self, response: Response, turn: str | None) -> list[tuple[str, Job]]:
         """The approval record keys of the calls of ``response`` that need approval."""
         _decided, jobs = self._prepare(response, turn)
         return [(job.plan.approval.park.key, job) for job in jobs if job.plan.approval is not None]
@@ -453,7 +233,7 @@ class _ExecutorBase(Generic[S]):
             )
         return tool.validate(arguments)
 
-    def _edited(self, job: _Job, arguments: dict[str, Any]) -> None:
+    def _edited(self, job: Job, arguments: dict[str, Any]) -> None:
         """Run ``job`` on approved arguments instead of the model's, validated again."""
         validated, built = job.tool._validated(arguments)
         job.check = ValidCall(call=job.call, tool=job.tool, arguments=validated, built=built)
@@ -467,7 +247,7 @@ class _ExecutorBase(Generic[S]):
             )
         return self.store
 
-    def _for_core(self, job: _Job, event: ToolEnded) -> ToolEnded:
+    def _for_core(self, job: Job, event: ToolEnded) -> ToolEnded:
         """Attach what the model is to read of a raised exception (the ``error_text`` hook);
         a result whose images and files exceed ``max_binary_bytes`` becomes a failure."""
         if isinstance(event, ToolReturned):
@@ -488,7 +268,7 @@ class _ExecutorBase(Generic[S]):
             text = default_error_text(exc, job.call)
         return ToolRaised(exception=exc, text=text)
 
-    def _bounded(self, job: _Job, event: ToolReturned) -> ToolEnded:
+    def _bounded(self, job: Job, event: ToolReturned) -> ToolEnded:
         parts = rich_parts(event.value)
         size = 0 if parts is None else binary_size(parts)
         if size <= self.max_binary_bytes:
@@ -519,11 +299,7 @@ def _check_store(store: T) -> T:
     return store
 
 
-def _rejected(call_id: str, name: str, reason: str) -> Outcome:
-    return Outcome(call_id=call_id, name=name, status="rejected", error=reason)
-
-
-def _context(job: _Job, deadline: float | None) -> ToolContext:
+def _context(job: Job, deadline: float | None) -> ToolContext:
     return ToolContext(
         idempotency_key=job.plan.claim.idempotency_key,
         deadline=deadline,
@@ -543,14 +319,10 @@ def _remaining(interval: float, deadline: float | None) -> float:
     return max(0.0, min(interval, deadline - time.monotonic()))
 
 
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
-
-
 # ------------------------------------------------------------------ logging
 
 
-def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
+def _fields(job: Job, status: str, *, replayed: bool = False) -> dict[str, Any]:
     return {
         "tool_name": job.plan.name,
         "call_id": job.plan.call_id,
@@ -560,71 +332,63 @@ def _fields(job: _Job, status: str, *, replayed: bool = False) -> dict[str, Any]
     }
 
 
-def _log_outcome(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+def _who(job: Job) -> tuple[str, str, str]:
+    """The call a log line is about: tool name, call id, idempotency key."""
+    return job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
+
+
+_WHO = "tool %r call %s (key %s)"
+
+
+def _log_outcome(job: Job, outcome: Outcome, raised: BaseException | None) -> None:
     """Log what a person debugging the call needs; silent for plain successes."""
     status = outcome.status
     if status in ("completed", "replayed", "in_progress", "conflict", "awaiting_approval"):
         return
     extra = _fields(job, status, replayed=outcome.replayed)
-    name, call_id, key = job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
     if outcome.replayed:
-        logger.info(
-            "tool %r call %s (key %s): replayed the stored %s outcome, the tool did not run: %s",
-            name, call_id, key, status, outcome.error, extra=extra,
-        )  # fmt: skip
+        message = _WHO + ": replayed the stored %s outcome, the tool did not run: %s"
+        logger.info(message, *_who(job), status, outcome.error, extra=extra)
         return
     if raised is not None and not isinstance(raised, asyncio.CancelledError):
         released = status == "failed" and isinstance(raised, (RetryableError, *job.plan.retry_on))
-        logger.log(
-            logging.WARNING if released else logging.ERROR,
-            "tool %r call %s (key %s) raised; outcome %s%s",
-            name, call_id, key, status, " (released for a retry)" if released else "",
-            exc_info=raised, extra=extra,
-        )  # fmt: skip
+        level = logging.WARNING if released else logging.ERROR
+        why = " (released for a retry)" if released else ""
+        message = _WHO + " raised; outcome %s%s"
+        logger.log(level, message, *_who(job), status, why, exc_info=raised, extra=extra)
         return
     # No exception from the tool: an outage (a claim the store refused to record), a
     # timeout, a lost lease or a write that failed; the first is an error, the rest doubts.
     level = logging.ERROR if status == "failed" else logging.WARNING
-    logger.log(
-        level, "tool %r call %s (key %s): outcome %s: %s",
-        name, call_id, key, status, outcome.error, extra=extra,
-    )  # fmt: skip
+    logger.log(level, _WHO + ": outcome %s: %s", *_who(job), status, outcome.error, extra=extra)
 
 
-def _log_late(job: _Job, outcome: Outcome, raised: BaseException | None) -> None:
+def _log_late(job: Job, outcome: Outcome, raised: BaseException | None) -> None:
     """Log how a kept tool ended after its timeout (the record now says so)."""
     extra = _fields(job, outcome.status)
     if outcome.status == "completed":
-        logger.info(
-            "tool %r call %s (key %s) ended after its timeout; its result was recorded (completed)",
-            job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key, extra=extra,
-        )  # fmt: skip
+        message = _WHO + " ended after its timeout; its result was recorded (completed)"
+        logger.info(message, *_who(job), extra=extra)
         return
-    logger.warning(
-        "tool %r call %s (key %s) ended after its timeout; recorded as %s: %s",
-        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
-        outcome.status, outcome.error, exc_info=raised, extra=extra,
-    )  # fmt: skip
+    message = _WHO + " ended after its timeout; recorded as %s: %s"
+    args = (*_who(job), outcome.status, outcome.error)
+    logger.warning(message, *args, exc_info=raised, extra=extra)
 
 
-def _log_detached(job: _Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
+def _log_detached(job: Job, *, in_thread: bool) -> Callable[[asyncio.Future[ToolEnded]], None]:
     """Log a tool left running after its grace; a done-callback to log its end."""
     why = "a thread cannot be stopped" if in_thread else "it ignored its cancellation"
-    logger.warning(
-        "tool %r call %s (key %s) is still running after its cancellation (%s); it is left "
-        "to end on its own, its record stays unknown and its result will be discarded",
-        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key, why,
-        extra=_fields(job, "unknown"),
-    )  # fmt: skip
+    message = (
+        _WHO + " is still running after its cancellation (%s); it is left to end on its own, "
+        "its record stays unknown and its result will be discarded"
+    )
+    logger.warning(message, *_who(job), why, extra=_fields(job, "unknown"))
 
     def ended(task: asyncio.Future[ToolEnded]) -> None:
         with suppress(BaseException):
             task_end(task)  # retrieve it, so asyncio does not warn
-        logger.info(
-            "abandoned tool %r call %s (key %s) has ended; its result was discarded",
-            job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
-            extra=_fields(job, "unknown"),
-        )  # fmt: skip
+        message = "abandoned " + _WHO + " has ended; its result was discarded"
+        logger.info(message, *_who(job), extra=_fields(job, "unknown"))
 
     return ended
 
@@ -636,13 +400,10 @@ def _observe_decided(decided: list[Outcome | None]) -> None:
             decided_tool(outcome)
 
 
-def _internal_error(job: _Job, exc: Exception) -> Outcome:
+def _internal_error(job: Job, exc: Exception) -> Outcome:
     """A bug in the core must cost one outcome, never the whole run's."""
-    logger.error(
-        "internal error while executing tool %r call %s (key %s)",
-        job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key,
-        exc_info=exc, extra=_fields(job, "unknown"),
-    )  # fmt: skip
+    message = "internal error while executing " + _WHO
+    logger.error(message, *_who(job), exc_info=exc, extra=_fields(job, "unknown"))
     return Outcome(
         call_id=job.plan.call_id,
         name=job.plan.name,
@@ -653,42 +414,6 @@ def _internal_error(job: _Job, exc: Exception) -> Outcome:
 
 
 # ------------------------------------------------------------------ store commands
-
-
-def _perform_store(store: Store | AsyncStore, command: Command) -> Any:
-    """Call the store method that performs a store command, spelled out (no dict and no
-    lookup by name on the path of every call): the answer of a :class:`Store`, an awaitable
-    of an :class:`AsyncStore` (:func:`_perform_async_store` awaits it)."""
-    if isinstance(command, ClaimCall):
-        return store.claim(
-            command.key,
-            args_hash=command.args_hash,
-            idempotency_key=command.idempotency_key,
-            owner=command.owner,
-            lease=command.lease,
-            retention=command.retention,
-            reclaim=command.reclaim,
-            scope=command.scope,
-            turn=command.turn,
-            tool_name=command.tool_name,
-            call_id=command.call_id,
-        )
-    if isinstance(command, FinishCall):
-        return store.finish(
-            command.key,
-            owner=command.owner,
-            fence=command.fence,
-            status=command.status,
-            result=command.result,
-            error=command.error,
-        )
-    if isinstance(command, Heartbeat):
-        return store.heartbeat(
-            command.key, owner=command.owner, fence=command.fence, lease=command.lease
-        )
-    if isinstance(command, ReleaseCall):
-        return store.release(command.key, owner=command.owner, fence=command.fence)
-    raise AssertionError(f"not a store command: {command!r}")  # pragma: no cover
 
 
 async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
@@ -704,7 +429,7 @@ async def _run_async(store: Any, flow: Any, *, native: bool) -> Any:
             reply = await asyncio.to_thread(approvals.perform, store, request)
 
 
-def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> list[PendingCall]:
+def _pending_of(gated: list[tuple[str, Job]], records: list[Record | None]) -> list[PendingCall]:
     found = []
     for (_key, job), record in zip(gated, records, strict=True):
         if record is not None:
@@ -714,11 +439,6 @@ def _pending_of(gated: list[tuple[str, _Job]], records: list[Record | None]) -> 
     return found
 
 
-async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
-    """Perform one store command on an ``AsyncStore``."""
-    return await _perform_store(store, command)
-
-
 # ------------------------------------------------------------------ the sync driver
 
 
@@ -726,28 +446,34 @@ async def _perform_async_store(store: AsyncStore, command: Command) -> Any:
 class _SyncCall:
     """Driver state of one call of ``Executor.run``."""
 
-    job: _Job
-    flow: CallFlow
+    job: Job
+    flow: DriverFlow
     uses_thread: bool
-    started: bool = False
-    command: Command | None = None
     handle: ThreadTool | LoopTool | None = None
     deadline: float | None = None
+    wait: WaitTool | None = None  # the wait it is parked on
     wake_at: float = math.inf
-    blocked: bool = False
     thrown: bool = False
     raised: BaseException | None = None
     observer: ToolObserver | None = None
 
 
-class _SyncRun:
-    """One ``Executor.run``: every call's core driven from the calling thread."""
+_PARKED: Any = object()
+"""What performing a :class:`WaitTool` returns when the call must wait for its tool."""
 
-    def __init__(self, executor: Executor, jobs: list[_Job], guard: DeferredInterrupts) -> None:
+
+class _SyncRun:
+    """One ``Executor.run``: every call's flow driven from the calling thread.
+
+    The calls share one thread, so a call whose tool is running is parked on its
+    :class:`WaitTool` and the run sleeps until a tool ends or the earliest wake-up.
+    """
+
+    def __init__(self, executor: Executor, jobs: list[Job], guard: DeferredInterrupts) -> None:
         self.executor = executor
         self.store = executor.store
         self.guard = guard
-        self.queued: deque[_Job] = deque(jobs)
+        self.queued: deque[Job] = deque(jobs)
         self.active: list[_SyncCall] = []
         self.outcomes: dict[int, Outcome] = {}
         self.interrupt: BaseException | None = None
@@ -779,7 +505,7 @@ class _SyncRun:
             self._wait()
             now = time.monotonic()
             for call in list(self.active):
-                if call.blocked:
+                if call.wait is not None:
                     self._poll(call, now)
         if self.interrupt is not None:
             raise self.interrupt
@@ -791,33 +517,42 @@ class _SyncRun:
         """Start the calls that have a slot (and a thread, for a sync tool), in order."""
         queued = self.queued
         while queued and self.interrupt is None and self.slots > 0:
-            if self.threads or queued[0].tool.is_async:
-                job = queued.popleft()
-            else:  # no thread free: the first async tool in line may still go
-                index = next((i for i, job in enumerate(queued) if job.tool.is_async), None)
-                if index is None:
-                    return
-                job = queued[index]
-                del queued[index]
+            job = self._next_job()
+            if job is None:
+                return
+            in_thread = not job.tool.is_async
+            grace = self.executor.cancel_grace
+            plan = job.plan
             call = _SyncCall(
                 job=job,
-                flow=execute_call(job.plan),
-                uses_thread=not job.tool.is_async,
-                observer=tool_observer(
-                    job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key
-                ),
+                flow=drive_call(plan, in_thread=in_thread, cancel_grace=grace),
+                uses_thread=in_thread,
+                observer=tool_observer(plan.name, plan.call_id, plan.claim.idempotency_key),
             )
             self.slots -= 1
-            self.threads -= call.uses_thread
+            self.threads -= in_thread
             self.active.append(call)
             self._advance(call)
         if self.interrupt is not None:
             self.queued.clear()  # never claimed: nothing to clean up
 
+    def _next_job(self) -> Job | None:
+        """The first job in line, or with no thread free the first async tool in line."""
+        queued = self.queued
+        if self.threads or queued[0].tool.is_async:
+            return queued.popleft()
+        index = next((i for i, job in enumerate(queued) if job.tool.is_async), None)
+        if index is None:
+            return None
+        job = queued[index]
+        del queued[index]
+        return job
+
     def _interrupt_all(self) -> None:
+        """Cut short the interruptible waits (the others end first)."""
         for call in list(self.active):
-            if call.blocked and isinstance(call.command, AwaitTool) and not call.thrown:
-                call.blocked = False
+            if call.wait is not None and call.wait.interruptible and not call.thrown:
+                call.wait = None
                 call.thrown = True
                 self._advance(call, throw=_RunInterrupted())
 
@@ -838,43 +573,21 @@ class _SyncRun:
             self.wake.wait(timeout)  # a second Ctrl-C during the clean-up stays held
 
     def _poll(self, call: _SyncCall, now: float) -> None:
-        handle = call.handle
-        if handle is not None and handle.result is not None:
-            call.blocked = False
-            self._advance(call, self._ended(call))
-            return
-        if now < call.wake_at:
-            return
-        call.blocked = False
-        if isinstance(call.command, AwaitTool):
-            if _past(call.deadline):
-                self._advance(call, ToolTimedOut(timeout=call.job.plan.timeout))
-            else:
-                self._advance(call, ToolPending())
-        else:  # AbandonTool: the grace has passed
-            assert handle is not None
-            if isinstance(handle, LoopTool):
-                handle.cancel()  # a second cancellation, for a tool that swallowed one
-                handle.detach(_log_detached(call.job, in_thread=False))
-            else:
-                _log_detached(call.job, in_thread=True)
-            self._advance(call, None)
+        """Resume a parked call whose tool has ended or whose wait is over."""
+        ended = self._ended(call)
+        if ended is not None or now >= call.wake_at:
+            call.wait = None
+            self._advance(call, Woke(ended, now))
 
     # -- one call
 
-    def _advance(  # noqa: C901  the driver loop over the core's commands: one dispatch
-        self, call: _SyncCall, value: Any = None, throw: BaseException | None = None
+    def _advance(
+        self, call: _SyncCall, reply: Any = None, throw: BaseException | None = None
     ) -> None:
-        """Feed the core until it waits for a tool or returns."""
+        """Perform the call's commands until it is parked or its flow returns."""
         while True:
             try:
-                if not call.started:
-                    call.started = True
-                    command = next(call.flow)
-                elif throw is not None:
-                    command = call.flow.throw(throw)
-                else:
-                    command = call.flow.send(value)
+                command = call.flow.send(reply) if throw is None else call.flow.throw(throw)
             except StopIteration as stop:
                 self._finish(call, stop.value)
                 return
@@ -884,60 +597,61 @@ class _SyncRun:
             except Exception as exc:
                 self._finish(call, _internal_error(call.job, exc))
                 return
-            value, throw = None, None
-            call.command = command
-            if type(command) in INTERRUPTIBLE:
-                if self.interrupt is None and self.guard.pending is not None:
-                    try:
-                        self.guard.deliver()  # a held-back Ctrl-C, at a safe point
-                    except BaseException as exc:
-                        self.interrupt = exc
-                if self.interrupt is not None and not call.thrown:
-                    call.thrown = True
-                    throw = _RunInterrupted()
-                    continue
+            reply, throw = None, None
+            if self.interrupt is not None or self.guard.pending is not None:
+                throw = self._interruption(call)
+                if throw is not None:
+                    continue  # in place of the command: the flow says where it lands
             try:
-                if isinstance(command, AwaitTool):
-                    if call.handle is not None and call.handle.result is not None:
-                        value = self._ended(call)
-                        continue
-                    if _past(call.deadline):
-                        value = ToolTimedOut(timeout=call.job.plan.timeout)
-                        continue
-                    deadline = math.inf if call.deadline is None else call.deadline
-                    call.wake_at = min(time.monotonic() + command.interval, deadline)
-                    call.blocked = True
-                    return
-                if isinstance(command, AbandonTool):
-                    handle = call.handle
-                    if handle is None or handle.result is not None:
-                        value = None if handle is None else self._ended(call)
-                        continue
-                    if handle.in_thread:
-                        if handle.cancel():
-                            value = ToolNotStarted()
-                            continue
-                        if command.reason != "cancelled":
-                            continue  # overran: not waited for
-                    else:
-                        handle.cancel()
-                    call.wake_at = time.monotonic() + self.executor.cancel_grace
-                    call.blocked = True
-                    return
-                if isinstance(command, StartTool):
-                    self._start(call, command)
-                    continue
-                if isinstance(command, KeepTool):
-                    perform = partial(_perform_store, self.store)
-                    value = self.executor._keep(
-                        call.job, call.handle, command.fence, call.deadline, perform
-                    )
-                    continue
-                value = _perform_store(self.store, command)
+                reply = self._perform(call, command)
             except Exception as exc:
                 throw = exc
+                continue
+            if reply is _PARKED:
+                return
 
-    def _start(self, call: _SyncCall, command: StartTool) -> None:
+    def _interruption(self, call: _SyncCall) -> BaseException | None:
+        """The run's interruption, for a call that has not been told yet (a held-back
+        Ctrl-C is let through here, between two commands: a safe point)."""
+        if self.interrupt is None and self.guard.pending is not None:
+            try:
+                self.guard.deliver()
+            except BaseException as exc:
+                self.interrupt = exc
+        if self.interrupt is None or call.thrown:
+            return None
+        call.thrown = True
+        return _RunInterrupted()
+
+    def _perform(self, call: _SyncCall, command: DriverCommand) -> Any:
+        """Perform one command of the call's flow; ``_PARKED`` when it must wait."""
+        if isinstance(command, WaitTool):
+            return self._park(call, command)
+        if isinstance(command, StartTool):
+            return self._start(call, command)
+        if isinstance(command, CancelTool):
+            return self._cancel(call)
+        if isinstance(command, DetachTool):
+            return self._detach(call)
+        if isinstance(command, KeepTool):
+            perform = partial(perform_store, self.store)
+            job = call.job
+            return self.executor._keep(job, call.handle, command.fence, call.deadline, perform)
+        return perform_store(self.store, command)
+
+    def _park(self, call: _SyncCall, wait: WaitTool) -> Any:
+        """Answer the wait now if the tool has ended or the time has come, else park."""
+        ended = self._ended(call)
+        now = time.monotonic()
+        until = now + wait.seconds
+        if wait.deadline is not None and wait.deadline < until:
+            until = wait.deadline
+        if ended is not None or now >= until:
+            return Woke(ended, now)
+        call.wake_at, call.wait = until, wait
+        return _PARKED
+
+    def _start(self, call: _SyncCall, command: StartTool) -> float | None:
         job = call.job
         if command.arguments is not None:
             self.executor._edited(job, command.arguments)
@@ -951,10 +665,27 @@ class _SyncRun:
             handle = ThreadTool(job.check, ctx, self.wake.set)
             handle.start(self.starting)
         call.handle = handle
+        return call.deadline
 
-    def _ended(self, call: _SyncCall) -> ToolEnded:
-        assert call.handle is not None and call.handle.result is not None
-        event = call.handle.result
+    def _cancel(self, call: _SyncCall) -> ToolEnded | None:
+        ended = self._ended(call)
+        if ended is not None or call.handle is None:
+            return ended
+        return ToolNotStarted() if call.handle.cancel() else None
+
+    def _detach(self, call: _SyncCall) -> None:
+        handle = call.handle
+        if isinstance(handle, LoopTool):
+            handle.cancel()  # a second cancellation, for a tool that swallowed one
+            handle.detach(_log_detached(call.job, in_thread=False))
+        else:
+            _log_detached(call.job, in_thread=True)
+
+    def _ended(self, call: _SyncCall) -> ToolEnded | None:
+        handle = call.handle
+        if handle is None or handle.result is None:
+            return None
+        event = handle.result
         if isinstance(event, ToolRaised):
             call.raised = event.exception
         return self.executor._for_core(call.job, event)
@@ -1074,68 +805,11 @@ class Executor(_ExecutorBase[Store]):
 # ------------------------------------------------------------------ the async driver
 
 
-class _StoreLane:
-    """The sync-store commands of one ``AsyncExecutor`` run, performed on a worker thread
-    in batches: commands queued while a batch runs go together in the next one, and each
-    batch wakes the event loop once."""
-
-    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
-        self._store = store
-        self._loop = loop
-        self._queue: list[tuple[Command, asyncio.Future[Any]]] = []
-        self._busy = False
-
-    def submit(self, command: Command) -> asyncio.Future[Any]:
-        """The command's result, as a future of the loop."""
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._queue.append((command, future))
-        if not self._busy:
-            self._busy = True
-            self._dispatch()
-        return future
-
-    def _dispatch(self) -> None:
-        batch, self._queue = self._queue, []
-        try:
-            pool().submit(lambda: self._perform(batch))
-        except Exception as exc:  # no thread could be started: nothing was performed
-            self._busy = False
-            for _command, future in batch:
-                future.set_exception(StoreError(f"no thread to call the store on: {exc}"))
-
-    def _perform(self, batch: list[tuple[Command, asyncio.Future[Any]]]) -> None:
-        results: list[tuple[bool, Any]] = []
-        for command, _future in batch:
-            try:
-                results.append((True, _perform_store(self._store, command)))
-            except Exception as exc:
-                results.append((False, exc))
-            except BaseException as exc:  # keep a worker's KeyboardInterrupt off the loop
-                results.append((False, StoreError(f"the store call was interrupted: {exc!r}")))
-        with suppress(RuntimeError):  # the loop has closed: nobody waits any more
-            self._loop.call_soon_threadsafe(self._deliver, batch, results)
-
-    def _deliver(
-        self, batch: list[tuple[Command, asyncio.Future[Any]]], results: list[tuple[bool, Any]]
-    ) -> None:
-        for (_command, future), (ok, value) in zip(batch, results, strict=True):
-            if future.done():
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-        if self._queue:
-            self._dispatch()
-        else:
-            self._busy = False
-
-
 @dataclass(slots=True, eq=False)
 class _AsyncCall:
     """Driver state of one call of ``AsyncExecutor.run``."""
 
-    job: _Job
+    job: Job
     task: asyncio.Task[ToolEnded] | None = None
     thread: ThreadTool | None = None
     thread_done: asyncio.Future[None] | None = None
@@ -1150,7 +824,7 @@ class _AsyncCall:
 class _AsyncRun:
     """One ``AsyncExecutor.run``: what its calls share (store access, bounds)."""
 
-    def __init__(self, executor: AsyncExecutor, jobs: list[_Job]) -> None:
+    def __init__(self, executor: AsyncExecutor, jobs: list[Job]) -> None:
         self.executor = executor
         self.loop = asyncio.get_running_loop()
         store: Any = executor.store
@@ -1159,14 +833,14 @@ class _AsyncRun:
         # MemoryStore is a lock and a dict: calling it inline is cheaper than any hand-off
         # (exactly MemoryStore: a subclass may block).
         self.inline = type(store) is MemoryStore
-        self.lane = None if self.async_store or self.inline else _StoreLane(store, self.loop)
+        self.lane = None if self.async_store or self.inline else StoreLane(store, self.loop)
         limit = executor.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit and limit < len(jobs) else None
         sync_jobs = sum(not job.tool.is_async for job in jobs)
         threads = executor.max_threads
         self.threads = asyncio.Semaphore(threads) if threads < sync_jobs else None
 
-    async def guarded(self, job: _Job) -> Outcome:
+    async def guarded(self, job: Job) -> Outcome:
         """``drive`` within the run's bounds (waiting for a slot is cancellable: nothing
         is claimed before it)."""
         if self.slots is not None:
@@ -1183,90 +857,84 @@ class _AsyncRun:
             if self.slots is not None:
                 self.slots.release()
 
-    async def drive(self, job: _Job) -> Outcome:
-        """Feed one call's core until it returns; re-raise a cancellation after clean-up."""
+    async def drive(self, job: Job) -> Outcome:
+        """Perform one call's commands until its flow returns; re-raise a cancellation
+        after clean-up."""
+        plan = job.plan
         call = _AsyncCall(
-            job=job,
-            observer=tool_observer(job.plan.name, job.plan.call_id, job.plan.claim.idempotency_key),
+            job=job, observer=tool_observer(plan.name, plan.call_id, plan.claim.idempotency_key)
         )
-        flow = execute_call(job.plan)
-        started = False
-        value: Any = None
+        in_thread = not job.tool.is_async
+        flow = drive_call(plan, in_thread=in_thread, cancel_grace=self.executor.cancel_grace)
+        reply: Any = None
         throw: BaseException | None = None
         while True:
             try:
-                if not started:
-                    started = True
-                    command = next(flow)
-                elif throw is not None:
-                    command = flow.throw(throw)
-                else:
-                    command = flow.send(value)
+                command = flow.send(reply) if throw is None else flow.throw(throw)
             except StopIteration as stop:
-                outcome: Outcome = stop.value
-                _log_outcome(job, outcome, call.raised)
-                if call.observer is not None:
-                    call.observer.end(outcome, call.raised)
-                if call.cancel is not None:
-                    raise call.cancel from None
-                return outcome
+                _log_outcome(job, stop.value, call.raised)
+                return self._end(call, stop.value, call.raised)
             except Exception as exc:
-                outcome = _internal_error(job, exc)
-                if call.observer is not None:
-                    call.observer.end(outcome, exc)
-                if call.cancel is not None:
-                    raise call.cancel from None
-                return outcome
-            value, throw = None, None
-            if call.cancel is not None and not call.thrown and type(command) in INTERRUPTIBLE:
-                call.thrown, throw = True, call.cancel
+                return self._end(call, _internal_error(job, exc), exc)
+            reply, throw = None, None
+            if call.cancel is not None and not call.thrown:
+                call.thrown, throw = True, call.cancel  # in place of the command
                 continue
             try:
-                value = await self._perform(command, call)
-            except asyncio.CancelledError as exc:
-                # Only AwaitTool's wait lets the caller's cancellation through; every
-                # other await is shielded. Deliver it there.
+                reply = await self._perform(command, call)
+            except asyncio.CancelledError as exc:  # only an interruptible wait lets it through
                 if call.cancel is None:
                     call.cancel = exc
                 call.thrown, throw = True, call.cancel
             except Exception as exc:
                 throw = exc
 
-    async def _perform(self, command: Command, call: _AsyncCall) -> Any:
-        if isinstance(command, AwaitTool):
-            ended = self._ended(call)
-            if ended is None and call.task is not None and not call.yielded:
-                # One pass of the loop runs the new task's first step (it was scheduled
-                # first): a tool that returns without awaiting is done then, with no
-                # timer and no wake-up future.
-                call.yielded = True
-                await asyncio.sleep(0)
-                ended = self._ended(call)
-            if ended is not None:
-                return ended
-            waiter: asyncio.Future[Any] | None = call.task or call.thread_done
-            assert waiter is not None
-            await _until_done(waiter, _remaining(command.interval, call.deadline))
-            ended = self._ended(call)
-            if ended is not None:
-                return ended
-            if _past(call.deadline):
-                return ToolTimedOut(timeout=call.job.plan.timeout)
-            return ToolPending()
+    def _end(self, call: _AsyncCall, outcome: Outcome, raised: BaseException | None) -> Outcome:
+        if call.observer is not None:
+            call.observer.end(outcome, raised)
+        if call.cancel is not None:
+            raise call.cancel from None
+        return outcome
+
+    async def _perform(self, command: DriverCommand, call: _AsyncCall) -> Any:
+        """Perform one command of the call's flow."""
+        if isinstance(command, WaitTool):
+            return await self._wait(command, call)
         if isinstance(command, StartTool):
-            self._start(command, call)
-            return None
-        if isinstance(command, AbandonTool):
-            return await self._abandon(command, call)
+            return self._start(command, call)
+        if isinstance(command, CancelTool):
+            return self._cancel(call)
+        if isinstance(command, DetachTool):
+            return self._detach(call)
         if isinstance(command, KeepTool):
             return self._keep(command, call)
         if self.inline:
-            return _perform_store(self.store, command)
+            return perform_store(self.store, command)
         if self.lane is not None:
             return await self._shielded(call, self.lane.submit(command))
-        return await self._shielded(call, _perform_async_store(self.store, command))
+        return await self._shielded(call, perform_async_store(self.store, command))
 
-    def _start(self, command: StartTool, call: _AsyncCall) -> None:
+    async def _wait(self, wait: WaitTool, call: _AsyncCall) -> Woke:
+        ended = self._ended(call)
+        if ended is None and call.task is not None and not call.yielded:
+            # One pass of the loop runs the new task's first step (it was scheduled
+            # first): a tool that returns without awaiting is done then, with no
+            # timer and no wake-up future.
+            call.yielded = True
+            await asyncio.sleep(0)
+            ended = self._ended(call)
+        if ended is None:
+            waiter: asyncio.Future[Any] | None = call.task or call.thread_done
+            assert waiter is not None
+            until_done = _until_done(waiter, _remaining(wait.seconds, wait.deadline))
+            if wait.interruptible:
+                await until_done
+            else:
+                await self._shielded(call, until_done)
+            ended = self._ended(call)
+        return Woke(ended, time.monotonic())
+
+    def _start(self, command: StartTool, call: _AsyncCall) -> float | None:
         job = call.job
         if command.arguments is not None:
             self.executor._edited(job, command.arguments)
@@ -1276,7 +944,7 @@ class _AsyncRun:
             # the task copies the current context: the tool's own spans nest under its call's
             with call.observer.current() if call.observer is not None else nullcontext():
                 call.task = self.loop.create_task(invoke_async(job.check, ctx))
-            return
+            return call.deadline
         done: asyncio.Future[None] = self.loop.create_future()
         loop = self.loop
 
@@ -1286,6 +954,25 @@ class _AsyncRun:
         thread = ThreadTool(job.check, ctx, wake)
         thread.start()
         call.thread, call.thread_done = thread, done
+        return call.deadline
+
+    def _cancel(self, call: _AsyncCall) -> ToolEnded | None:
+        ended = self._ended(call)
+        if ended is not None:
+            return ended
+        if call.task is not None:
+            call.task.cancel()
+            return None
+        if call.thread is not None and call.thread.cancel():
+            return ToolNotStarted()
+        return None
+
+    def _detach(self, call: _AsyncCall) -> None:
+        if call.task is not None:
+            call.task.cancel()  # a tool that swallowed one cancellation gets a second
+            call.task.add_done_callback(_log_detached(call.job, in_thread=False))
+        else:
+            _log_detached(call.job, in_thread=True)
 
     def _keep(self, command: KeepTool, call: _AsyncCall) -> bool:
         """Hand a thread tool past its timeout to the keeper, whose thread calls a sync
@@ -1295,7 +982,7 @@ class _AsyncRun:
             store, loop, wait = self.store, self.loop, self.executor.lease
 
             def perform(command: Command) -> Any:
-                coroutine = _perform_async_store(store, command)
+                coroutine = perform_async_store(store, command)
                 try:
                     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
                 except BaseException:  # the loop has closed: the beat is missed
@@ -1303,7 +990,7 @@ class _AsyncRun:
                     raise
                 return future.result(wait)
         else:
-            perform = partial(_perform_store, self.store)
+            perform = partial(perform_store, self.store)
         return self.executor._keep(call.job, call.thread, command.fence, call.deadline, perform)
 
     def _ended(self, call: _AsyncCall) -> ToolEnded | None:
@@ -1320,39 +1007,12 @@ class _AsyncRun:
             call.raised = event.exception
         return self.executor._for_core(call.job, event)
 
-    async def _abandon(self, command: AbandonTool, call: _AsyncCall) -> ToolEnded | None:
-        ended = self._ended(call)
-        if ended is not None:
-            return ended
-        grace = self.executor.cancel_grace
-        task = call.task
-        if task is not None:
-            task.cancel()
-            await self._shielded(call, asyncio.wait({task}, timeout=grace))
-            ended = self._ended(call)
-            if ended is None:
-                task.cancel()  # a tool that swallowed one cancellation gets a second
-                task.add_done_callback(_log_detached(call.job, in_thread=False))
-            return ended
-        thread, done = call.thread, call.thread_done
-        if thread is None or done is None:
-            return None
-        if thread.cancel():
-            return ToolNotStarted()
-        if command.reason == "cancelled":
-            await self._shielded(call, asyncio.wait({done}, timeout=grace))
-            ended = self._ended(call)
-            if ended is None:
-                _log_detached(call.job, in_thread=True)
-            return ended
-        return None
-
     async def _shielded(self, call: _AsyncCall, step: Awaitable[T]) -> T:
         """Run ``step`` to completion even if the caller cancels meanwhile.
 
-        The cancellation is remembered in ``call.cancel`` and delivered to the core at its
-        next interruptible command, once the core knows the result of this step; a
-        cancellation that lands as the step completes keeps the step's result.
+        The cancellation is remembered in ``call.cancel`` and handed to the flow in place
+        of the next command, once the flow knows the result of this step; a cancellation
+        that lands as the step completes keeps the step's result.
         """
         future = asyncio.ensure_future(step)
         while True:

@@ -106,13 +106,12 @@ class Keeper:
                     return False
                 self._thread = thread
         self._wake.set()
-        logger.warning(
+        message = (
             "tool %r call %s (key %s) did not finish within %s s and is still running (a thread "
             "cannot be stopped); its call stays claimed while it runs and its own result "
-            "will be recorded when it ends",
-            plan.name, plan.call_id, plan.claim.idempotency_key, plan.timeout,
-            extra=_fields(plan, "in_progress"),
-        )  # fmt: skip
+            "will be recorded when it ends"
+        )
+        logger.warning(message, *_who(plan), plan.timeout, extra=_fields(plan, "in_progress"))
         return True
 
     def runaways(self) -> list[RunawayCall]:
@@ -144,11 +143,9 @@ class Keeper:
                 try:
                     done = self._step(kept)
                 except Exception:  # a bug must cost this one call's keeping, not all
-                    logger.exception(
-                        "internal error while keeping tool %r call %s (key %s)",
-                        kept.plan.name, kept.plan.call_id, kept.plan.claim.idempotency_key,
-                        extra=_fields(kept.plan, "unknown"),
-                    )  # fmt: skip
+                    message = "internal error while keeping tool %r call %s (key %s)"
+                    extra = _fields(kept.plan, "unknown")
+                    logger.exception(message, *_who(kept.plan), extra=extra)
                     done = True
                 if done:
                     with self._lock:
@@ -162,14 +159,13 @@ class Keeper:
         now = time.monotonic()
         if now >= kept.warn_at:
             kept.warn_at += self._retention
-            logger.warning(
+            message = (
                 "tool %r call %s (key %s) has been running for %.1f s, past the retention (%g s); "
                 "its call stays claimed while it runs, but if this process stops, the call "
-                "becomes unknown and, once its record expires, may run again",
-                kept.plan.name, kept.plan.call_id, kept.plan.claim.idempotency_key,
-                now - kept.started, self._retention,
-                extra=_fields(kept.plan, "in_progress"),
-            )  # fmt: skip
+                "becomes unknown and, once its record expires, may run again"
+            )
+            args = (*_who(kept.plan), now - kept.started, self._retention)
+            logger.warning(message, *args, extra=_fields(kept.plan, "in_progress"))
         ended = kept.handle.result
         if ended is not None:
             value: Any = kept.prepare(ended)
@@ -196,6 +192,11 @@ class Keeper:
                 throw = exc
 
 
+def _who(plan: CallPlan) -> tuple[str, str, str]:
+    """The call a log line is about: tool name, call id, idempotency key."""
+    return plan.name, plan.call_id, plan.claim.idempotency_key
+
+
 def _fields(plan: CallPlan, status: str) -> dict[str, Any]:
     return {
         "tool_name": plan.name,
@@ -213,19 +214,20 @@ def _warn_at_exit() -> None:
     """A body still running when the interpreter exits dies with it, unrecorded: say so."""
     for keeper in list(_keepers):
         for call in keeper.runaways():
-            logger.warning(
+            message = (
                 "at interpreter exit, tool %r call %s (key %s) is still running %.1f s after "
                 "it started; it dies with the process: its call stays in_progress until "
-                "its lease runs out and then becomes unknown, to be settled by hand",
-                call.tool_name, call.call_id, call.idempotency_key, call.running_for,
-                extra={
-                    "tool_name": call.tool_name,
-                    "call_id": call.call_id,
-                    "idempotency_key": call.idempotency_key,
-                    "status": "in_progress",
-                    "replayed": False,
-                },
-            )  # fmt: skip
+                "its lease runs out and then becomes unknown, to be settled by hand"
+            )
+            args = (call.tool_name, call.call_id, call.idempotency_key, call.running_for)
+            extra = {
+                "tool_name": call.tool_name,
+                "call_id": call.call_id,
+                "idempotency_key": call.idempotency_key,
+                "status": "in_progress",
+                "replayed": False,
+            }
+            logger.warning(message, *args, extra=extra)
 
 
 def _after_fork_in_child() -> None:
