@@ -41,6 +41,7 @@ from .deltas import (
     PartDelta,
     RefusalPart,
     UsageDelta,
+    payload_fields,
 )
 from .events import (
     JSONEvent,
@@ -925,7 +926,6 @@ class Assembler:
         "_error",
         "_failed",
         "_fast",
-        "_fast_object",
         "_fast_start",
         "_finish",
         "_framer",
@@ -956,7 +956,6 @@ class Assembler:
         self._adapter: Adapter | None = None
         # the adapter's fragment fast path (see _take_fragment), once the format is known
         self._fast: Callable[[dict[str, Any]], Fragment | None] | None = None
-        self._fast_object: Callable[[Any], Fragment | None] | None = None
         self._fast_start: bool | None = None
         self._choice = choice
         self._done_finish = False  # the format's profile takes [DONE] as the finish
@@ -983,7 +982,6 @@ class Assembler:
         self._adapter = adapter
         self.format = entry.name
         self._fast = getattr(adapter, "fragment", None)
-        self._fast_object = getattr(adapter, "object_fragment", None)
         self._fast_start = getattr(adapter, "fragment_start", None)
 
     # ------------------------------------------------------------------ feeding
@@ -993,7 +991,7 @@ class Assembler:
 
         ``payload`` is a decoded dict, an SDK event object (anything with
         ``model_dump()``; the argument fragments of the ``openai`` and ``anthropic`` SDKs'
-        event types are read by attribute access instead), a JSON string, or
+        event types are read from their fields instead), a JSON string, or
         ``"[DONE]"``. ``event`` is the SSE event name it arrived under, if any (an
         ``error`` event is an error payload).
         """
@@ -1045,11 +1043,11 @@ class Assembler:
             raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
         out: list[StreamEvent] = []
         if type(payload) is not dict:
-            # an SDK event object's fragment is read by attribute access, without model_dump
-            if type(payload) is not str and self._take_fragment(
-                self._fast_object, payload, event, out
-            ):
-                return out
+            # an SDK event object's fragment is read from its fields, without model_dump
+            if type(payload) is not str:
+                fields = payload_fields(payload)
+                if fields is not None and self._take_fragment(fields, payload, event, out):
+                    return out
             payload = self._normalise(payload)
             if payload is DONE:
                 self._done_marker(out)
@@ -1126,26 +1124,24 @@ class Assembler:
     def _payload(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
         """Apply one decoded payload: the fragment fast path where it applies, else the
         general path."""
-        if not self._take_fragment(self._fast, payload, event, out):
+        if not self._take_fragment(payload, payload, event, out):
             self._apply(payload, event, out)
 
     def _take_fragment(
-        self,
-        recognise: Callable[[Any], Fragment | None] | None,
-        payload: Any,
-        event: str | None,
-        out: list[StreamEvent],
+        self, fields: dict[str, Any], payload: Any, event: str | None, out: list[StreamEvent]
     ) -> bool:
         """The fragment fast path: whether ``payload`` was nothing but one argument fragment
-        (the common case of a big call), recognised by the adapter's ``recognise``
-        (``fragment`` for a dict, ``object_fragment`` for an SDK event object) without
-        building deltas, and applied by the call table, which routes it as the general
-        path would, so the events are identical. A payload it does not recognise, or that
-        breaks it, is left to the general path (which reports what is wrong with it)."""
+        (the common case of a big call), recognised by the adapter's ``fragment`` from
+        ``fields`` (the dict itself, or an SDK event object's :func:`payload_fields`)
+        without building deltas, and applied by the call table, which routes it as the
+        general path would, so the events are identical. A payload it does not recognise,
+        or that breaks it, is left to the general path (which reports what is wrong with
+        it)."""
+        recognise = self._fast
         if recognise is None or event == "error" or self._finish is not None:
             return False
         try:
-            hit = recognise(payload)
+            hit = recognise(fields)
         except Exception:
             return False
         if hit is None:
