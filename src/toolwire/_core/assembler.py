@@ -12,8 +12,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from .._errors import (
     ContentFiltered,
@@ -128,35 +127,6 @@ def _slices(data: bytes) -> list[bytes]:
     return [data[i : i + _SLICE] for i in range(0, len(data), _SLICE)]
 
 
-# ToolCallArguments, one per fragment, is built by setting its slots through their
-# descriptors: the same frozen instance as its constructor makes, whose __init__ (one
-# object.__setattr__ per field) costs a quarter more assembly time on a big call
-# (`python -m benchmarks assembly` measures it).
-_new = object.__new__
-_Setter = Callable[[object, Any], None]
-(
-    _set_key,
-    _set_delta,
-    _set_json_events,
-    _set_preview,
-    _set_id,
-    _set_name,
-    _set_changed,
-    _set_typed,
-) = (
-    cast(_Setter, ToolCallArguments.__dict__[name].__set__)
-    for name in (
-        "key",
-        "delta",
-        "json_events",
-        "_preview",
-        "id",
-        "name",
-        "preview_changed",
-        "_typed",
-    )
-)
-
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
 
@@ -263,16 +233,15 @@ class _Call:
             changed = True
         else:
             changed = _changes_preview(json_events)
-        ev = _new(ToolCallArguments)
-        _set_key(ev, self.key)
-        _set_delta(ev, delta)
-        _set_json_events(ev, json_events)
-        _set_preview(ev, self.snapshot)
-        _set_id(ev, self.shown_id)
-        _set_name(ev, self.name or "")
-        _set_changed(ev, changed)
-        _set_typed(ev, None)
-        return ev
+        return ToolCallArguments(
+            key=self.key,
+            delta=delta,
+            json_events=json_events,
+            _preview=self.snapshot,
+            id=self.shown_id,
+            name=self.name or "",
+            preview_changed=changed,
+        )
 
     def emit(self, event: StreamEvent, out: list[StreamEvent]) -> None:
         """Hand ``event`` on, or keep it until the call is announced (its name known)."""
@@ -693,7 +662,7 @@ class _CallTable:
             # fragments that arrived before the name was known carry it now
             name = call.name or ""
             out.extend(
-                replace(ev, id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
+                ev._replace(id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
                 for ev in pending
             )
 
