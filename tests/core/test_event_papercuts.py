@@ -172,7 +172,7 @@ def test_argument_events_are_immutable_values_built_by_their_constructor() -> No
 
     asm = StreamAssembler(format="openai-chat")
     events = [e for chunk in _chunks(['{"a":', ' "xy"}']) for e in asm.feed(chunk)]
-    fed = [ev for ev in events if isinstance(ev, ToolCallArguments)][0]
+    fed = next(ev for ev in events if isinstance(ev, ToolCallArguments))
     built = ToolCallArguments(
         key=fed.key,
         delta=fed.delta,
@@ -183,6 +183,8 @@ def test_argument_events_are_immutable_values_built_by_their_constructor() -> No
         preview_changed=fed.preview_changed,
     )
     assert fed == built and hash(fed) == hash(built) and repr(fed) == repr(built)
+    fields = (fed.key, fed.delta, fed.json_events, print, fed.id, fed.name, fed.preview_changed)
+    assert ToolCallArguments(*fields) == built  # positionally too, in the same order
     assert repr(fed).startswith("ToolCallArguments(key=0, delta='{\"a\":', json_events=(")
     assert fed != ToolCallArguments(key=fed.key, delta="x", json_events=(), _preview=print)
     assert fed.preview == {"a": "xy"} and built.preview is None

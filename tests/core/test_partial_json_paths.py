@@ -23,7 +23,6 @@ from test_partial_json import run, split_documents
 
 from toolwire import PartialJSONParser, StringAppended, ValueCompleted, ValueStarted, parse_partial
 
-
 _OTHER_FIELD = {ValueStarted: "kind", StringAppended: "text", ValueCompleted: "value"}
 
 
@@ -72,7 +71,7 @@ def test_parser_events_behave_like_constructed_events(case: tuple[str, list[str]
 def test_path_is_frozen_and_required() -> None:
     """path can be neither assigned nor deleted, and the constructor requires it."""
     ev = PartialJSONParser().feed('{"a": [')[1]
-    assert ev == ValueStarted(path=("a",), kind="array")
+    assert ev == ValueStarted(path=("a",), kind="array") == ValueStarted(("a",), "array")
     with pytest.raises(dataclasses.FrozenInstanceError):
         ev.path = ()  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -223,25 +223,12 @@ class _Call:
             self.parts = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
 
-    def arguments_event(self, delta: str, json_events: tuple[JSONEvent, ...]) -> ToolCallArguments:
-        """The ``ToolCallArguments`` of a fragment ``delta`` whose JSON events the parser
-        gave. The common fragment of a long string is one ``StringAppended``: a change,
-        decided first."""
+    def preview_changed(self, json_events: tuple[JSONEvent, ...]) -> bool:
+        """Whether a fragment whose JSON events the parser gave can have changed the
+        preview."""
         if not self.events:
-            changed = snapshot_outdated(self.parser)
-        elif len(json_events) == 1 and type(json_events[0]) is StringAppended:
-            changed = True
-        else:
-            changed = _changes_preview(json_events)
-        return ToolCallArguments(
-            key=self.key,
-            delta=delta,
-            json_events=json_events,
-            _preview=self.snapshot,
-            id=self.shown_id,
-            name=self.name or "",
-            preview_changed=changed,
-        )
+            return snapshot_outdated(self.parser)
+        return _changes_preview(json_events)
 
     def emit(self, event: StreamEvent, out: list[StreamEvent]) -> None:
         """Hand ``event`` on, or keep it until the call is announced (its name known)."""
@@ -687,7 +674,19 @@ class _CallTable:
         except JSONSyntaxError as exc:
             self.reject_json(call, exc, payload, out)
             return
-        call.emit(call.arguments_event(text, json_events), out)
+        # the common fragment of a long string is one StringAppended: a change
+        changed = (len(json_events) == 1 and type(json_events[0]) is StringAppended) or (
+            call.preview_changed(json_events)
+        )
+        # positional: a keyword call builds a dict of the arguments, once per fragment
+        event = ToolCallArguments(
+            call.key, text, json_events, call.snapshot, call.shown_id, call.name or "", changed
+        )
+        pending = call.pending
+        if pending is None:
+            out.append(event)
+        else:
+            pending.append(event)  # held until the call is announced (see emit)
 
     def on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
         """The whole arguments stated once more (``final_arguments``): the streamed text
@@ -1071,10 +1070,10 @@ class Assembler:
     def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
         """Apply framed payloads (SSE event name, decoded payload); events go to ``out``."""
         for event, payload in items:
-            if payload is not DONE:
-                self._payload(payload, event, out)
-            else:
+            if payload is DONE:
                 self._done_marker(out)
+            elif not self._take_fragment(payload, payload, event, out):
+                self._apply(payload, event, out)
 
     def _done_marker(self, out: list[StreamEvent]) -> None:
         """``[DONE]``: the finish, under a profile that opts in and when none came (the

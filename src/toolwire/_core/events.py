@@ -2,13 +2,13 @@
 
 JSON events (from :meth:`PartialJSONParser.feed`, each with a ``path``) and stream events
 (from :meth:`StreamAssembler.feed`, one vocabulary for every provider). Stream events are
-frozen, slotted, keyword-only dataclasses; the two made per argument fragment (the JSON
+frozen, slotted, keyword-only dataclasses; the ones made per argument fragment (the JSON
 events and ``ToolCallArguments``) are plain slotted classes whose ``__init__`` stores the
-fields, a third of the cost of a frozen dataclass's (one ``object.__setattr__`` per field),
-with read-only fields (assignment raises ``FrozenInstanceError``) and the dataclasses'
-equality, hash and repr. A JSON event costs O(1) at any depth: the parser passes its
-``path`` as a link (see :func:`_path_of`), and the tuple is built when read.
-"""
+fields and which the hot paths call positionally (a frozen dataclass's ``__init__`` costs
+an ``object.__setattr__`` per field, and a keyword call a dict of the arguments). Their
+fields are read-only (assignment raises ``FrozenInstanceError``), and they compare, hash
+and print as the dataclasses did. A JSON event costs O(1) at any depth: the parser passes
+its ``path`` as a link (see :func:`_path_of`), and the tuple is built when read."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ class ValueStarted(_JSONEvent):
     __slots__ = ()
     _field = "kind"
 
-    def __init__(self, *, path: JSONPath, kind: ValueKind) -> None:
+    def __init__(self, path: JSONPath, kind: ValueKind) -> None:
         self._at = path
         self._value = kind
 
@@ -130,7 +130,7 @@ class StringAppended(_JSONEvent):
     __slots__ = ()
     _field = "text"
 
-    def __init__(self, *, path: JSONPath, text: str) -> None:
+    def __init__(self, path: JSONPath, text: str) -> None:
         self._at = path
         self._value = text
 
@@ -149,7 +149,7 @@ class ValueCompleted(_JSONEvent):
     __slots__ = ()
     _field = "value"
 
-    def __init__(self, *, path: JSONPath, value: Any) -> None:
+    def __init__(self, path: JSONPath, value: Any) -> None:
         self._at = path
         self._value = value
 
@@ -241,7 +241,6 @@ class ToolCallArguments:
 
     def __init__(
         self,
-        *,
         key: int,
         delta: str,
         json_events: tuple[JSONEvent, ...],

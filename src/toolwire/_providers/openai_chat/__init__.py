@@ -152,45 +152,51 @@ class OpenAIChatAdapter:
         """
         if not self._meta_sent and _meta(payload) is not None:
             return None
-        choices = payload.get("choices")
-        if type(choices) is not list or len(choices) != 1:
-            return None
-        choice = choices[0]
-        if type(choice) is not dict and (choice := d.payload_fields(choice)) is None:
-            return None
-        if choice.get("finish_reason") is not None:
-            return None
-        cidx = choice.get("index", 0)
-        if type(cidx) is not int or cidx != self._choice:
-            return None
-        delta = choice.get("delta")
-        if type(delta) is not dict and (delta := d.payload_fields(delta)) is None:
-            return None
-        calls = delta.get("tool_calls")
-        if type(calls) is not list or len(calls) != 1:
-            return None
-        if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
-            if delta.get("function_call") is not None:
+        try:  # the members a fragment must have are read by subscript: a missing one is None
+            choices = payload["choices"]
+            if type(choices) is not list or len(choices) != 1:
                 return None
-            for key in _EMPTY_MEMBERS:
-                value = delta.get(key)
-                if value is not None and value != "":
+            choice = choices[0]
+            if type(choice) is not dict and (choice := d.payload_fields(choice)) is None:
+                return None
+            if choice.get("finish_reason") is not None:
+                return None
+            cidx = choice.get("index", 0)
+            if type(cidx) is not int or cidx != self._choice:
+                return None
+            delta = choice["delta"]
+            if type(delta) is not dict and (delta := d.payload_fields(delta)) is None:
+                return None
+            calls = delta["tool_calls"]
+            if type(calls) is not list or len(calls) != 1:
+                return None
+            if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
+                if delta.get("function_call") is not None:
                     return None
-        call = calls[0]
-        if type(call) is not dict and (call := d.payload_fields(call)) is None:
+                for key in _EMPTY_MEMBERS:
+                    value = delta.get(key)
+                    if value is not None and value != "":
+                        return None
+            call = calls[0]
+            if type(call) is not dict and (call := d.payload_fields(call)) is None:
+                return None
+            index = call["index"]
+            function = call["function"]
+            if type(index) is not int:
+                return None
+            # beside index and function (the common entry), an id or extra_content may come
+            if len(call) > 2 and (
+                call.get("id") not in _ABSENT or call.get("extra_content") is not None
+            ):
+                return None
+            if type(function) is not dict and (function := d.payload_fields(function)) is None:
+                return None
+            args = function["arguments"]
+        except KeyError:
             return None
-        if call.get("id") not in _ABSENT or call.get("extra_content") is not None:
-            return None
-        index = call.get("index")
-        function = call.get("function")
-        if type(index) is not int:
-            return None
-        if type(function) is not dict and (function := d.payload_fields(function)) is None:
-            return None
-        if function.get("name") not in _ABSENT:
-            return None
-        args = function.get("arguments")
         if type(args) is not str or not args:
+            return None
+        if len(function) > 1 and function.get("name") not in _ABSENT:
             return None
         if (
             payload.get("usage") is not None
