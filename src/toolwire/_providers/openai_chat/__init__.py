@@ -150,8 +150,12 @@ class OpenAIChatAdapter:
         ``openai`` SDK's ``ChatCompletionChunk`` is read the same way, each nested object
         through :func:`~toolwire._core.deltas.payload_fields`.
         """
-        if not self._meta_sent and _meta(payload) is not None:
-            return None
+        if (
+            not self._meta_sent
+            and ("id" in payload or "model" in payload or "created" in payload)
+            and _meta(payload) is not None
+        ):
+            return None  # a minimal chunk has none of these: _meta would read three Nones
         try:  # the members a fragment must have are read by subscript: a missing one is None
             choices = payload["choices"]
             if type(choices) is not list or len(choices) != 1:
