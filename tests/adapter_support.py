@@ -35,7 +35,6 @@ class GeneralPathAssembler(StreamAssembler):
     def _use(self, entry: Any) -> None:
         super()._use(entry)
         self._fast = None
-        self._fast_object = None
 
 
 def sse_body(payloads: Sequence[dict[str, Any]]) -> bytes:

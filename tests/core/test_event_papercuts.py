@@ -163,3 +163,34 @@ def test_one_read_shares_its_last_preview_and_one_feed_each_has_its_own() -> Non
         {"city": "Lyon"},
         {"city": "Lyon", "days": 3},
     ]
+
+
+def test_argument_events_are_immutable_values_built_by_their_constructor() -> None:
+    """A fed ToolCallArguments equals, hashes and prints like one built by its constructor
+    from the same fields (the preview callables aside), and refuses assignment."""
+    import dataclasses
+
+    asm = StreamAssembler(format="openai-chat")
+    events = [e for chunk in _chunks(['{"a":', ' "xy"}']) for e in asm.feed(chunk)]
+    fed = next(ev for ev in events if isinstance(ev, ToolCallArguments))
+    built = ToolCallArguments(
+        key=fed.key,
+        delta=fed.delta,
+        json_events=fed.json_events,
+        _preview=lambda: None,
+        id=fed.id,
+        name=fed.name,
+        preview_changed=fed.preview_changed,
+    )
+    assert fed == built and hash(fed) == hash(built) and repr(fed) == repr(built)
+    fields = (fed.key, fed.delta, fed.json_events, print, fed.id, fed.name, fed.preview_changed)
+    assert ToolCallArguments(*fields) == built  # positionally too, in the same order
+    assert repr(fed).startswith("ToolCallArguments(key=0, delta='{\"a\":', json_events=(")
+    assert fed != ToolCallArguments(key=fed.key, delta="x", json_events=(), _preview=print)
+    assert fed.preview == {"a": "xy"} and built.preview is None
+    for name in ("key", "delta", "json_events", "id", "name", "preview_changed"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fed, name, None)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(fed, name)
+    assert not hasattr(fed, "__dict__")

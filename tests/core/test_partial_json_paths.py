@@ -23,6 +23,8 @@ from test_partial_json import run, split_documents
 
 from toolwire import PartialJSONParser, StringAppended, ValueCompleted, ValueStarted, parse_partial
 
+_OTHER_FIELD = {ValueStarted: "kind", StringAppended: "text", ValueCompleted: "value"}
+
 
 def at_path(value: Any, path: tuple[Any, ...]) -> Any:
     """The member of ``value`` that ``path`` addresses."""
@@ -46,10 +48,12 @@ def test_completed_paths_address_their_values(case: tuple[str, list[str]]) -> No
 @given(split_documents())
 @settings(max_examples=50)
 def test_parser_events_behave_like_constructed_events(case: tuple[str, list[str]]) -> None:
-    """Equality, hash, repr, pickle, copy and dataclasses helpers see plain tuple paths."""
+    """Equality, hash, repr, pickle and copy see plain tuple paths, as for an event built
+    from the same fields."""
     doc, pieces = case
     for ev in run(doc, pieces)[0][:40]:
-        fields = {f.name: getattr(ev, f.name) for f in dataclasses.fields(ev)}
+        name = _OTHER_FIELD[type(ev)]
+        fields = {"path": ev.path, name: getattr(ev, name)}
         twin = type(ev)(**fields)
         assert ev == twin and repr(ev) == repr(twin)
         try:
@@ -61,14 +65,13 @@ def test_parser_events_behave_like_constructed_events(case: tuple[str, list[str]
             assert hash(ev) == twin_hash
         assert pickle.loads(pickle.dumps(ev)) == ev
         assert copy.copy(ev) == ev and copy.deepcopy(ev) == ev
-        assert dataclasses.asdict(ev) == fields
-        assert dataclasses.replace(ev, path=("x",)).path == ("x",)
+        assert ev != type(ev)(**{**fields, "path": (-1,)})
 
 
 def test_path_is_frozen_and_required() -> None:
     """path can be neither assigned nor deleted, and the constructor requires it."""
     ev = PartialJSONParser().feed('{"a": [')[1]
-    assert ev == ValueStarted(path=("a",), kind="array")
+    assert ev == ValueStarted(path=("a",), kind="array") == ValueStarted(("a",), "array")
     with pytest.raises(dataclasses.FrozenInstanceError):
         ev.path = ()  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -570,7 +570,7 @@ def test_refusal_text_is_kept_apart_and_raised() -> None:
             return [RefusalPart(text=refusal)] if refusal else real.translate(payload)
 
     asm._adapter = WithRefusal()  # type: ignore[assignment]
-    asm._fast = asm._fast_object = None
+    asm._fast = None
     head = {"id": "c", "object": "chat.completion.chunk", "model": "m"}
     asm.feed({**head, "choices": [{"index": 0, "delta": {"refusal": "I can't "}}]})
     asm.feed({**head, "choices": [{"index": 0, "delta": {"refusal": "help."}}]})

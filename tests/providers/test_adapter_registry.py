@@ -27,7 +27,15 @@ import toolwire
 from adapter_support import GeneralPathAssembler
 from corpus_support import NAMES, event_key, stream_payloads
 from toolwire import Outcome, StreamAssembler, Toolbox, UnknownFormat, UsageError, tool_results
-from toolwire._core.deltas import CallDelta, Delta, FinishDelta, Fragment, MetaDelta, TextPart
+from toolwire._core.deltas import (
+    CallDelta,
+    Delta,
+    FinishDelta,
+    Fragment,
+    MetaDelta,
+    TextPart,
+    payload_fields,
+)
 from toolwire._core.messages import ResultText, string_arguments, turn_parts
 from toolwire._core.providers import Formats, Provider
 from toolwire._core.response import PartialCall, Response
@@ -575,7 +583,9 @@ def _lockstep(
             continue
         hit = None
         if objects is not None:
-            hit = getattr(fast, "object_fragment", lambda o: None)(objects[position])
+            fields = payload_fields(objects[position])
+            if fields is not None:
+                hit = getattr(fast, "fragment", lambda p: None)(fields)
         elif event != "error":
             hit = getattr(fast, "fragment", lambda p: None)(payload)
         want = slow.translate(payload, event)
@@ -621,9 +631,9 @@ def _sdk_objects(name: str, items: list[tuple[str | None, Any]]) -> list[Any] | 
     return [None if p == "[DONE]" else construct_type(type_=kind, value=p) for _, p in items]
 
 
-def test_every_object_fragment_hit_is_what_translate_gives(corpus_dir: Path) -> None:
-    """For the SDKs' event objects built from every openai and anthropic recording, an
-    attribute-read hit equals translate's one delta for the same payload."""
+def test_every_sdk_object_fragment_hit_is_what_translate_gives(corpus_dir: Path) -> None:
+    """For the SDKs' event objects built from every openai and anthropic recording, a hit
+    of the one fast path reading the object's fields equals translate's one delta."""
     total = 0
     for name in NAMES:
         items = stream_payloads(name)
@@ -636,8 +646,7 @@ def test_every_object_fragment_hit_is_what_translate_gives(corpus_dir: Path) -> 
 _NULLISH = st.sampled_from([None, "", "x", 0, {}])
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+_chat_chunks = given(
     extra=st.dictionaries(
         st.sampled_from(
             ["content", "role", "refusal", "reasoning_content", "reasoning", "function_call"]
@@ -655,6 +664,31 @@ _NULLISH = st.sampled_from([None, "", "x", 0, {}])
     ),
     primed=st.booleans(),
 )
+
+
+def _chat_chunk(
+    extra: dict[str, Any],
+    entry_extra: dict[str, Any],
+    function_extra: dict[str, Any],
+    top: dict[str, Any],
+    finish: str | None,
+    identity: dict[str, Any],
+) -> dict[str, Any]:
+    entry = {"index": 0, "function": {"arguments": "abc", **function_extra}, **entry_extra}
+    delta = {"tool_calls": [entry], **extra}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {**identity, "choices": [choice], **top}
+
+
+def _chat_adapter(primed: bool) -> Any:
+    adapter = FORMATS.provider("openai-chat").adapter(0)
+    if primed:
+        adapter.translate({"id": "c", "model": "m", "choices": []})
+    return adapter
+
+
+@settings(max_examples=300, deadline=None)
+@_chat_chunks
 def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
     extra: dict[str, Any],
     entry_extra: dict[str, Any],
@@ -668,14 +702,38 @@ def test_chat_fragment_hits_only_where_translate_gives_one_fragment(
     or without the response's identity, before or after it was first given: the fast path
     hits only when translate gives exactly that fragment (content null included; minimal
     chunks, which never give an identity, included)."""
-    adapter = FORMATS.provider("openai-chat").adapter(0)
-    if primed:
-        adapter.translate({"id": "c", "model": "m", "choices": []})
-    entry = {"index": 0, "function": {"arguments": "abc", **function_extra}, **entry_extra}
-    delta = {"tool_calls": [entry], **extra}
-    choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    payload = {**identity, "choices": [choice], **top}
+    adapter = _chat_adapter(primed)
+    payload = _chat_chunk(extra, entry_extra, function_extra, top, finish, identity)
     hit = adapter.fragment(payload)
     if hit is None:
         return
     assert _same_fragment(hit, adapter.translate(payload), None)
+
+
+@settings(max_examples=300, deadline=None)
+@_chat_chunks
+def test_chat_fragment_reads_sdk_chunks_as_their_dump(
+    extra: dict[str, Any],
+    entry_extra: dict[str, Any],
+    function_extra: dict[str, Any],
+    top: dict[str, Any],
+    finish: str | None,
+    identity: dict[str, Any],
+    primed: bool,
+) -> None:
+    """The same chunks as the openai SDK's ChatCompletionChunk objects (unknown members
+    kept as pydantic extras): the one fast path, reading the objects' fields, hits only
+    when translate gives exactly that fragment for the object's dump."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+
+    adapter = _chat_adapter(primed)
+    payload = _chat_chunk(extra, entry_extra, function_extra, top, finish, identity)
+    obj: Any = construct_type(type_=ChatCompletionChunk, value=payload)
+    fields = payload_fields(obj)
+    assert fields is not None
+    hit = adapter.fragment(fields)
+    if hit is None:
+        return
+    dumped = obj.model_dump(mode="json", exclude_unset=True, by_alias=True, warnings=False)
+    assert _same_fragment(hit, adapter.translate(dumped), None)

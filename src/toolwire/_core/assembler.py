@@ -12,8 +12,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from .._errors import (
     ContentFiltered,
@@ -41,6 +40,7 @@ from .deltas import (
     PartDelta,
     RefusalPart,
     UsageDelta,
+    payload_fields,
 )
 from .events import (
     JSONEvent,
@@ -125,35 +125,6 @@ _SLICE = 8 * 1024  # bytes framed at a time by feed_bytes()
 def _slices(data: bytes) -> list[bytes]:
     return [data[i : i + _SLICE] for i in range(0, len(data), _SLICE)]
 
-
-# ToolCallArguments, one per fragment, is built by setting its slots through their
-# descriptors: the same frozen instance as its constructor makes, whose __init__ (one
-# object.__setattr__ per field) costs a quarter more assembly time on a big call
-# (`python -m benchmarks assembly` measures it).
-_new = object.__new__
-_Setter = Callable[[object, Any], None]
-(
-    _set_key,
-    _set_delta,
-    _set_json_events,
-    _set_preview,
-    _set_id,
-    _set_name,
-    _set_changed,
-    _set_typed,
-) = (
-    cast(_Setter, ToolCallArguments.__dict__[name].__set__)
-    for name in (
-        "key",
-        "delta",
-        "json_events",
-        "_preview",
-        "id",
-        "name",
-        "preview_changed",
-        "_typed",
-    )
-)
 
 _SHOWN_AT_START = frozenset({"object", "array", "string"})
 _SHOWN_BEFORE_END = (str, dict, list)
@@ -251,26 +222,12 @@ class _Call:
             self.parts = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
 
-    def arguments_event(self, delta: str, json_events: tuple[JSONEvent, ...]) -> ToolCallArguments:
-        """The ``ToolCallArguments`` of a fragment ``delta`` whose JSON events the parser
-        gave. The common fragment of a long string is one ``StringAppended``: a change,
-        decided first."""
+    def preview_changed(self, json_events: tuple[JSONEvent, ...]) -> bool:
+        """Whether a fragment whose JSON events the parser gave can have changed the
+        preview."""
         if not self.events:
-            changed = snapshot_outdated(self.parser)
-        elif len(json_events) == 1 and type(json_events[0]) is StringAppended:
-            changed = True
-        else:
-            changed = _changes_preview(json_events)
-        ev = _new(ToolCallArguments)
-        _set_key(ev, self.key)
-        _set_delta(ev, delta)
-        _set_json_events(ev, json_events)
-        _set_preview(ev, self.snapshot)
-        _set_id(ev, self.shown_id)
-        _set_name(ev, self.name or "")
-        _set_changed(ev, changed)
-        _set_typed(ev, None)
-        return ev
+            return snapshot_outdated(self.parser)
+        return _changes_preview(json_events)
 
     def emit(self, event: StreamEvent, out: list[StreamEvent]) -> None:
         """Hand ``event`` on, or keep it until the call is announced (its name known)."""
@@ -688,7 +645,7 @@ class _CallTable:
             # fragments that arrived before the name was known carry it now
             name = call.name or ""
             out.extend(
-                replace(ev, id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
+                ev._replace(id=call.shown_id, name=name) if type(ev) is ToolCallArguments else ev
                 for ev in pending
             )
 
@@ -713,7 +670,19 @@ class _CallTable:
         except JSONSyntaxError as exc:
             self.reject_json(call, exc, payload, out)
             return
-        call.emit(call.arguments_event(text, json_events), out)
+        # the common fragment of a long string is one StringAppended: a change
+        changed = (len(json_events) == 1 and type(json_events[0]) is StringAppended) or (
+            call.preview_changed(json_events)
+        )
+        # positional: a keyword call builds a dict of the arguments, once per fragment
+        event = ToolCallArguments(
+            call.key, text, json_events, call.snapshot, call.shown_id, call.name or "", changed
+        )
+        pending = call.pending
+        if pending is None:
+            out.append(event)
+        else:
+            pending.append(event)  # held until the call is announced (see emit)
 
     def on_final(self, call: _Call, final: str, payload: Any, out: list[StreamEvent]) -> None:
         """The whole arguments stated once more (``final_arguments``): the streamed text
@@ -925,7 +894,6 @@ class Assembler:
         "_error",
         "_failed",
         "_fast",
-        "_fast_object",
         "_fast_start",
         "_finish",
         "_formats",
@@ -958,7 +926,6 @@ class Assembler:
         self._adapter: Adapter | None = None
         # the adapter's fragment fast path (see _take_fragment), once the format is known
         self._fast: Callable[[dict[str, Any]], Fragment | None] | None = None
-        self._fast_object: Callable[[Any], Fragment | None] | None = None
         self._fast_start: bool | None = None
         self._choice = choice
         self._formats = formats
@@ -986,7 +953,6 @@ class Assembler:
         self._adapter = adapter
         self.format = entry.name
         self._fast = getattr(adapter, "fragment", None)
-        self._fast_object = getattr(adapter, "object_fragment", None)
         self._fast_start = getattr(adapter, "fragment_start", None)
 
     # ------------------------------------------------------------------ feeding
@@ -996,7 +962,7 @@ class Assembler:
 
         ``payload`` is a decoded dict, an SDK event object (anything with
         ``model_dump()``; the argument fragments of the ``openai`` and ``anthropic`` SDKs'
-        event types are read by attribute access instead), a JSON string, or
+        event types are read from their fields instead), a JSON string, or
         ``"[DONE]"``. ``event`` is the SSE event name it arrived under, if any (an
         ``error`` event is an error payload).
         """
@@ -1048,11 +1014,11 @@ class Assembler:
             raise StreamFormatError("feed() after close()", self.partial(), payload=payload)
         out: list[StreamEvent] = []
         if type(payload) is not dict:
-            # an SDK event object's fragment is read by attribute access, without model_dump
-            if type(payload) is not str and self._take_fragment(
-                self._fast_object, payload, event, out
-            ):
-                return out
+            # an SDK event object's fragment is read from its fields, without model_dump
+            if type(payload) is not str:
+                fields = payload_fields(payload)
+                if fields is not None and self._take_fragment(fields, payload, event, out):
+                    return out
             payload = self._normalise(payload)
             if payload is DONE:
                 self._done_marker(out)
@@ -1107,10 +1073,10 @@ class Assembler:
     def _items(self, items: list[tuple[str | None, Any]], out: list[StreamEvent]) -> None:
         """Apply framed payloads (SSE event name, decoded payload); events go to ``out``."""
         for event, payload in items:
-            if payload is not DONE:
-                self._payload(payload, event, out)
-            else:
+            if payload is DONE:
                 self._done_marker(out)
+            elif not self._take_fragment(payload, payload, event, out):
+                self._apply(payload, event, out)
 
     def _done_marker(self, out: list[StreamEvent]) -> None:
         """``[DONE]``: the finish, under a profile that opts in and when none came (the
@@ -1129,26 +1095,24 @@ class Assembler:
     def _payload(self, payload: Any, event: str | None, out: list[StreamEvent]) -> None:
         """Apply one decoded payload: the fragment fast path where it applies, else the
         general path."""
-        if not self._take_fragment(self._fast, payload, event, out):
+        if not self._take_fragment(payload, payload, event, out):
             self._apply(payload, event, out)
 
     def _take_fragment(
-        self,
-        recognise: Callable[[Any], Fragment | None] | None,
-        payload: Any,
-        event: str | None,
-        out: list[StreamEvent],
+        self, fields: dict[str, Any], payload: Any, event: str | None, out: list[StreamEvent]
     ) -> bool:
         """The fragment fast path: whether ``payload`` was nothing but one argument fragment
-        (the common case of a big call), recognised by the adapter's ``recognise``
-        (``fragment`` for a dict, ``object_fragment`` for an SDK event object) without
-        building deltas, and applied by the call table, which routes it as the general
-        path would, so the events are identical. A payload it does not recognise, or that
-        breaks it, is left to the general path (which reports what is wrong with it)."""
+        (the common case of a big call), recognised by the adapter's ``fragment`` from
+        ``fields`` (the dict itself, or an SDK event object's :func:`payload_fields`)
+        without building deltas, and applied by the call table, which routes it as the
+        general path would, so the events are identical. A payload it does not recognise,
+        or that breaks it, is left to the general path (which reports what is wrong with
+        it)."""
+        recognise = self._fast
         if recognise is None or event == "error" or self._finish is not None:
             return False
         try:
-            hit = recognise(payload)
+            hit = recognise(fields)
         except Exception:
             return False
         if hit is None:

@@ -24,14 +24,15 @@ the call whose ``ref`` (or, when ``ref`` is ``None``, whose provider ``index``) 
 class Adapter(Protocol):
     """What the assembler needs from a provider's adapter (one instance per stream).
 
-    Optional fast paths, looked up with ``getattr``: ``fragment(payload)`` recognises a
-    decoded payload that is nothing but one argument fragment of an open call (the bulk of
-    a big call) and returns ``(ref, index, text)``, else ``None``; ``object_fragment(obj)``
-    does the same for the provider SDK's event object, reading its attributes instead of
-    dumping it. Either must mean exactly what ``translate`` would give for the payload,
+    One optional fast path, looked up with ``getattr``: ``fragment(payload)`` recognises a
+    payload that is nothing but one argument fragment of an open call (the bulk of a big
+    call) and returns ``(ref, index, text)``, else ``None``. ``payload`` is a decoded dict
+    or, for an SDK event object, :func:`payload_fields` of it; the fast path reads every
+    nested object through :func:`payload_fields` too, so one reader serves both. It must
+    mean exactly what ``translate`` would give for the payload,
     ``[CallDelta(ref=ref or None, index=index, arguments=text)]`` routed to the same call,
     and may change the adapter's state only as ``translate`` would; on ``None`` the
-    assembler takes the general path.
+    assembler takes the general path (an SDK object is dumped first).
     """
 
     format: str
@@ -39,6 +40,25 @@ class Adapter(Protocol):
     def translate(self, payload: dict[str, Any], event: str | None = None) -> list[Delta]:
         """Translate one payload (``event`` is its SSE event name, if any)."""
         ...
+
+
+def payload_fields(node: Any) -> dict[str, Any] | None:
+    """The members of one object of a payload, as the fragment fast path reads them: a
+    dict as it is; an SDK event object's (a pydantic model's) field values with its extra
+    members, read without ``model_dump`` (a field the payload lacked reads as its default,
+    ``None``, which the fast paths treat like an absent member); ``None`` for anything
+    else. Read-only: it may be the object's own ``__dict__``. O(1) without extra members,
+    else O(members)."""
+    if type(node) is dict:
+        return node
+    try:
+        fields = node.__dict__
+        extra = node.__pydantic_extra__
+    except AttributeError:
+        return None
+    if type(fields) is not dict:
+        return None
+    return {**fields, **extra} if extra else fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

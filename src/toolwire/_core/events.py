@@ -1,37 +1,54 @@
-"""The events toolwire emits, as frozen, slotted, keyword-only dataclasses.
+"""The events toolwire emits: immutable values, each built by its own constructor.
 
 JSON events (from :meth:`PartialJSONParser.feed`, each with a ``path``) and stream events
-(from :meth:`StreamAssembler.feed`, one vocabulary for every provider). A JSON event costs
-O(1) at any depth; ``path`` is built when read.
-"""
+(from :meth:`StreamAssembler.feed`, one vocabulary for every provider). Stream events are
+frozen, slotted, keyword-only dataclasses; the ones made per argument fragment (the JSON
+events and ``ToolCallArguments``) are plain slotted classes whose ``__init__`` stores the
+fields and which the hot paths call positionally (a frozen dataclass's ``__init__`` costs
+an ``object.__setattr__`` per field, and a keyword call a dict of the arguments). Their
+fields are read-only (assignment raises ``FrozenInstanceError``), and they compare, hash
+and print as the dataclasses did. A JSON event costs O(1) at any depth: the parser passes
+its ``path`` as a link (see :func:`_path_of`), and the tuple is built when read."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from dataclasses import FrozenInstanceError, dataclass, field
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from .response import Usage
-
-_E = TypeVar("_E")
 
 JSONPath = tuple[str | int, ...]
 ValueKind = Literal["object", "array", "string", "number", "true", "false", "null"]
 
 
+def _read_only(get: Callable[[Any], Any], name: str, doc: str) -> Any:
+    """The public field ``name``, read with ``get`` (``attrgetter`` of the private slot the
+    constructor stored it in, a C getter), while assignment and deletion raise
+    ``FrozenInstanceError``, as on a frozen dataclass."""
+
+    def refuse(self: object, value: object = None) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    return property(get, refuse, refuse, doc)
+
+
 # --------------------------------------------------------------------------- JSON events
 
 
-def _path_of_link(link: tuple[Any, ...]) -> JSONPath:
-    """The path tuple that an event's stored link stands for (see the module docstring).
+def _path_of(at: tuple[Any, ...]) -> JSONPath:
+    """The path tuple that a JSON event's ``path`` argument stands for.
 
-    ``()`` is the root; ``(path,)`` is a path given to a constructor; ``(parent, key)`` is a
-    parser link, walked up to the root (O(depth)).
+    The parser passes a link, ``(parent link, key)`` with ``()`` for the root, built once
+    per container and key, so that an event costs O(1) at any depth; it is walked up to
+    the root here (O(depth)). Anything else is a path as given. The two never collide: a
+    path holds keys and indexes, a link's first item is a link (a tuple).
     """
-    if len(link) != 2:
-        return cast(JSONPath, link[0]) if link else ()
-    parent, key = link
+    if len(at) != 2 or type(at[0]) is not tuple:
+        return at
+    parent, key = at
     if not parent:
         return (key,)
     keys = [key]
@@ -42,66 +59,67 @@ def _path_of_link(link: tuple[Any, ...]) -> JSONPath:
     return tuple(keys)
 
 
-class _LinkSlot:
-    """Base of the JSON events: the ``_at`` slot holds the path as a shared link, and each
-    event's own slot (its one other field) holds its value."""
+def _rebuild(cls: type[_JSONEvent], path: JSONPath, value: Any) -> _JSONEvent:
+    """Unpickle a JSON event through its constructor (see ``__reduce__``)."""
+    return cls(path=path, **{cls._field: value})  # type: ignore[call-arg]
 
-    __slots__ = ("_at",)
+
+_VALUE = attrgetter("_value")
+
+
+class _JSONEvent:
+    """What the JSON events share: ``path`` and one other field (``_field`` names it),
+    stored in ``_at`` and ``_value``; equal when of one class with equal fields."""
+
+    __slots__ = ("_at", "_value")
+    _field: ClassVar[str]
+
+    _at: tuple[Any, ...]
+    _value: Any
+
+    if TYPE_CHECKING:
+        path: JSONPath
+    else:
+        path = _read_only(
+            lambda self: _path_of(self._at),
+            "path",
+            "The path from the root: ``str`` keys and ``int`` indexes.",
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self._value) == (other.path, other._value)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self._value))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(path={self.path!r}, {self._field}={self._value!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle through the constructor: the path and the event's one other field."""
-        cls = type(self)
-        (name,) = cls.__slots__
-        return (_rebuild, (cls, _path_of_link(_get_at(self)), name, getattr(self, name)))
+        """Pickle (and copy) through the constructor, with the path as a tuple."""
+        return (_rebuild, (type(self), self.path, self._value))
 
 
-_get_at = cast(Callable[[object], Any], _LinkSlot.__dict__["_at"].__get__)
-_set_at = cast(Callable[[object, Any], None], _LinkSlot.__dict__["_at"].__set__)
-
-
-class _PathField:
-    """The ``path`` field of the JSON events: a tuple materialised from the ``_at`` link.
-
-    A data descriptor, so the frozen dataclass ``__init__`` (which sets fields with
-    ``object.__setattr__``) stores through it, while assignment on an instance still raises
-    ``FrozenInstanceError``. Asked on the class it raises ``AttributeError``, which tells
-    ``dataclasses`` that the field has no default.
-    """
-
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> _PathField: ...
-    @overload
-    def __get__(self, obj: object, owner: type | None = None) -> JSONPath: ...
-    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
-        if obj is None:
-            raise AttributeError("path")
-        return _path_of_link(_get_at(obj))
-
-    def __set__(self, obj: object, value: JSONPath) -> None:
-        _set_at(obj, (value,))
-
-
-_PATH: Any = _PathField()
-
-
-def _rebuild(cls: type[_E], path: JSONPath, name: str, value: Any) -> _E:
-    """Unpickle a JSON event through its constructor (see ``__reduce__``)."""
-    return cls(path=path, **{name: value})  # type: ignore[call-arg]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ValueStarted(_LinkSlot):
+class ValueStarted(_JSONEvent):
     """A value began at ``path``: emitted at its first character (``{``, ``[``, ``"``, a
     digit or ``-``, ``t``, ``f``, ``n``)."""
 
-    __slots__ = ("kind",)
+    __slots__ = ()
+    _field = "kind"
 
-    path: JSONPath = _PATH
-    kind: ValueKind
+    def __init__(self, path: JSONPath, kind: ValueKind) -> None:
+        self._at = path
+        self._value = kind
+
+    if TYPE_CHECKING:
+        kind: ValueKind
+    else:
+        kind = _read_only(_VALUE, "kind", "What began: ``object``, ``array``, ``string``...")
 
 
-@dataclass(frozen=True, kw_only=True)
-class StringAppended(_LinkSlot):
+class StringAppended(_JSONEvent):
     """Decoded text was appended to the string at ``path``.
 
     The texts emitted for one path join to that string's final value. Text is emitted only
@@ -109,52 +127,47 @@ class StringAppended(_LinkSlot):
     following escape could still pair.
     """
 
-    __slots__ = ("text",)
+    __slots__ = ()
+    _field = "text"
 
-    path: JSONPath = _PATH
-    text: str
+    def __init__(self, path: JSONPath, text: str) -> None:
+        self._at = path
+        self._value = text
+
+    if TYPE_CHECKING:
+        text: str
+    else:
+        text = _read_only(_VALUE, "text", "The decoded text appended.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ValueCompleted(_LinkSlot):
+class ValueCompleted(_JSONEvent):
     """The value at ``path`` is complete; ``value`` is what ``json.loads`` gives for it.
 
     A number completes when the character after it arrives (or at ``close()``).
     """
 
-    __slots__ = ("value",)
+    __slots__ = ()
+    _field = "value"
 
-    path: JSONPath = _PATH
-    value: Any
+    def __init__(self, path: JSONPath, value: Any) -> None:
+        self._at = path
+        self._value = value
+
+    if TYPE_CHECKING:
+        value: Any
+    else:
+        value = _read_only(_VALUE, "value", "The complete value, as ``json.loads`` gives it.")
 
 
 JSONEvent = ValueStarted | StringAppended | ValueCompleted
 
 
-def _maker(cls: type[_E], name: str) -> Callable[[tuple[Any, ...], Any], _E]:
-    """A constructor ``make(link, value)`` for the parser's hot path.
-
-    It fills the two slots directly: the same frozen instance as ``cls(path=..., name=...)``
-    would give for that link, without the generated ``__init__`` (one ``object.__setattr__``
-    per field, through the path descriptor), which costs about twice as much.
-    """
-    set_second = cast(Callable[[object, Any], None], cls.__dict__[name].__set__)
-    new = object.__new__
-
-    def make(link: tuple[Any, ...], value: Any) -> _E:
-        event = new(cls)
-        _set_at(event, link)
-        set_second(event, value)
-        return event
-
-    return make
-
-
-# What the parser calls to build its events: make_started(link, kind),
-# make_appended(link, text), make_completed(link, value).
-make_started: Callable[[tuple[Any, ...], ValueKind], ValueStarted] = _maker(ValueStarted, "kind")
-make_appended: Callable[[tuple[Any, ...], str], StringAppended] = _maker(StringAppended, "text")
-make_completed: Callable[[tuple[Any, ...], Any], ValueCompleted] = _maker(ValueCompleted, "value")
+def last_key(event: JSONEvent) -> str | int | None:
+    """The last key or index of ``event.path`` (``None`` at the root), in O(1)."""
+    at = event._at
+    if len(at) == 2 and type(at[0]) is tuple:
+        return at[1]  # type: ignore[no-any-return]
+    return at[-1] if at else None
 
 
 # ------------------------------------------------------------------------- stream events
@@ -190,7 +203,6 @@ class ToolCallStarted:
     index: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallArguments:
     """A fragment of a call's JSON arguments arrived.
 
@@ -216,14 +228,89 @@ class ToolCallArguments:
     invalidated since it was last read, which also counts closing quotes and brackets.
     """
 
-    key: int
-    delta: str
-    json_events: tuple[JSONEvent, ...]
-    _preview: Callable[[], Any] = field(repr=False, compare=False)
-    id: str = ""
-    name: str = ""
-    preview_changed: bool = True
-    _typed: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    __slots__ = (
+        "_changed",
+        "_delta",
+        "_id",
+        "_json_events",
+        "_key",
+        "_name",
+        "_preview",
+        "_typed",
+    )
+
+    def __init__(
+        self,
+        key: int,
+        delta: str,
+        json_events: tuple[JSONEvent, ...],
+        _preview: Callable[[], Any],
+        id: str = "",
+        name: str = "",
+        preview_changed: bool = True,
+        _typed: Callable[[], Any] | None = None,
+    ) -> None:
+        self._key = key
+        self._delta = delta
+        self._json_events = json_events
+        self._preview = _preview
+        self._id = id
+        self._name = name
+        self._changed = preview_changed
+        self._typed = _typed
+
+    if TYPE_CHECKING:
+        key: int
+        delta: str
+        json_events: tuple[JSONEvent, ...]
+        id: str
+        name: str
+        preview_changed: bool
+    else:
+        key = _read_only(attrgetter("_key"), "key", "The call's handle.")
+        delta = _read_only(attrgetter("_delta"), "delta", "The raw text fragment.")
+        json_events = _read_only(
+            attrgetter("_json_events"), "json_events", "What the call's parser made of it."
+        )
+        id = _read_only(attrgetter("_id"), "id", "The call's id.")
+        name = _read_only(attrgetter("_name"), "name", "The call's tool name.")
+        preview_changed = _read_only(
+            attrgetter("_changed"), "preview_changed", "Whether it can have changed the preview."
+        )
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self._key, self._delta, self._json_events, self._id, self._name, self._changed)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolCallArguments(key={self._key!r}, delta={self._delta!r}, "
+            f"json_events={self._json_events!r}, id={self._id!r}, name={self._name!r}, "
+            f"preview_changed={self._changed!r})"
+        )
+
+    def _replace(self, **changes: Any) -> ToolCallArguments:
+        """A copy with ``changes`` (named as the constructor names them), built by the
+        constructor: a fragment that waited for its call's name, or given a typed preview."""
+        fields: dict[str, Any] = {
+            "key": self._key,
+            "delta": self._delta,
+            "json_events": self._json_events,
+            "_preview": self._preview,
+            "id": self._id,
+            "name": self._name,
+            "preview_changed": self._changed,
+            "_typed": self._typed,
+        }
+        fields.update(changes)
+        return ToolCallArguments(**fields)
 
     @property
     def preview(self) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, cast
 
 from .._errors import JSONDepthError, JSONDuplicateKeyError, JSONSizeError, JSONSyntaxError
-from .events import JSONEvent, make_appended, make_completed, make_started
+from .events import JSONEvent, StringAppended, ValueCompleted, ValueStarted
 from .jsonpointer import format_pointer
 
 __all__ = ["MISSING", "PartialJSONParser", "parse_partial"]
@@ -437,7 +437,7 @@ class PartialJSONParser:
             piece = self._continue_string(text)
             if piece is not None:
                 if piece and self._emit:
-                    return (make_appended(self._slink, piece),)
+                    return (StringAppended(self._slink, piece),)
                 return ()
         events: list[JSONEvent] = []
         try:
@@ -496,7 +496,12 @@ class PartialJSONParser:
                 return None
             self._carry = whole[k:]
         self._offset += len(text)
-        self._add_piece(piece)
+        pieces = self._spieces  # _add_piece, inlined: this runs once per fragment
+        pieces.append(piece)
+        if len(pieces) >= _FOLD:
+            self._sblocks.append("".join(pieces))
+            pieces.clear()
+        self._outdated = True
         return piece
 
     def _add_piece(self, piece: str) -> None:
@@ -648,7 +653,7 @@ class PartialJSONParser:
             piece = text[pos:end]
             self._add_piece(piece)
             if self._emit:
-                ev.append(make_appended(self._slink, piece))
+                ev.append(StringAppended(self._slink, piece))
         if end == n:
             return n
         self._end_string(ev)
@@ -696,22 +701,22 @@ class PartialJSONParser:
         if end < n and text[end] == '"':
             value = text[pos:end]
             if self._emit:
-                ev.append(make_started(path, "string"))
+                ev.append(ValueStarted(path, "string"))
                 if value:
-                    ev.append(make_appended(path, value))
-                ev.append(make_completed(path, value))
+                    ev.append(StringAppended(path, value))
+                ev.append(ValueCompleted(path, value))
             self._attach(value, value)
             return end + 1
         self._slink = path
         self._show("")
         self._state = _STRING
         if self._emit:
-            ev.append(make_started(path, "string"))
+            ev.append(ValueStarted(path, "string"))
         if end > pos:
             piece = text[pos:end]
             self._add_piece(piece)
             if self._emit:
-                ev.append(make_appended(path, piece))
+                ev.append(StringAppended(path, piece))
         if end == n:
             return n
         return self._scan_string(text, end, base, ev)  # an escape (or an invalid character)
@@ -729,7 +734,7 @@ class PartialJSONParser:
         self._show(container)
         stack.append(_Frame(is_obj, container, path))
         if self._emit:
-            ev.append(make_started(path, "object" if is_obj else "array"))
+            ev.append(ValueStarted(path, "object" if is_obj else "array"))
         self._state = _OBJ_FIRST if is_obj else _ARR_FIRST
         return pos + 1
 
@@ -741,11 +746,11 @@ class PartialJSONParser:
         if word is None:
             raise self._unexpected(text, pos, base)
         if self._emit:
-            ev.append(make_started(path, cast(_Kind, word)))
+            ev.append(ValueStarted(path, cast(_Kind, word)))
         if text.startswith(word, pos):  # the whole literal
             value = _LITERALS[word]
             if self._emit:
-                ev.append(make_completed(path, value))
+                ev.append(ValueCompleted(path, value))
             self._attach(value, value)
             return pos + len(word)
         self._llink = path
@@ -759,7 +764,7 @@ class PartialJSONParser:
     ) -> int:
         """A number starts at ``pos``: complete at once when its delimiter is in sight."""
         if self._emit:
-            ev.append(make_started(path, "number"))
+            ev.append(ValueStarted(path, "number"))
         m = _match_number(text, pos)
         if m is not None:
             end = m.end()
@@ -767,7 +772,7 @@ class PartialJSONParser:
                 token = m.group()
                 number: Any = int(token) if m.lastindex is None else float(token)
                 if self._emit:
-                    ev.append(make_completed(path, number))
+                    ev.append(ValueCompleted(path, number))
                 self._attach(number, number)
                 return end
         self._nlink = path
@@ -818,7 +823,7 @@ class PartialJSONParser:
             return
         self._add_piece(piece)
         if self._emit:
-            ev.append(make_appended(self._slink, piece))
+            ev.append(StringAppended(self._slink, piece))
 
     def _string_error(self, text: str, end: int, base: int) -> JSONSyntaxError:
         """The error for ``text[end]`` in a string: a control character, or a backslash
@@ -869,7 +874,7 @@ class PartialJSONParser:
         text = self._leaf_text()
         self._stext = ""
         if self._emit:
-            ev.append(make_completed(self._slink, text))
+            ev.append(ValueCompleted(self._slink, text))
         self._attach(text, text)
 
     def _scan_number(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -923,7 +928,7 @@ class PartialJSONParser:
         else:
             value = float(s)
         if ev is not None and self._emit:
-            ev.append(make_completed(self._nlink, value))
+            ev.append(ValueCompleted(self._nlink, value))
         self._attach(value, value)
 
     def _scan_literal(self, text: str, pos: int, base: int, ev: list[JSONEvent]) -> int:
@@ -943,7 +948,7 @@ class PartialJSONParser:
         if i == len(word):
             value = _LITERALS[word]
             if self._emit:
-                ev.append(make_completed(self._llink, value))
+                ev.append(ValueCompleted(self._llink, value))
             self._attach(value, value)
         return pos + k
 
@@ -977,7 +982,7 @@ class PartialJSONParser:
         value = frame.container
         final = value if frame.final is None else frame.final
         if self._emit:
-            ev.append(make_completed(frame.link, final))
+            ev.append(ValueCompleted(frame.link, final))
         self._attach(value, final)
 
     def _attach(self, value: Any, final: Any) -> None:

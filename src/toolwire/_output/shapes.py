@@ -293,7 +293,7 @@ class ModelShape(Shape):
     """A pydantic model: members by validation alias; the preview is an instance built
     without validation (``model_construct``'s way) whose unset fields are ``None``."""
 
-    __slots__ = ("_blank", "_children", "_cls", "_fields", "_make", "_validate")
+    __slots__ = ("_blank", "_children", "_cls", "_fields", "_validate")
 
     def __init__(
         self,
@@ -306,7 +306,6 @@ class ModelShape(Shape):
         self._children: dict[str, tuple[str, Shape | None]] = {}
         self._validate = validate
         self._blank = dict.fromkeys(cls.model_fields)
-        self._make = _constructor(cls)
         self.kinds = frozenset({"object"})
         self.grows = False
         self.container = "object"
@@ -331,42 +330,11 @@ class ModelShape(Shape):
         return self._validate(value, raw)
 
     def build(self, members: Any) -> Any:
-        """An instance holding ``members`` (field name -> preview); other fields ``None``."""
-        return self._make(self._blank, members)
-
-
-def _constructor(cls: Any) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
-    """``make(blank, members)``: an unvalidated instance of ``cls``, fields from ``blank``
-    overridden by ``members``, ``model_fields_set`` = the members' names.
-
-    What ``model_construct`` does, without its per-field default handling (unset fields
-    are ``None`` here, never a default that the model may still override); models with
-    private attributes or their own ``model_post_init`` go through ``model_construct``.
-    """
-    private = getattr(cls, "__private_attributes__", None)
-    post_init = getattr(cls, "__pydantic_post_init__", None)
-    extra_allowed = cls.model_config.get("extra") == "allow"
-    if private or post_init:
-
-        def slow(blank: dict[str, Any], members: dict[str, Any]) -> Any:
-            values = {**blank, **members}
-            return cls.model_construct(_fields_set=set(members), **values)
-
-        return slow
-    new = object.__new__
-    setattr_ = object.__setattr__
-
-    def make(blank: dict[str, Any], members: dict[str, Any]) -> Any:
-        obj = new(cls)
-        values = blank.copy()
-        values.update(members)
-        setattr_(obj, "__dict__", values)
-        setattr_(obj, "__pydantic_fields_set__", set(members))
-        setattr_(obj, "__pydantic_extra__", {} if extra_allowed else None)
-        setattr_(obj, "__pydantic_private__", None)
-        return obj
-
-    return make
+        """An instance holding ``members`` (field name -> preview); other fields ``None``
+        (never a default that the model may still override), built unvalidated by the
+        model's own ``model_construct``; ``model_fields_set`` names the members."""
+        values = {**self._blank, **members}
+        return self._cls.model_construct(_fields_set=set(members), **values)
 
 
 def _kinds_of_literal(values: tuple[Any, ...]) -> frozenset[str]:

@@ -397,7 +397,7 @@ class OutputRoute:
                     continue
                 typed = self._typed_calls.get(key)
                 if typed is not None:
-                    self._on_typed_arguments(key, typed, ev)  # type: ignore[arg-type]
+                    ev = self._typed_arguments(key, typed, ev)  # type: ignore[arg-type]
                 out.append(ev)
             elif t is ToolCallStarted:
                 name = ev.name  # type: ignore[union-attr]
@@ -452,16 +452,17 @@ class OutputRoute:
         if shape is not None:
             self._typed_calls[ev.key] = TypedPreview(shape)
 
-    def _on_typed_arguments(self, key: int, typed: TypedPreview, ev: ToolCallArguments) -> None:
+    def _typed_arguments(
+        self, key: int, typed: TypedPreview, ev: ToolCallArguments
+    ) -> ToolCallArguments:
+        """``ev`` with the call's typed preview (a copy, built by its constructor)."""
         try:
             typed.apply(ev.json_events)
         except Invalid:
             # the arguments can never be valid: validation will say why; the preview
             # keeps its last state
             del self._typed_calls[key]
-            object.__setattr__(ev, "_typed", typed.preview)
-            return
-        object.__setattr__(ev, "_typed", typed.preview)
+        return ev._replace(_typed=typed.preview)
 
     def conclude(self, response: Response, tool_parser: Any = None) -> Response:
         """The response with ``output`` set (the forced tool's call taken out of

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Any, Final
 
-from .._core.events import StringAppended, ValueCompleted, ValueStarted, _get_at
+from .._core.events import StringAppended, ValueCompleted, ValueStarted, last_key
 from .._core.json_types import json_type
 from .._core.partial_json import MISSING
 from .shapes import Invalid, ModelShape, Shape, json_kind
@@ -21,14 +21,6 @@ _STALE: Final[Any] = object()  # the preview must be rebuilt
 _GROWN: Final[Any] = object()  # only the open string grew since the last preview
 
 _CONTAINER = {"object": "object", "array": "array"}
-
-
-def _key(event: Any) -> Any:
-    """The last key of an event's path, read from its link in O(1) (see ``_events``)."""
-    link = _get_at(event)
-    if len(link) == 2:
-        return link[1]
-    return link[0][-1] if link and link[0] else None
 
 
 class _Frame:
@@ -254,7 +246,7 @@ class TypedPreview:
         stack = self._stack
         if stack:
             top = stack[-1]
-            key = _key(ev)
+            key = last_key(ev)
             name, shape = top.child(key)
             top.key, top.name = key, name
         else:

@@ -256,28 +256,18 @@ class AnthropicAdapter:
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
         """Fast path: ``(tool_use id, block index, text)`` when ``payload`` is one non-empty
         ``input_json_delta`` of an open ``tool_use`` block (the bulk of a big call), else
-        ``None`` (pure, so the assembler may fall back)."""
+        ``None`` (pure, so the assembler may fall back). The ``anthropic`` SDK's
+        ``RawContentBlockDeltaEvent`` is read the same way, its ``delta`` through
+        :func:`~toolwire._core.deltas.payload_fields`."""
         if payload.get("type") != "content_block_delta":
             return None
         delta = payload.get("delta")
-        if type(delta) is not dict or delta.get("type") != "input_json_delta":
+        if type(delta) is not dict and (delta := d.payload_fields(delta)) is None:
             return None
-        return self._tool_fragment(payload.get("index"), delta.get("partial_json"))
-
-    def object_fragment(self, obj: Any) -> d.Fragment | None:
-        """:meth:`fragment` for the ``anthropic`` SDK's ``RawContentBlockDeltaEvent``, read
-        by attribute access instead of ``model_dump``."""
-        try:
-            if obj.type != "content_block_delta":
-                return None
-            delta = obj.delta
-            if delta.type != "input_json_delta":
-                return None
-            return self._tool_fragment(obj.index, delta.partial_json)
-        except AttributeError:
+        if delta.get("type") != "input_json_delta":
             return None
-
-    def _tool_fragment(self, index: Any, text: Any) -> d.Fragment | None:
+        index = payload.get("index")
+        text = delta.get("partial_json")
         if type(text) is not str or not text or type(index) is not int:
             return None
         block = self._blocks.get(index)

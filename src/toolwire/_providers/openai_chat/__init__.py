@@ -146,95 +146,67 @@ class OpenAIChatAdapter:
         "finish_reason": null}]}`` plus response-level fields, members that ``translate``
         ignores (``role``, ``type``, ``logprobs``...) and null or empty ones. Until a chunk
         gave the response's identity, a chunk that would give it is not a fragment (so a
-        stream of minimal chunks, which never give one, takes this path too).
+        stream of minimal chunks, which never give one, takes this path too). The
+        ``openai`` SDK's ``ChatCompletionChunk`` is read the same way, each nested object
+        through :func:`~toolwire._core.deltas.payload_fields`.
         """
-        if not self._meta_sent and _meta(payload) is not None:
-            return None
-        choices = payload.get("choices")
-        if type(choices) is not list or len(choices) != 1:
-            return None
-        choice = choices[0]
-        if type(choice) is not dict or choice.get("finish_reason") is not None:
-            return None
-        cidx = choice.get("index", 0)
-        if type(cidx) is not int or cidx != self._choice:
-            return None
-        delta = choice.get("delta")
-        if type(delta) is not dict:
-            return None
-        calls = delta.get("tool_calls")
-        if type(calls) is not list or len(calls) != 1:
-            return None
-        if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
-            if delta.get("function_call") is not None:
+        if (
+            not self._meta_sent
+            and ("id" in payload or "model" in payload or "created" in payload)
+            and _meta(payload) is not None
+        ):
+            return None  # a minimal chunk has none of these: _meta would read three Nones
+        try:  # the members a fragment must have are read by subscript: a missing one is None
+            choices = payload["choices"]
+            if type(choices) is not list or len(choices) != 1:
                 return None
-            for key in _EMPTY_MEMBERS:
-                value = delta.get(key)
-                if value is not None and value != "":
+            choice = choices[0]
+            if type(choice) is not dict and (choice := d.payload_fields(choice)) is None:
+                return None
+            if choice.get("finish_reason") is not None:
+                return None
+            cidx = choice.get("index", 0)
+            if type(cidx) is not int or cidx != self._choice:
+                return None
+            delta = choice["delta"]
+            if type(delta) is not dict and (delta := d.payload_fields(delta)) is None:
+                return None
+            calls = delta["tool_calls"]
+            if type(calls) is not list or len(calls) != 1:
+                return None
+            if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
+                if delta.get("function_call") is not None:
                     return None
-        call = calls[0]
-        if type(call) is not dict or call.get("id") not in _ABSENT:
+                for key in _EMPTY_MEMBERS:
+                    value = delta.get(key)
+                    if value is not None and value != "":
+                        return None
+            call = calls[0]
+            if type(call) is not dict and (call := d.payload_fields(call)) is None:
+                return None
+            index = call["index"]
+            function = call["function"]
+            if type(index) is not int:
+                return None
+            # beside index and function (the common entry), an id or extra_content may come
+            if len(call) > 2 and (
+                call.get("id") not in _ABSENT or call.get("extra_content") is not None
+            ):
+                return None
+            if type(function) is not dict and (function := d.payload_fields(function)) is None:
+                return None
+            args = function["arguments"]
+        except KeyError:
             return None
-        if call.get("extra_content") is not None:
-            return None
-        index = call.get("index")
-        function = call.get("function")
-        if type(index) is not int or type(function) is not dict:
-            return None
-        if function.get("name") not in _ABSENT:
-            return None
-        args = function.get("arguments")
         if type(args) is not str or not args:
+            return None
+        if len(function) > 1 and function.get("name") not in _ABSENT:
             return None
         if (
             payload.get("usage") is not None
             or payload.get("error") is not None
             or "x_groq" in payload
         ):
-            return None
-        return None, index, args
-
-    def object_fragment(self, obj: Any) -> d.Fragment | None:
-        """:meth:`fragment` for the ``openai`` SDK's ``ChatCompletionChunk``, read by
-        attribute access (``model_dump`` per chunk would cost more than the assembly).
-
-        Anything that is not such a chunk, or carries more than one fragment, gives
-        ``None`` and goes through ``model_dump`` and :meth:`translate` instead.
-        """
-        if not self._meta_sent:
-            return None
-        try:
-            extra = obj.model_extra
-            if obj.usage is not None or (extra and ("x_groq" in extra or "error" in extra)):
-                return None
-            choices = obj.choices
-            if type(choices) is not list or len(choices) != 1:
-                return None
-            choice = choices[0]
-            if choice.finish_reason is not None or choice.index != self._choice:
-                return None
-            delta = choice.delta
-            if delta.content or delta.function_call is not None:
-                return None
-            if getattr(delta, "refusal", None):
-                return None
-            extra = delta.model_extra
-            if extra and any(extra.get(key) for key in _EMPTY_MEMBERS):
-                return None
-            calls = delta.tool_calls
-            if type(calls) is not list or len(calls) != 1:
-                return None
-            call = calls[0]
-            if call.model_extra and call.model_extra.get("extra_content") is not None:
-                return None
-            function = call.function
-            index = call.index
-            if call.id or type(index) is not int or function is None or function.name:
-                return None
-            args = function.arguments
-        except AttributeError:
-            return None
-        if type(args) is not str or not args:
             return None
         return None, index, args
 

@@ -142,37 +142,23 @@ class OpenAIResponsesAdapter:
         self._server: set[str] = set()  # item ids of calls the provider ran itself
 
     def fragment(self, payload: dict[str, Any]) -> d.Fragment | None:
-        """Fast path: ``(item_id, output_index, text)`` when ``payload`` is one non-empty
+        """Fast path: ``(item_id, output_index, text)`` when ``payload`` (or the ``openai``
+        SDK's ``ResponseFunctionCallArgumentsDeltaEvent``, read through
+        :func:`~toolwire._core.deltas.payload_fields`) is one non-empty
         ``response.function_call_arguments.delta``, else ``None``; it checks and records
         the ``sequence_number`` exactly as :meth:`translate` does."""
         if payload.get("type") != "response.function_call_arguments.delta":
             return None
-        return self._arguments_fragment(
-            payload.get("delta"),
-            payload.get("item_id"),
-            payload.get("output_index"),
-            payload.get("sequence_number"),
-        )
-
-    def object_fragment(self, obj: Any) -> d.Fragment | None:
-        """:meth:`fragment` for the ``openai`` SDK's
-        ``ResponseFunctionCallArgumentsDeltaEvent``, read by attribute access."""
-        try:
-            if obj.type != "response.function_call_arguments.delta":
-                return None
-            return self._arguments_fragment(
-                obj.delta, obj.item_id, obj.output_index, obj.sequence_number
-            )
-        except AttributeError:
-            return None
-
-    def _arguments_fragment(self, text: Any, ref: Any, index: Any, seq: Any) -> d.Fragment | None:
+        text = payload.get("delta")
+        ref = payload.get("item_id")
+        index = payload.get("output_index")
         if type(text) is not str or not text:
             return None
         if (ref is not None and type(ref) is not str) or (
             index is not None and type(index) is not int
         ):
             return None
+        seq = payload.get("sequence_number")
         if seq is not None:
             if type(seq) is not int or seq <= self._seq:
                 return None
