@@ -21,7 +21,7 @@ from toolwire import (
     ToolCallStarted,
     UsageReported,
 )
-from toolwire._core.assembler import _TRANSITIONS, CallEvent, CallState, _Call
+from toolwire._core.calls import _TRANSITIONS, CallEvent, CallState, _Call
 from toolwire._core.response import ContentPart
 from toolwire._providers import FORMATS
 
