@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from .._request_reading import Refusal, ServedCalls, each_turn, refusing
 from .._thinking_seal import unsealed
 from ._media import is_base64
 
@@ -31,13 +31,10 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> None:
     """Raises :class:`Refusal` with the provider's message for what it refuses in ``body``
     (see the module docstring)."""
     previous_tools = _thread_calls(body, served)
-    previous_role: str | None = None
-    for position, message in each_message(
-        body, "messages", "messages.{position}: Input should be a valid dictionary"
+    for position, role, previous_role, blocks in each_turn(
+        body, "messages.{position}: Input should be a valid dictionary"
     ):
-        role = message.get("role")
         _check_role(position, role, previous_role)
-        blocks = content_blocks(message)
         results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
         if previous_tools:
             _check_answers(position, role, blocks, results, previous_tools)
@@ -46,10 +43,9 @@ def check_request(body: Mapping[str, Any], served: ServedCalls) -> None:
         previous_tools = [
             str(b.get("id")) for b in blocks if role == "assistant" and b.get("type") == "tool_use"
         ]
-        previous_role = role
 
 
-def _check_role(position: int, role: Any, previous_role: str | None) -> None:
+def _check_role(position: int, role: Any, previous_role: Any) -> None:
     """Roles are ``user`` and ``assistant``, alternating, starting with ``user``."""
     if role not in ("user", "assistant"):
         raise Refusal(f"messages.{position}.role: Input should be 'user' or 'assistant'")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from .._request_reading import Refusal, ServedCalls, each_turn, refusing
 from ._media import is_base64
 
 __all__ = ["check_request"]
@@ -27,19 +27,15 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
     (see the module docstring); a conversation may end with the assistant's calls (a
     prefill)."""
     uses: list[str] = []
-    previous_role: str | None = None
-    for position, message in each_message(
-        body, "messages", "messages.{position}: expected an object"
+    for position, role, previous_role, blocks in each_turn(
+        body, "messages.{position}: expected an object"
     ):
-        role = message.get("role")
         _check_role(position, role, previous_role)
-        blocks = content_blocks(message)
         for block in blocks:
             if isinstance(block.get("toolResult"), Mapping):
                 _check_result_content(block["toolResult"].get("content"), position)
         _check_answers(position, _client_results(role, blocks), uses)
         uses = _client_uses(role, blocks)
-        previous_role = role
 
 
 def _client_results(role: Any, blocks: list[Mapping[str, Any]]) -> list[str]:
@@ -64,7 +60,7 @@ def _client_uses(role: Any, blocks: list[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def _check_role(position: int, role: Any, previous_role: str | None) -> None:
+def _check_role(position: int, role: Any, previous_role: Any) -> None:
     """Roles alternate, starting with ``user``."""
     if position == 0 and role != "user":
         raise Refusal(
