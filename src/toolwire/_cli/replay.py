@@ -254,16 +254,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("replay", f"cannot read {args.file}: {exc.strerror or exc}", EXIT_USAGE)
     console = None if args.json or args.plain else _live_console()
-    speed = args.speed if args.speed is not None else (1.0 if console is not None else 0.0)
-    pace = Pace(PAYLOAD_INTERVAL / speed if speed > 0 else 0.0)
     model = ReplayModel()
-    view: LiveView | PlainView | None = None
-    if not args.json:
-        view = (
-            LiveView(console, args.file)
-            if console is not None
-            else PlainView(sys.stdout, args.file)
-        )
+    view = None if args.json else _view(console, args.file)
 
     def watch(events: list[StreamEvent], asm: StreamAssembler) -> None:
         model.payloads += 1
@@ -276,23 +268,46 @@ def run(args: argparse.Namespace) -> int:
     try:
         if view is not None:
             view.start()
-        result = replay(data, format=args.format, pace=pace, watch=watch)
-        if result.accepted == 0 and isinstance(result.outcome, StreamError):
-            if view is not None:
-                view.abort()
-            return fail("replay", f"{args.file}: {_unusable(result.outcome)}", EXIT_USAGE)
-        outcome = result.outcome
-        if args.json:
-            document = error_document(outcome) if isinstance(outcome, StreamError) else outcome
-            sys.stdout.write(dumps(document) + "\n")
-            sys.stdout.flush()
-        elif view is not None:
-            view.finish(outcome, model)
-        return EXIT_STREAM_ERROR if isinstance(outcome, StreamError) else EXIT_OK
+        result = replay(data, format=args.format, pace=_pace(args.speed, console), watch=watch)
+        return _conclude(args, result, view, model)
     except KeyboardInterrupt:
         if view is not None:
             view.abort()
         raise
+
+
+def _view(console: Any, file: str) -> LiveView | PlainView:
+    """The live view on a terminal with rich, else plain lines."""
+    return LiveView(console, file) if console is not None else PlainView(sys.stdout, file)
+
+
+def _pace(speed: float | None, console: Any) -> Pace:
+    """The replay's pace: real time by default on a live view, at once otherwise."""
+    if speed is None:
+        speed = 1.0 if console is not None else 0.0
+    return Pace(PAYLOAD_INTERVAL / speed if speed > 0 else 0.0)
+
+
+def _conclude(
+    args: argparse.Namespace,
+    result: Replayed,
+    view: LiveView | PlainView | None,
+    model: ReplayModel,
+) -> int:
+    """Show the replay's outcome (a JSON document, or the view's last picture) and return
+    the exit status."""
+    if result.accepted == 0 and isinstance(result.outcome, StreamError):
+        if view is not None:
+            view.abort()
+        return fail("replay", f"{args.file}: {_unusable(result.outcome)}", EXIT_USAGE)
+    outcome = result.outcome
+    if args.json:
+        document = error_document(outcome) if isinstance(outcome, StreamError) else outcome
+        sys.stdout.write(dumps(document) + "\n")
+        sys.stdout.flush()
+    elif view is not None:
+        view.finish(outcome, model)
+    return EXIT_STREAM_ERROR if isinstance(outcome, StreamError) else EXIT_OK
 
 
 def _unusable(exc: StreamError) -> str:

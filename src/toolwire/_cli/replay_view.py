@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .._core import events as _events
 from .._core.partial_json import MISSING
@@ -18,6 +18,8 @@ from .._errors import ProviderError, StreamError
 from .subcommand import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console, RenderableType
     from rich.live import Live
     from rich.text import Text
@@ -99,34 +101,45 @@ class ReplayModel:
 
     def apply(self, event: StreamEvent) -> None:
         """Fold one event into the display state."""
-        if isinstance(event, _events.TextDelta):
-            self.text.append(event.text)
-        elif isinstance(event, _events.ReasoningDelta):
-            self.reasoning.append(event.text)
-        elif isinstance(event, _events.ToolCallStarted):
-            self.calls[event.key] = ShownCall(key=event.key, name=event.name, id=event.id)
-        elif isinstance(event, _events.ToolCallArguments):
-            call = self._call(event.key)
-            call.raw.append(event.delta)
-            call.chars += len(event.delta)
-            call.last = event
-        elif isinstance(event, _events.ToolCallEnded):
-            call = self._call(event.key)
+        fold = _FOLDS.get(type(event))
+        if fold is not None:
+            fold(self, event)
+
+    def _text(self, event: _events.TextDelta) -> None:
+        self.text.append(event.text)
+
+    def _reasoning(self, event: _events.ReasoningDelta) -> None:
+        self.reasoning.append(event.text)
+
+    def _started(self, event: _events.ToolCallStarted) -> None:
+        self.calls[event.key] = ShownCall(key=event.key, name=event.name, id=event.id)
+
+    def _arguments(self, event: _events.ToolCallArguments) -> None:
+        call = self._call(event.key)
+        call.raw.append(event.delta)
+        call.chars += len(event.delta)
+        call.last = event
+
+    def _ended(self, event: _events.ToolCallEnded) -> None:
+        call = self._call(event.key)
+        if call.status == "streaming":
+            call.status = "ended"
+
+    def _rejected(self, event: _events.ToolCallRejected) -> None:
+        call = self._call(event.key)
+        call.status = "rejected"
+        call.reason = event.reason
+        call.raw[:] = [event.raw_arguments]
+        call.chars = len(event.raw_arguments)
+
+    def _usage(self, event: _events.UsageReported) -> None:
+        self.usage = event.usage
+
+    def _finished(self, event: _events.Finished) -> None:
+        self.finished = event
+        for call in self.calls.values():
             if call.status == "streaming":
-                call.status = "ended"
-        elif isinstance(event, _events.ToolCallRejected):
-            call = self._call(event.key)
-            call.status = "rejected"
-            call.reason = event.reason
-            call.raw[:] = [event.raw_arguments]
-            call.chars = len(event.raw_arguments)
-        elif isinstance(event, _events.UsageReported):
-            self.usage = event.usage
-        elif isinstance(event, _events.Finished):
-            self.finished = event
-            for call in self.calls.values():
-                if call.status == "streaming":
-                    call.status = "finished"
+                call.status = "finished"
 
     def _call(self, key: int) -> ShownCall:
         # A call is announced before its other events; this only guards the display
@@ -150,6 +163,19 @@ class ReplayModel:
 
 
 # ----------------------------------------------------------------------------- verdict
+
+
+# how ReplayModel folds each kind of event; other events do not change the display
+_FOLDS: dict[type[StreamEvent], Callable[[ReplayModel, Any], None]] = {
+    _events.TextDelta: ReplayModel._text,
+    _events.ReasoningDelta: ReplayModel._reasoning,
+    _events.ToolCallStarted: ReplayModel._started,
+    _events.ToolCallArguments: ReplayModel._arguments,
+    _events.ToolCallEnded: ReplayModel._ended,
+    _events.ToolCallRejected: ReplayModel._rejected,
+    _events.UsageReported: ReplayModel._usage,
+    _events.Finished: ReplayModel._finished,
+}
 
 
 def _calls(n: int) -> str:
@@ -515,7 +541,6 @@ class LiveView:
     def _final_picture(self, outcome: Outcome, model: ReplayModel) -> RenderableType:
         from rich.console import Group
         from rich.panel import Panel
-        from rich.table import Table
         from rich.text import Text
 
         parts: list[RenderableType] = [self._header(model)]
@@ -527,34 +552,47 @@ class LiveView:
         text = model.joined_text()
         if text:
             parts.append(Panel(Text(visible(text)), title="text", title_align="left"))
-        for call in final_calls(outcome):
-            width = self._console.size.width - 4
-            body, hidden = _head(call.body, FINAL_ARGUMENT_LINES, width)
-            shown = Text(visible(body))
-            if hidden:
-                shown.append(f"\n… {hidden} (--json shows all)", style="dim")
-            parts.append(
-                Panel(
-                    shown,
-                    title=_title(call.key, call.name or "(no name)", call.id),
-                    title_align="left",
-                    subtitle=Text(visible(call.state)),
-                    subtitle_align="right",
-                    border_style="green" if call.runs else "red",
-                )
-            )
-        ok = verdict(outcome)[0]
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
-        grid.add_column()
-        for label, value in summary_rows(outcome):
-            if label == "verdict":
-                style = "bold green" if ok else "bold red"
-                grid.add_row(label, Text(visible(value), style=style))
-            else:
-                grid.add_row(label, Text(visible(value)))
-        parts.append(grid)
+        width = self._console.size.width - 4
+        parts.extend(_final_call_panel(call, width) for call in final_calls(outcome))
+        parts.append(_summary_grid(outcome))
         return Group(*parts)
+
+
+def _final_call_panel(call: FinalCall, width: int) -> RenderableType:
+    """A call's panel in the final picture: its first arguments' lines and its state."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    body, hidden = _head(call.body, FINAL_ARGUMENT_LINES, width)
+    shown = Text(visible(body))
+    if hidden:
+        shown.append(f"\n… {hidden} (--json shows all)", style="dim")
+    return Panel(
+        shown,
+        title=_title(call.key, call.name or "(no name)", call.id),
+        title_align="left",
+        subtitle=Text(visible(call.state)),
+        subtitle_align="right",
+        border_style="green" if call.runs else "red",
+    )
+
+
+def _summary_grid(outcome: Outcome) -> RenderableType:
+    """The summary rows under the final picture, the verdict green or red."""
+    from rich.table import Table
+    from rich.text import Text
+
+    ok = verdict(outcome)[0]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for label, value in summary_rows(outcome):
+        if label == "verdict":
+            style = "bold green" if ok else "bold red"
+            grid.add_row(label, Text(visible(value), style=style))
+        else:
+            grid.add_row(label, Text(visible(value)))
+    return grid
 
 
 def _title(key: int, name: str, call_id: str) -> Text:

@@ -95,15 +95,7 @@ def row(record: Record, now: float) -> tuple[str, ...]:
 
 def details(record: Record, now: float) -> list[tuple[str, str]]:
     """Every field of ``record`` as ``(label, value)``; a result that is JSON is indented."""
-    result = record.result
-    if result is not None:
-        # a result that is not JSON is shown as stored (the executor reports it unknown)
-        with contextlib.suppress(ValueError):
-            result = json.dumps(json.loads(result), indent=2, ensure_ascii=False)
-    lease = record.lease_expires_at
-    lease_text = "-" if lease is None else moment(lease, now)
-    if lease is not None and lease <= now and record.status == "in_progress":
-        lease_text += "; ran out: the next claim of this call turns it unknown"
+    result = _shown_result(record.result)
     return [
         ("key", record.key),
         ("status", record.status),
@@ -115,7 +107,7 @@ def details(record: Record, now: float) -> list[tuple[str, str]]:
         ("args hash", record.args_hash),
         ("owner", record.owner or "-"),
         ("fence", str(record.fence)),
-        ("lease expires", lease_text),
+        ("lease expires", _lease_text(record, now)),
         ("created", moment(record.created_at, now)),
         ("updated", moment(record.updated_at, now)),
         ("expires", moment(record.expires_at, now)),
@@ -123,6 +115,24 @@ def details(record: Record, now: float) -> list[tuple[str, str]]:
         ("result", "-" if result is None else result),
         ("error", record.error or "-"),
     ]
+
+
+def _shown_result(result: str | None) -> str | None:
+    """A stored result, indented when it is JSON (one that is not is shown as stored: the
+    executor reports it unknown)."""
+    if result is not None:
+        with contextlib.suppress(ValueError):
+            result = json.dumps(json.loads(result), indent=2, ensure_ascii=False)
+    return result
+
+
+def _lease_text(record: Record, now: float) -> str:
+    """When the lease runs out, and what a run-out lease of a running call means."""
+    lease = record.lease_expires_at
+    lease_text = "-" if lease is None else moment(lease, now)
+    if lease is not None and lease <= now and record.status == "in_progress":
+        lease_text += "; ran out: the next claim of this call turns it unknown"
+    return lease_text
 
 
 def plain_table(records: Sequence[Record], now: float) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -71,12 +71,24 @@ def parse_fault(spec: str | Fault) -> Fault:
         return Fault(kind)
     if not colon or not raw:
         raise UsageError(f"the fault {kind!r} needs a value, as in '{kind}:{_example(kind)}'")
+    value = _read_value(spec, wanted, raw)
+    _check_range(kind, value, raw)
+    return Fault(kind, value)
+
+
+def _read_value(spec: str, wanted: type, raw: str) -> float | int:
+    """A fault's value read as its kind's number type, finite."""
     try:
         value: float | int = wanted(raw)
     except ValueError:
         raise UsageError(f"the value of {spec!r} is not a {wanted.__name__}") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise UsageError(f"the value of {spec!r} must be finite")
+    return value
+
+
+def _check_range(kind: str, value: float, raw: str) -> None:
+    """A fault's value lies in its kind's range (``raw`` is the value as written)."""
     if kind == "cut" and not 0 <= value <= 1:
         raise UsageError(f"cut takes a fraction between 0 and 1, not {raw}")
     if kind in ("cut-bytes", "stall-first", "stall", *OPTIONAL_VALUE) and value < 0:
@@ -85,7 +97,6 @@ def parse_fault(spec: str | Fault) -> Fault:
         raise UsageError(f"drip takes a positive number of bytes per second, not {raw}")
     if kind == "http" and not 400 <= value <= 599:
         raise UsageError(f"http takes an error status between 400 and 599, not {raw}")
-    return Fault(kind, value)
 
 
 def _example(kind: str) -> str:
@@ -132,30 +143,51 @@ def apply_event_faults(
     if has(faults, "no-terminal"):
         out = [frame for frame in out if not frame.terminal]
     if has(faults, "error-event"):
-        content = [i for i, frame in enumerate(out) if not frame.terminal]
-        # after at least one event (the provider accepted the request), before the end
-        position = rng.randint(1, len(content)) if content else 0
-        cut_at = content[position - 1] + 1 if position else 0
-        out = [*out[:cut_at], encoder.error_event(rng=rng, options=options)]
-        notes.append(f"error-event: the stream stops with the error after event {cut_at - 1}")
+        out = _end_with_error(out, encoder, rng, options, notes)
     duplicate = _value(faults, "duplicate-chunk")
     if duplicate is not None:
-        candidates = [i for i, frame in enumerate(out) if frame.payload != "[DONE]"]
-        i = _pick(duplicate, candidates, rng)
-        if i is not None:
-            out.insert(i + 1, out[i])
-            notes.append(f"duplicate-chunk: event {i} ({_name(out[i])}) sent twice")
+        _duplicate_event(out, duplicate, rng, notes)
     malformed = _value(faults, "malformed-chunk")
     if malformed is not None:
-        candidates = [i for i, frame in enumerate(out) if isinstance(frame.payload, dict)]
-        i = _pick(malformed, candidates, rng)
-        if i is not None:
-            frame = out[i]
-            text = frame.json()
-            # a strict prefix of a JSON object's text is never valid JSON
-            out[i] = Frame(payload=text[: max(1, len(text) // 2)], event=frame.event)
-            notes.append(f"malformed-chunk: event {i} ({_name(frame)}) cut to half its JSON")
+        _malform_event(out, malformed, rng, notes)
     return out
+
+
+def _end_with_error(
+    out: list[Frame],
+    encoder: Encoder,
+    rng: random.Random,
+    options: EncodeOptions,
+    notes: list[str],
+) -> list[Frame]:
+    """``out`` cut at a seeded event, after at least one (the provider accepted the
+    request) and before the end, and ended by the provider's error event."""
+    content = [i for i, frame in enumerate(out) if not frame.terminal]
+    position = rng.randint(1, len(content)) if content else 0
+    cut_at = content[position - 1] + 1 if position else 0
+    notes.append(f"error-event: the stream stops with the error after event {cut_at - 1}")
+    return [*out[:cut_at], encoder.error_event(rng=rng, options=options)]
+
+
+def _duplicate_event(out: list[Frame], wanted: int, rng: random.Random, notes: list[str]) -> None:
+    """Sends event ``wanted`` (a seeded one for -1) twice, the ``[DONE]`` marker aside."""
+    candidates = [i for i, frame in enumerate(out) if frame.payload != "[DONE]"]
+    i = _pick(wanted, candidates, rng)
+    if i is not None:
+        out.insert(i + 1, out[i])
+        notes.append(f"duplicate-chunk: event {i} ({_name(out[i])}) sent twice")
+
+
+def _malform_event(out: list[Frame], wanted: int, rng: random.Random, notes: list[str]) -> None:
+    """Cuts the JSON of event ``wanted`` (a seeded one for -1) to half its text."""
+    candidates = [i for i, frame in enumerate(out) if isinstance(frame.payload, dict)]
+    i = _pick(wanted, candidates, rng)
+    if i is not None:
+        frame = out[i]
+        text = frame.json()
+        # a strict prefix of a JSON object's text is never valid JSON
+        out[i] = Frame(payload=text[: max(1, len(text) // 2)], event=frame.event)
+        notes.append(f"malformed-chunk: event {i} ({_name(frame)}) cut to half its JSON")
 
 
 def _value(faults: tuple[Fault, ...], kind: str) -> int | None:
@@ -211,20 +243,45 @@ class BytePlan:
 def byte_plan(faults: Iterable[Fault], sizes: list[int], rng: random.Random) -> BytePlan:
     """The :class:`BytePlan` for a body written in pieces of ``sizes`` bytes."""
     plan = BytePlan()
-    total = sum(sizes)
     for fault in faults:
-        if fault.kind == "stall-first":
-            plan.stall_first += float(fault.value or 0)
-        elif fault.kind == "stall":
-            # a boundary inside the body: after the first write and before the last
-            index = rng.randint(1, len(sizes) - 1) if len(sizes) >= 2 else 0
-            plan.stalls[index] = plan.stalls.get(index, 0.0) + float(fault.value or 0)
-        elif fault.kind == "drip":
-            plan.drip = float(fault.value or 1)
-        elif fault.kind == "cut":
-            offset = math.floor(float(fault.value or 0) * total)
-            plan.cut_at = offset if plan.cut_at is None else min(plan.cut_at, offset)
-        elif fault.kind == "cut-bytes":
-            offset = min(int(fault.value or 0), total)
-            plan.cut_at = offset if plan.cut_at is None else min(plan.cut_at, offset)
+        plan_fault = _BYTE_FAULTS.get(fault.kind)
+        if plan_fault is not None:
+            plan_fault(plan, fault, sizes, rng)
     return plan
+
+
+def _plan_stall_first(plan: BytePlan, fault: Fault, sizes: list[int], rng: random.Random) -> None:
+    plan.stall_first += float(fault.value or 0)
+
+
+def _plan_stall(plan: BytePlan, fault: Fault, sizes: list[int], rng: random.Random) -> None:
+    # a boundary inside the body: after the first write and before the last
+    index = rng.randint(1, len(sizes) - 1) if len(sizes) >= 2 else 0
+    plan.stalls[index] = plan.stalls.get(index, 0.0) + float(fault.value or 0)
+
+
+def _plan_drip(plan: BytePlan, fault: Fault, sizes: list[int], rng: random.Random) -> None:
+    plan.drip = float(fault.value or 1)
+
+
+def _plan_cut(plan: BytePlan, fault: Fault, sizes: list[int], rng: random.Random) -> None:
+    _cut_at(plan, math.floor(float(fault.value or 0) * sum(sizes)))
+
+
+def _plan_cut_bytes(plan: BytePlan, fault: Fault, sizes: list[int], rng: random.Random) -> None:
+    _cut_at(plan, min(int(fault.value or 0), sum(sizes)))
+
+
+def _cut_at(plan: BytePlan, offset: int) -> None:
+    """The body is cut at the earliest offset any cut fault asks for."""
+    plan.cut_at = offset if plan.cut_at is None else min(plan.cut_at, offset)
+
+
+# how each byte fault changes the plan; other faults do not
+_BYTE_FAULTS: dict[str, Callable[[BytePlan, Fault, list[int], random.Random], None]] = {
+    "stall-first": _plan_stall_first,
+    "stall": _plan_stall,
+    "drip": _plan_drip,
+    "cut": _plan_cut,
+    "cut-bytes": _plan_cut_bytes,
+}

@@ -198,16 +198,29 @@ class WireFormats:
         return tuple(out)
 
 
+def _openai_api(
+    provider: Provider, encoder: Callable[[], Encoder], check: RequestCheck, path: str
+) -> WireFormat:
+    """An OpenAI API: served at ``/v1`` + ``path`` and at ``path`` alone (for clients whose
+    base URL ends in ``/v1`` and for those whose base URL is the root), ``/v1`` the base."""
+    return WireFormat(
+        provider=provider,
+        encoder=encoder,
+        check_request=check,
+        endpoints=(Endpoint(f"/v1{path}"), Endpoint(path)),
+        base_path="/v1",
+    )
+
+
 _GEMINI_MODEL = "/{version:v1|v1beta|v1alpha}/models/{model:[^/:]+}"
 _GEMINI_STREAM = f"{_GEMINI_MODEL}:streamGenerateContent"
 
 WIRES = WireFormats(
-    WireFormat(
-        provider=openai_responses.PROVIDER,
-        encoder=OpenAIResponsesEncoder,
-        check_request=responses_checks.check_request,
-        endpoints=(Endpoint("/v1/responses"), Endpoint("/responses")),
-        base_path="/v1",
+    _openai_api(
+        openai_responses.PROVIDER,
+        OpenAIResponsesEncoder,
+        responses_checks.check_request,
+        "/responses",
     ),
     WireFormat(
         provider=anthropic.PROVIDER,
@@ -221,12 +234,8 @@ WIRES = WireFormats(
         check_request=cohere_checks.check_request,
         endpoints=(Endpoint("/v2/chat"),),
     ),
-    WireFormat(
-        provider=openai_chat.PROVIDER,
-        encoder=OpenAIChatEncoder,
-        check_request=chat_checks.check_request,
-        endpoints=(Endpoint("/v1/chat/completions"), Endpoint("/chat/completions")),
-        base_path="/v1",
+    _openai_api(
+        openai_chat.PROVIDER, OpenAIChatEncoder, chat_checks.check_request, "/chat/completions"
     ),
     WireFormat(
         provider=gemini.PROVIDER,

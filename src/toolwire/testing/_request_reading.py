@@ -14,6 +14,7 @@ __all__ = [
     "ServedCalls",
     "content_blocks",
     "each_message",
+    "each_turn",
     "message_list",
     "refusing",
 ]
@@ -69,6 +70,18 @@ def each_message(
         if not isinstance(message, Mapping):
             raise Refusal(not_an_object.format(position=position))
         yield position, message
+
+
+def each_turn(
+    body: Mapping[str, Any], not_an_object: str
+) -> Iterator[tuple[int, Any, Any, list[Mapping[str, Any]]]]:
+    """Each message of ``messages`` (see :func:`each_message`) as its position, its role,
+    the role of the message before it (``None`` for the first) and its object blocks."""
+    previous_role = None
+    for position, message in each_message(body, "messages", not_an_object):
+        role = message.get("role")
+        yield position, role, previous_role, content_blocks(message)
+        previous_role = role
 
 
 def content_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -55,60 +55,75 @@ def make_call(spec: Any) -> ScenarioCall:
     """
     if isinstance(spec, ScenarioCall):
         return spec
-    call_id: Any = None
-    if isinstance(spec, tuple) and len(spec) in (2, 3):
-        name, arguments = spec[0], spec[1]
-        if len(spec) == 3:
-            call_id = spec[2]
-    elif isinstance(spec, Mapping):
-        unknown = set(spec) - {"name", "arguments", "raw_arguments", "id"}
-        if unknown:
-            raise UsageError(f"a tool call has unknown fields {sorted(unknown)}")
-        if "arguments" in spec and "raw_arguments" in spec:
-            raise UsageError("a tool call takes 'arguments' or 'raw_arguments', not both")
-        name = spec.get("name")
-        arguments = spec["raw_arguments"] if "raw_arguments" in spec else spec.get("arguments", {})
-        if "raw_arguments" in spec and not isinstance(arguments, str):
-            raise UsageError("a tool call's 'raw_arguments' must be a string")
-        call_id = spec.get("id")
-    else:
-        raise UsageError(
-            "a tool call is (name, arguments), (name, arguments, id), a mapping with "
-            f"'name' and 'arguments', or a ScenarioCall; got {type(spec).__name__}"
-        )
+    name, arguments, call_id = _call_fields(spec)
     if not isinstance(name, str):
         raise UsageError(f"a tool call's name must be a string, not {type(name).__name__}")
     if call_id is not None and not isinstance(call_id, str):
         raise UsageError(f"a tool call's id must be a string, not {type(call_id).__name__}")
-    if isinstance(arguments, str):
-        raw = arguments
-        try:
-            parsed: Any = json.loads(raw) if raw else {}
-        except ValueError:
-            parsed = None
-    else:
-        try:
-            raw = _compact(arguments)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"the arguments of tool call {name!r} are not JSON: {exc}") from None
-        parsed = json.loads(raw)
+    raw, parsed = _argument_text(name, arguments)
     return ScenarioCall(name=name, raw_arguments=raw, arguments=parsed, id=call_id)
+
+
+def _call_fields(spec: Any) -> tuple[Any, Any, Any]:
+    """The name, arguments and id (or ``None``) of a call given as a tuple or a mapping."""
+    if isinstance(spec, tuple) and len(spec) in (2, 3):
+        return spec[0], spec[1], spec[2] if len(spec) == 3 else None
+    if isinstance(spec, Mapping):
+        return _mapping_call_fields(spec)
+    raise UsageError(
+        "a tool call is (name, arguments), (name, arguments, id), a mapping with "
+        f"'name' and 'arguments', or a ScenarioCall; got {type(spec).__name__}"
+    )
+
+
+def _mapping_call_fields(spec: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """The name, arguments (or raw argument text) and id of a call given as a mapping."""
+    unknown = set(spec) - {"name", "arguments", "raw_arguments", "id"}
+    if unknown:
+        raise UsageError(f"a tool call has unknown fields {sorted(unknown)}")
+    if "arguments" in spec and "raw_arguments" in spec:
+        raise UsageError("a tool call takes 'arguments' or 'raw_arguments', not both")
+    arguments = spec["raw_arguments"] if "raw_arguments" in spec else spec.get("arguments", {})
+    if "raw_arguments" in spec and not isinstance(arguments, str):
+        raise UsageError("a tool call's 'raw_arguments' must be a string")
+    return spec.get("name"), arguments, spec.get("id")
+
+
+def _argument_text(name: str, arguments: Any) -> tuple[str, Any]:
+    """The raw argument text served and its parsed value: a string is served as it is
+    (parsed ``None`` when it is not JSON), anything else as its compact JSON."""
+    if isinstance(arguments, str):
+        try:
+            return arguments, json.loads(arguments) if arguments else {}
+        except ValueError:
+            return arguments, None
+    try:
+        raw = _compact(arguments)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the arguments of tool call {name!r} are not JSON: {exc}") from None
+    return raw, json.loads(raw)
 
 
 def _usage(value: Any) -> ScenarioUsage | None:
     if value is None or isinstance(value, ScenarioUsage):
         return value
+    counts = _usage_counts(value)
+    for key, count in counts.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise UsageError(f"usage {key} must be a non-negative integer, not {count!r}")
+    return ScenarioUsage(**counts)
+
+
+def _usage_counts(value: Any) -> dict[str, Any]:
+    """A usage given as ``(input_tokens, output_tokens)`` or a mapping, as a mapping of
+    both keys (0 where one is not given), its values not yet checked."""
     if isinstance(value, tuple) and len(value) == 2:
         value = {"input_tokens": value[0], "output_tokens": value[1]}
     if not isinstance(value, Mapping) or set(value) - {"input_tokens", "output_tokens"}:
         raise UsageError(
             f"usage is (input_tokens, output_tokens) or a mapping with those keys, not {value!r}"
         )
-    counts = {key: value.get(key, 0) for key in ("input_tokens", "output_tokens")}
-    for key, count in counts.items():
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise UsageError(f"usage {key} must be a non-negative integer, not {count!r}")
-    return ScenarioUsage(**counts)
+    return {key: value.get(key, 0) for key in ("input_tokens", "output_tokens")}
 
 
 def _optional_str(value: Any, what: str) -> str | None:
@@ -141,18 +156,7 @@ def make_response(
     ``{"name", "input", "result"?, "id"?}`` objects of calls the provider ran itself, and
     ``finish="pause"`` a paused turn (see :class:`ScenarioResponse`; Anthropic serves both).
     """
-    if output is not None:
-        if text != "":
-            raise UsageError("a response takes text= or output=, not both")
-        dump = getattr(output, "model_dump", None)
-        text = dump(mode="json", by_alias=True) if callable(dump) else output
-    if not isinstance(refusal, str):
-        raise UsageError(f"refusal must be a string, not {type(refusal).__name__}")
-    if not isinstance(text, str):
-        try:
-            text = _compact(text)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"text is neither a string nor JSON: {exc}") from None
+    text = _served_text(text, output, refusal)
     if not isinstance(reasoning, str):
         raise UsageError(f"reasoning must be a string, not {type(reasoning).__name__}")
     if isinstance(tool_calls, (str, bytes)) or not isinstance(tool_calls, Iterable):
@@ -175,6 +179,25 @@ def make_response(
         refusal=refusal,
         server_tools=_server_tools(server_tools),
     )
+
+
+def _served_text(text: Any, output: Any, refusal: Any) -> str:
+    """The text a response serves: ``text``, or ``output``'s JSON (a pydantic model's
+    dump), compact JSON where it is not a string; checks ``refusal`` on the way, in the
+    order the errors have always been raised."""
+    if output is not None:
+        if text != "":
+            raise UsageError("a response takes text= or output=, not both")
+        dump = getattr(output, "model_dump", None)
+        text = dump(mode="json", by_alias=True) if callable(dump) else output
+    if not isinstance(refusal, str):
+        raise UsageError(f"refusal must be a string, not {type(refusal).__name__}")
+    if isinstance(text, str):
+        return text
+    try:
+        return _compact(text)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"text is neither a string nor JSON: {exc}") from None
 
 
 def _server_tools(specs: Iterable[Any]) -> tuple[ScenarioServerTool, ...]:
@@ -231,23 +254,36 @@ class Script:
     def take(self, model: str | None) -> Entry | None:
         """The next entry for a request for ``model``; ``None`` when none is left."""
         with self._lock:
-            if model is not None:
-                for pattern, entries in self._by_model.items():
-                    if fnmatch.fnmatchcase(model, pattern):
-                        position = self._next_by_model.get(pattern, 0)
-                        again = self.loop or pattern in self._repeat
-                        if position >= len(entries) and again and entries:
-                            position = 0
-                        if position < len(entries):
-                            self._next_by_model[pattern] = position + 1
-                            return entries[position]
-                        break
+            pattern = self._pattern_for(model)
+            if pattern is not None:
+                entry = self._take_for(pattern)
+                if entry is not None:
+                    return entry
             if self._next >= len(self._ordered) and self.loop and self._ordered:
                 self._next = 0
             if self._next < len(self._ordered):
                 self._next += 1
                 return self._ordered[self._next - 1]
             return None
+
+    def _pattern_for(self, model: str | None) -> str | None:
+        """The first pattern that matches ``model``, if any (the lock is held)."""
+        if model is None:
+            return None
+        return next((p for p in self._by_model if fnmatch.fnmatchcase(model, p)), None)
+
+    def _take_for(self, pattern: str) -> Entry | None:
+        """The next entry of ``pattern``'s list, starting over when it repeats; ``None``
+        when it ran out (the lock is held)."""
+        entries = self._by_model[pattern]
+        position = self._next_by_model.get(pattern, 0)
+        again = self.loop or pattern in self._repeat
+        if position >= len(entries) and again and entries:
+            position = 0
+        if position < len(entries):
+            self._next_by_model[pattern] = position + 1
+            return entries[position]
+        return None
 
     @property
     def remaining(self) -> int:
@@ -330,6 +366,17 @@ class ScenarioFile:
     models: dict[str, tuple[Entry, ...]]
 
 
+def _settings(data: Mapping[str, Any]) -> tuple[int | None, bool]:
+    """A scenario file's ``seed`` (an integer or none) and ``loop`` flag."""
+    seed = data.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise UsageError(f"the scenario file's seed must be an integer, not {seed!r}")
+    loop = data.get("loop", False)
+    if not isinstance(loop, bool):
+        raise UsageError("the scenario file's 'loop' must be true or false")
+    return seed, loop
+
+
 def load_scenario(path: str | Path) -> ScenarioFile:
     """Parse a JSON or TOML scenario file (see the module docstring for the layout)."""
     path = Path(path)
@@ -337,12 +384,7 @@ def load_scenario(path: str | Path) -> ScenarioFile:
     unknown = set(data) - {"seed", "loop", "responses", "models"}
     if unknown:
         raise UsageError(f"the scenario file {path} has unknown keys {sorted(unknown)}")
-    seed = data.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise UsageError(f"the scenario file's seed must be an integer, not {seed!r}")
-    loop = data.get("loop", False)
-    if not isinstance(loop, bool):
-        raise UsageError("the scenario file's 'loop' must be true or false")
+    seed, loop = _settings(data)
     base = path.parent
     responses = data.get("responses", [])
     if not isinstance(responses, list):

@@ -30,6 +30,7 @@ from ._wire_writing import (
     EncodeOptions,
     Encoder,
     ErrorReply,
+    Framing,
     Unencodable,
     serialise,
     truncate_arguments,
@@ -223,6 +224,71 @@ class _Reply:
     chunked: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """A scripted response about to be encoded, with what encoding it takes: the
+    request's options, the faults and the two seeded choices (encoding and faults)."""
+
+    response: ScenarioResponse
+    options: EncodeOptions
+    faults: tuple[Fault, ...]
+    rng: random.Random
+    fault_rng: random.Random
+
+
+def _wants_stream(target: Route, body: dict[str, Any]) -> bool:
+    """Whether to stream: the endpoint says, else the body's ``stream`` (the endpoint's
+    default without one)."""
+    if target.stream is not None:
+        return target.stream
+    return body.get("stream", target.stream_default) is True
+
+
+def _requested_model(target: Route, body: dict[str, Any]) -> str | None:
+    """The model the path names, else the body's ``model`` when it is a string."""
+    model = body.get("model")
+    return target.model or (model if isinstance(model, str) else None)
+
+
+def _encode_options(
+    body: dict[str, Any], model: str | None, response: ScenarioResponse
+) -> EncodeOptions:
+    """The encoding options a request asks for (its model, its ``stream_options``)."""
+    options_usage = body.get("stream_options")
+    return EncodeOptions(
+        model=model or "simulated-model",
+        include_usage=isinstance(options_usage, dict)
+        and options_usage.get("include_usage") is True,
+        profiles=response.profiles,
+        request=body,
+    )
+
+
+def _stream_writes(
+    encoder: Encoder, served: _Served, framing: Framing, notes: list[str]
+) -> list[bytes]:
+    """The writes of a streamed response, its event faults applied (noted in ``notes``)."""
+    frames = encoder.stream(served.response, rng=served.rng, options=served.options)
+    frames = apply_event_faults(
+        frames,
+        served.faults,
+        encoder=encoder,
+        rng=served.fault_rng,
+        options=served.options,
+        notes=notes,
+    )
+    return serialise(frames, framing)
+
+
+def _body_document(encoder: Encoder, served: _Served) -> str:
+    """The JSON body of a response that is not streamed (cut to half by a
+    ``malformed-chunk`` fault)."""
+    document = json.dumps(encoder.body(served.response, options=served.options), ensure_ascii=False)
+    if has(served.faults, "malformed-chunk"):
+        document = document[: max(1, len(document) // 2)]
+    return document
+
+
 def _json_reply(reply: ErrorReply) -> _Reply:
     data = json.dumps(reply.body).encode()
     headers = dict(reply.headers)
@@ -390,16 +456,13 @@ class SimulatorApp:
             record.status, record.served = 400, "refused"
             record.error = "the request body is not a JSON object"
             return _json_reply(encoder.error_body(400, record.error))
-        stream = target.stream
-        if stream is None:
-            wanted = body.get("stream", target.stream_default)
-            stream = wanted is True
+        stream = _wants_stream(target, body)
         record.stream = stream
         problem = self.wires.check_request(target.format, body, self._calls_of)
         if problem is not None:
             record.status, record.served, record.error = 400, "refused", problem
             return _json_reply(encoder.error_body(400, problem))
-        model = target.model or (body.get("model") if isinstance(body.get("model"), str) else None)
+        model = _requested_model(target, body)
         entry = self.script.take(model)
         if entry is None:
             record.status, record.served = 500, "exhausted"
@@ -408,9 +471,7 @@ class SimulatorApp:
                 "with Simulator.add_response() or add_recording()"
             )
             return _json_reply(encoder.error_body(500, record.error))
-        with self._lock:
-            serial = self._serial
-            self._serial += 1
+        serial = self._next_serial()
         faults = entry.faults + self.faults
         record.faults = tuple(str(f) for f in faults)
         fault_rng = random.Random(f"{self.seed}/{serial}/faults")
@@ -425,37 +486,61 @@ class SimulatorApp:
             plan = byte_plan(faults, [len(w) for w in writes], fault_rng)
             return _Reply(200, entry.content_type, writes, plan)
         rng = random.Random(f"{self.seed}/{serial}/encode")
+        response = self._served_response(entry, encoder, rng, faults, fault_rng)
+        record.response = response
+        served = _Served(
+            response=response,
+            options=_encode_options(body, model, response),
+            faults=faults,
+            rng=rng,
+            fault_rng=fault_rng,
+        )
+        return self._encode(target, encoder, served, stream=stream, record=record)
+
+    def _next_serial(self) -> int:
+        """The number of the next response served (it seeds the response's choices)."""
+        with self._lock:
+            serial = self._serial
+            self._serial += 1
+        return serial
+
+    def _served_response(
+        self,
+        entry: ScenarioResponse,
+        encoder: Encoder,
+        rng: random.Random,
+        faults: tuple[Fault, ...],
+        fault_rng: random.Random,
+    ) -> ScenarioResponse:
+        """The scripted response with its ids, cut short by a ``length`` fault; its calls
+        remembered for the requests that continue it."""
         response = encoder.ids(entry, rng=rng)
         if has(faults, "length"):
             response = response.with_changes(finish="length")
             if encoder.text_arguments:
                 response = truncate_arguments(response, fault_rng)
-        record.response = response
         if response.response_id:
             self.served_calls[response.response_id] = {c.id for c in response.tool_calls if c.id}
             if self.keep is not None and len(self.served_calls) > self.keep:
                 del self.served_calls[next(iter(self.served_calls))]
-        options_usage = body.get("stream_options")
-        options = EncodeOptions(
-            model=model or "simulated-model",
-            include_usage=isinstance(options_usage, dict)
-            and options_usage.get("include_usage") is True,
-            profiles=response.profiles,
-            request=body,
-        )
+        return response
+
+    def _encode(
+        self,
+        target: Route,
+        encoder: Encoder,
+        served: _Served,
+        *,
+        stream: bool,
+        record: RecordedRequest,
+    ) -> _Reply:
+        """The reply of a scripted response: a stream with the event faults applied, or
+        one JSON body; the byte faults' plan for writing it."""
+        faults = served.faults
         try:
             if stream:
-                frames = encoder.stream(response, rng=rng, options=options)
-                frames = apply_event_faults(
-                    frames,
-                    faults,
-                    encoder=encoder,
-                    rng=fault_rng,
-                    options=options,
-                    notes=record.notes,
-                )
                 framing = target.framing or encoder.framing
-                writes = serialise(frames, framing)
+                writes = _stream_writes(encoder, served, framing, record.notes)
                 content_type = CONTENT_TYPES[framing]
             else:
                 for kind in ("no-terminal", "duplicate-chunk"):
@@ -464,16 +549,13 @@ class SimulatorApp:
                 if has(faults, "error-event"):
                     record.status = 500
                     return _json_reply(encoder.error_body(500, "The server had an error."))
-                document = json.dumps(encoder.body(response, options=options), ensure_ascii=False)
-                if has(faults, "malformed-chunk"):
-                    document = document[: max(1, len(document) // 2)]
-                writes = [document.encode()]
+                writes = [_body_document(encoder, served).encode()]
                 content_type = "application/json"
         except Unencodable as exc:
             record.status, record.served, record.error = 500, "unencodable", str(exc)
             return _json_reply(encoder.error_body(500, f"toolwire simulator: {exc}"))
         record.served = "response"
-        plan = byte_plan(faults, [len(w) for w in writes], fault_rng)
+        plan = byte_plan(faults, [len(w) for w in writes], served.fault_rng)
         return _Reply(200, content_type, writes, plan, chunked=stream)
 
     def _calls_of(self, response_id: str) -> set[str] | None:

@@ -21,7 +21,7 @@ from .._errors import UsageError
 from ._faults import parse_faults
 from ._formats import WIRES, WireFormats
 from ._recordings import load_recording
-from ._scenario import Script, load_scenario, make_response
+from ._scenario import ScenarioFile, Script, load_scenario, make_response
 from ._scenario_types import Fault, ScenarioResponse
 from ._server import (
     ConnectionRecord,
@@ -66,23 +66,12 @@ class Simulator:
     ) -> None:
         self._wires = WIRES if formats is None else formats
         loaded = load_scenario(scenario) if scenario is not None else None
-        if seed is None:
-            seed = loaded.seed if loaded is not None and loaded.seed is not None else 0
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise UsageError(f"seed must be an integer, not {seed!r}")
-        if loop is None:
-            loop = loaded.loop if loaded is not None else False
+        seed, loop = _seed_and_loop(seed, loop, loaded)
         self.seed = seed
         self.host = host
         self._port = port
         self._shutdown_timeout = shutdown_timeout
-        self._script = Script(loop=loop)
-        if loaded is not None:
-            for entry in loaded.responses:
-                self._script.add(entry)
-            for pattern, entries in loaded.models.items():
-                for entry in entries:
-                    self._script.add(entry, model=pattern)
+        self._script = _script(loaded, loop=loop)
         if keep is not None and (not isinstance(keep, int) or keep < 1):
             raise UsageError(f"keep must be a positive number of requests, not {keep!r}")
         self._tracker = Tracker(keep)
@@ -339,3 +328,28 @@ class Simulator:
     ) -> None:
         """Stop in a worker thread."""
         await asyncio.to_thread(self.stop)
+
+
+def _seed_and_loop(
+    seed: int | None, loop: bool | None, loaded: ScenarioFile | None
+) -> tuple[int, bool]:
+    """The seed and loop flag given, else the scenario file's, else 0 and no loop."""
+    if seed is None:
+        seed = loaded.seed if loaded is not None and loaded.seed is not None else 0
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise UsageError(f"seed must be an integer, not {seed!r}")
+    if loop is None:
+        loop = loaded.loop if loaded is not None else False
+    return seed, loop
+
+
+def _script(loaded: ScenarioFile | None, *, loop: bool) -> Script:
+    """The script of a simulator: a scenario file's responses, in order and per model."""
+    script = Script(loop=loop)
+    if loaded is not None:
+        for entry in loaded.responses:
+            script.add(entry)
+        for pattern, entries in loaded.models.items():
+            for entry in entries:
+                script.add(entry, model=pattern)
+    return script

@@ -64,22 +64,29 @@ def _check_passback(body: Mapping[str, Any], messages: list[Any]) -> None:
     last_user = max((i for i, m in enumerate(messages) if _role(m) == "user"), default=-1)
     for position in range(last_user + 1, len(messages)):
         message = messages[position]
-        if _role(message) != "assistant" or not message.get("tool_calls"):
-            continue
-        if thinking and not isinstance(message.get("reasoning_content"), str):
-            raise Refusal(
-                "Missing `reasoning_content` field in the assistant message at message "
-                f"index {position}. For more information, please refer to "
-                "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
-            )
-        calls = message["tool_calls"]
-        if gemini3 and isinstance(calls, list) and calls and not _signed(calls[0]):
-            raise Refusal(
-                "Function call is missing a thought_signature in functionCall parts. This is "
-                "required for tools to work correctly, and missing thought_signature may lead "
-                "to degraded model performance. Additional data, function call `default_api:"
-                f"{_name(calls[0])}` , position {position + 1}."
-            )
+        if _role(message) == "assistant" and message.get("tool_calls"):
+            _check_passed_back(message, position, thinking=thinking, gemini3=gemini3)
+
+
+def _check_passed_back(
+    message: Mapping[str, Any], position: int, *, thinking: bool, gemini3: bool
+) -> None:
+    """An assistant message with calls keeps its ``reasoning_content`` (thinking mode) and
+    its first call's signature (Gemini 3)."""
+    if thinking and not isinstance(message.get("reasoning_content"), str):
+        raise Refusal(
+            "Missing `reasoning_content` field in the assistant message at message "
+            f"index {position}. For more information, please refer to "
+            "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+        )
+    calls = message["tool_calls"]
+    if gemini3 and isinstance(calls, list) and calls and not _signed(calls[0]):
+        raise Refusal(
+            "Function call is missing a thought_signature in functionCall parts. This is "
+            "required for tools to work correctly, and missing thought_signature may lead "
+            "to degraded model performance. Additional data, function call `default_api:"
+            f"{_name(calls[0])}` , position {position + 1}."
+        )
 
 
 def _role(message: Any) -> Any:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._request_reading import Refusal, ServedCalls, content_blocks, each_message, refusing
+from .._request_reading import Refusal, ServedCalls, each_turn, refusing
 from ._media import is_base64
 
 __all__ = ["check_request"]
@@ -27,52 +27,68 @@ def check_request(body: Mapping[str, Any], _served: ServedCalls) -> None:
     (see the module docstring); a conversation may end with the assistant's calls (a
     prefill)."""
     uses: list[str] = []
-    previous_role: str | None = None
-    for position, message in each_message(
-        body, "messages", "messages.{position}: expected an object"
+    for position, role, previous_role, blocks in each_turn(
+        body, "messages.{position}: expected an object"
     ):
-        role = message.get("role")
-        if position == 0 and role != "user":
-            raise Refusal(
-                "A conversation must start with a user message. Try again with a "
-                "conversation that starts with a user message."
-            )
-        if role == previous_role:
-            raise Refusal(
-                "A conversation must alternate between user and assistant roles. Make sure "
-                "the conversation alternates between user and assistant roles and try again."
-            )
-        blocks = content_blocks(message)
-        ran = _server_run(blocks) if role == "assistant" else set()
-        results = [
-            str(b["toolResult"].get("toolUseId"))
-            for b in blocks
-            if isinstance(b.get("toolResult"), Mapping)
-            and str(b["toolResult"].get("toolUseId")) not in ran
-        ]
+        _check_role(position, role, previous_role)
         for block in blocks:
             if isinstance(block.get("toolResult"), Mapping):
                 _check_result_content(block["toolResult"].get("content"), position)
-        extra = [r for r in results if r not in uses]
-        if extra:
-            raise Refusal(
-                f"The number of toolResult blocks at messages.{position}.content exceeds the "
-                f"number of toolUse blocks of previous turn (unknown ids: {', '.join(extra)})."
-            )
-        missing = [u for u in uses if u not in results]
-        if missing:
-            raise Refusal(
-                f"Expected toolResult blocks at messages.{position}.content for the following "
-                f"Ids: {', '.join(missing)}"
-            )
-        uses = [
-            str(b["toolUse"].get("toolUseId"))
-            for b in blocks
-            if role == "assistant"
-            and isinstance(b.get("toolUse"), Mapping)
-            and b["toolUse"].get("type") != "server_tool_use"
-        ]
-        previous_role = role
+        _check_answers(position, _client_results(role, blocks), uses)
+        uses = _client_uses(role, blocks)
+
+
+def _client_results(role: Any, blocks: list[Mapping[str, Any]]) -> list[str]:
+    """The ``toolResult`` ids of a message, but those of the calls Bedrock ran itself."""
+    ran = _server_run(blocks) if role == "assistant" else set()
+    return [
+        str(b["toolResult"].get("toolUseId"))
+        for b in blocks
+        if isinstance(b.get("toolResult"), Mapping)
+        and str(b["toolResult"].get("toolUseId")) not in ran
+    ]
+
+
+def _client_uses(role: Any, blocks: list[Mapping[str, Any]]) -> list[str]:
+    """The ``toolUse`` ids of an assistant message that the next message must answer."""
+    if role != "assistant":
+        return []
+    return [
+        str(b["toolUse"].get("toolUseId"))
+        for b in blocks
+        if isinstance(b.get("toolUse"), Mapping) and b["toolUse"].get("type") != "server_tool_use"
+    ]
+
+
+def _check_role(position: int, role: Any, previous_role: Any) -> None:
+    """Roles alternate, starting with ``user``."""
+    if position == 0 and role != "user":
+        raise Refusal(
+            "A conversation must start with a user message. Try again with a "
+            "conversation that starts with a user message."
+        )
+    if role == previous_role:
+        raise Refusal(
+            "A conversation must alternate between user and assistant roles. Make sure "
+            "the conversation alternates between user and assistant roles and try again."
+        )
+
+
+def _check_answers(position: int, results: list[str], uses: list[str]) -> None:
+    """The ``toolResult`` ids of a message are exactly the previous message's ``toolUse``
+    ids."""
+    extra = [r for r in results if r not in uses]
+    if extra:
+        raise Refusal(
+            f"The number of toolResult blocks at messages.{position}.content exceeds the "
+            f"number of toolUse blocks of previous turn (unknown ids: {', '.join(extra)})."
+        )
+    missing = [u for u in uses if u not in results]
+    if missing:
+        raise Refusal(
+            f"Expected toolResult blocks at messages.{position}.content for the following "
+            f"Ids: {', '.join(missing)}"
+        )
 
 
 def _server_run(blocks: list[Mapping[str, Any]]) -> set[str]:
@@ -100,20 +116,21 @@ def _check_result_content(content: Any, position: int) -> None:
         if not isinstance(block, Mapping) or len(block) != 1:
             raise Refusal(f"{where}: each content block must have exactly one member")
         for kind, formats in (("image", _IMAGE_FORMATS), ("document", _DOCUMENT_FORMATS)):
-            if kind not in block:
-                continue
-            inner = block[kind]
-            if not isinstance(inner, Mapping) or inner.get("format") not in formats:
-                raise Refusal(
-                    f"{where}.{kind}.format: Member must satisfy enum value set: "
-                    f"[{', '.join(formats)}]"
-                )
-            source = inner.get("source")
-            if not isinstance(source, Mapping) or not is_base64(source.get("bytes")):
-                raise Refusal(f"{where}.{kind}.source.bytes: Invalid base64 data")
-            if kind == "document" and not _DOCUMENT_NAME.fullmatch(str(inner.get("name", ""))):
-                raise Refusal(
-                    f"{where}.document.name: the name can only contain alphanumeric "
-                    "characters, whitespace characters (no more than one in a row), hyphens, "
-                    "parentheses, and square brackets"
-                )
+            if kind in block:
+                _check_media(f"{where}.{kind}", kind, block[kind], formats)
+
+
+def _check_media(where: str, kind: str, inner: Any, formats: tuple[str, ...]) -> None:
+    """An ``image`` or ``document`` block: a Converse format, base64 ``source.bytes`` and,
+    for a document, a valid ``name``."""
+    if not isinstance(inner, Mapping) or inner.get("format") not in formats:
+        raise Refusal(f"{where}.format: Member must satisfy enum value set: [{', '.join(formats)}]")
+    source = inner.get("source")
+    if not isinstance(source, Mapping) or not is_base64(source.get("bytes")):
+        raise Refusal(f"{where}.source.bytes: Invalid base64 data")
+    if kind == "document" and not _DOCUMENT_NAME.fullmatch(str(inner.get("name", ""))):
+        raise Refusal(
+            f"{where}.name: the name can only contain alphanumeric "
+            "characters, whitespace characters (no more than one in a row), hyphens, "
+            "parentheses, and square brackets"
+        )
