@@ -11,10 +11,10 @@ from typing import Any
 
 from ..._core import deltas as d
 from ..._core.messages import turn_parts
-from ..._core.providers import Provider
 from ..._core.response import Response
 from ..._errors import StreamFormatError
 from .._definitions import function_definition
+from .._format_parts import format_provider, text_user_message
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 # OpenAI's own reasons, then what OpenAI-compatible servers send for the same ends
@@ -458,19 +458,11 @@ def _content_chunks(response: Response) -> list[dict[str, Any]]:
     return out
 
 
-def user_message(text: str) -> dict[str, Any]:
-    """A user message holding ``text`` (what toolwire itself tells the model)."""
-    return {"role": "user", "content": text}
+user_message = text_user_message
 
-
-PROVIDER = Provider(
-    name="openai-chat",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
+PROVIDER = format_provider(
+    "openai-chat",
+    globals(),
     detect_fallback=_detect_error,
     aliases=("openai",),
     # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,
