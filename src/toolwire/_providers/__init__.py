@@ -5,7 +5,8 @@ its own, ``StreamAssembler(formats=Formats(TOY, *FORMATS))``).
 Nothing outside ``_providers`` (and ``toolwire.testing``) names a format: no other room
 imports a format's package, and what one format alone has reaches them through its
 :class:`Provider`. Formats do not import each other: shared shapes live in the shared
-modules here (``_openai_shapes``, ``_content_blocks``, ``_definitions``, ``_payload``).
+modules here (``_openai_shapes``, ``_content_blocks``, ``_definitions``, ``_payload``,
+``_format_parts``, which builds each format's ``PROVIDER`` from its parts).
 
 An adapter only translates; the assembler applies the correlation rules, once for all:
 route a fragment by provider id, then index, then to the latest open call; a fragment

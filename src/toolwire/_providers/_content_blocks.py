@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.messages import Call, turn_parts
-from .._core.response import Response
+from .._core.response import ContentPart, Response
 
 __all__ = ["assistant_blocks", "user_blocks"]
 
@@ -32,17 +32,25 @@ def assistant_blocks(
     for part, made in turn_parts(response):
         if made is not None:
             content.append(call(made))
-        elif part.kind == "text":
-            if part.text:
-                fields = part.data.get("block_fields") if part.data else None
-                content.append({**text(part.text), **fields} if fields else text(part.text))
-        elif part.kind == "reasoning":
-            signature = part.data.get("signature")
-            if signature:
-                content.append(reasoning(part.text, signature))
-        elif part.kind == "item":
-            content.append(dict(part.data))
+        else:
+            content.extend(_part_blocks(part, text, reasoning))
     return [{"role": "assistant", "content": content}] if content else []
+
+
+def _part_blocks(
+    part: ContentPart,
+    text: Callable[[str], Block],
+    reasoning: Callable[[str, Any], Block],
+) -> list[Block]:
+    """The block of one part that is not a call, or none (see :func:`assistant_blocks`)."""
+    if part.kind == "text" and part.text:
+        fields = part.data.get("block_fields") if part.data else None
+        return [{**text(part.text), **fields} if fields else text(part.text)]
+    if part.kind == "reasoning" and part.data.get("signature"):
+        return [reasoning(part.text, part.data["signature"])]
+    if part.kind == "item":
+        return [dict(part.data)]
+    return []
 
 
 def user_blocks(blocks: list[Block]) -> list[Block]:

@@ -8,6 +8,8 @@ original. Linear in the size of the schemas.
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._core.jsonpointer import resolve_ref
@@ -18,9 +20,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_KEYWORDS",
+    "arbitrary_keys",
     "declaration",
+    "declared_types",
+    "distributed_branches",
     "function_definition",
+    "inferred_type",
+    "json_text",
+    "lift_exclusive_bounds",
     "merge_all_of",
+    "one_of_as_any_of",
     "parameters_for",
     "resolve_in",
     "schema_types",
@@ -167,19 +176,86 @@ def merge_all_of(schema: dict[str, Any], where: str) -> dict[str, Any]:
         if not isinstance(part, dict):
             raise ToolDefinitionError(f"{where}: allOf must hold schemas")
         for key, value in part.items():
-            if key == "properties" and isinstance(value, dict):
-                merged.setdefault("properties", {})
-                merged["properties"] = {**merged["properties"], **value}
-            elif key == "required" and isinstance(value, list):
-                merged["required"] = list(dict.fromkeys([*merged.get("required", []), *value]))
-            elif key in merged and merged[key] != value and key not in ("description", "title"):
-                raise ToolDefinitionError(
-                    f"{where}: allOf parts disagree on {key!r}; this schema cannot be "
-                    "rewritten without allOf"
-                )
-            else:
-                merged.setdefault(key, value)
+            _merge_keyword(merged, key, value, where)
     return merged
+
+
+def _merge_keyword(merged: dict[str, Any], key: str, value: Any, where: str) -> None:
+    """Add one keyword of an ``allOf`` part to ``merged``: fields and required names
+    unite, annotations keep the first, any other keyword must agree."""
+    if key == "properties" and isinstance(value, dict):
+        merged["properties"] = {**merged.get("properties", {}), **value}
+    elif key == "required" and isinstance(value, list):
+        merged["required"] = list(dict.fromkeys([*merged.get("required", []), *value]))
+    elif key in merged and merged[key] != value and key not in ("description", "title"):
+        raise ToolDefinitionError(
+            f"{where}: allOf parts disagree on {key!r}; this schema cannot be "
+            "rewritten without allOf"
+        )
+    else:
+        merged.setdefault(key, value)
+
+
+def one_of_as_any_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``oneOf`` said as ``anyOf`` (no dialect here has ``oneOf``: the
+    toolbox still enforces exactly one); other schemas unchanged."""
+    if "oneOf" not in schema:
+        return schema
+    return {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
+
+
+def declared_types(schema: dict[str, Any]) -> list[str]:
+    """The schema's type names once each, ``"null"`` added for ``nullable: true``."""
+    types = list(dict.fromkeys(schema_types(schema)))
+    if schema.get("nullable") is True and types and "null" not in types:
+        types.append("null")
+    return types
+
+
+def inferred_type(schema: dict[str, Any]) -> str | None:
+    """The type a schema without ``type`` has by its keywords: ``object`` or ``array``."""
+    if "properties" in schema or "additionalProperties" in schema:
+        return "object"
+    if "items" in schema or "prefixItems" in schema:
+        return "array"
+    return None
+
+
+def arbitrary_keys(schema: dict[str, Any], root: bool) -> bool:
+    """Whether an object schema allows keys it does not name (a ``dict``): a schema for
+    ``additionalProperties``, ``true``, or no ``properties`` and not closed. The root of a
+    tool without parameters (``{"type": "object"}``) is not: a strict dialect closes it
+    as an empty object, the model can then only send ``{}``, which the original accepts."""
+    extra = schema.get("additionalProperties")
+    free_form = "properties" not in schema and extra is not False and not root
+    return isinstance(extra, dict) or extra is True or free_form
+
+
+_SPECIFIC_KEYWORDS: frozenset[str] = frozenset().union(*TYPE_KEYWORDS.values())
+
+
+def distributed_branches(schema: dict[str, Any], where: str) -> Iterator[Any]:
+    """The ``anyOf`` branches, each with the keywords beside ``anyOf`` that apply to every
+    branch (a type, properties...) merged in."""
+    rest = {k: v for k, v in schema.items() if k == "type" or k in _SPECIFIC_KEYWORDS}
+    for branch in schema["anyOf"]:
+        if rest and isinstance(branch, dict):
+            branch = merge_all_of({**rest, "allOf": [branch]}, where)
+        yield branch
+
+
+def lift_exclusive_bounds(schema: dict[str, Any], out: dict[str, Any]) -> None:
+    """``exclusiveMinimum``/``exclusiveMaximum`` as ``minimum``/``maximum`` in ``out``,
+    where ``out`` has no bound of its own (for dialects without exclusive bounds)."""
+    for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        value = schema.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.setdefault(bound, value)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, for a description (non-ASCII kept as it is)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def tuple_to_items(schema: dict[str, Any]) -> dict[str, Any]:
@@ -222,6 +298,21 @@ class _Strict:
     def convert(self, schema: Any, pointer: str, *, root: bool = False) -> Any:
         """The strict-mode form of the subschema at ``pointer``."""
         where = f"{self.where} at {pointer}"
+        schema = self.normalised(schema, where)
+        out = {
+            key: self.keyword(key, value, pointer)
+            for key, value in schema.items()
+            if _strict_kept(key, value)
+        }
+        if "object" in schema_types(schema) or "properties" in schema:
+            _close_object(schema, out, where, root)
+        if root and "anyOf" in out:
+            raise ToolDefinitionError(f"{where}: the root of a strict schema must be an object")
+        return out
+
+    def normalised(self, schema: Any, where: str) -> dict[str, Any]:
+        """``schema`` checked, its ``allOf`` merged, a ``$ref`` with siblings inlined,
+        ``oneOf`` as ``anyOf`` and a tuple as ``items``."""
         if schema is True or schema == {}:
             raise ToolDefinitionError(
                 f"{where}: a value of any type cannot be expressed in strict mode"
@@ -234,53 +325,46 @@ class _Strict:
             # One level only, so recursive types keep their reference further down.
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
             target = resolve_in(self.document, schema["$ref"], where)
-            schema = {**target, **siblings}
-            schema = merge_all_of(schema, where)
-        if "oneOf" in schema:
-            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        schema = tuple_to_items(schema)
-        out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key not in _STRICT_KEEP:
-                continue
-            if key == "format" and value not in _STRICT_FORMATS:
-                continue
-            if key in ("properties", "$defs", "definitions"):
-                out[key] = {
-                    name: self.convert(sub, f"{pointer}/{key}/{name}")
-                    for name, sub in value.items()
-                }
-            elif key == "items":
-                out[key] = self.convert(value, f"{pointer}/items")
-            elif key == "anyOf":
-                out[key] = [self.convert(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(value)]
-            elif key == "additionalProperties":
-                continue  # decided below
-            else:
-                out[key] = copy.deepcopy(value)
-        types = schema_types(schema)
-        is_object = "object" in types or "properties" in schema
-        if is_object:
-            extra = schema.get("additionalProperties")
-            # The root of a tool without parameters ({"type": "object"}) is closed as an
-            # empty object: the model can then only send {}, which the original accepts.
-            free_form = "properties" not in schema and extra is not False and not root
-            if isinstance(extra, dict) or extra is True or free_form:
-                raise ToolDefinitionError(
-                    f"{where}: an object with arbitrary keys (a dict, or additionalProperties "
-                    "with a schema) cannot be expressed in strict mode; use named fields"
-                )
-            out["additionalProperties"] = False
-            properties: dict[str, Any] = out.get("properties", {})
-            required = set(schema.get("required", []))
-            for name, sub in list(properties.items()):
-                if name not in required:
-                    properties[name] = _nullable(sub)
-            out["properties"] = properties
-            out["required"] = list(properties)
-        if root and "anyOf" in out:
-            raise ToolDefinitionError(f"{where}: the root of a strict schema must be an object")
-        return out
+            schema = merge_all_of({**target, **siblings}, where)
+        return tuple_to_items(one_of_as_any_of(schema))
+
+    def keyword(self, key: str, value: Any, pointer: str) -> Any:
+        """The strict form of one kept keyword's value: subschemas converted, the rest
+        copied."""
+        if key in ("properties", "$defs", "definitions"):
+            return {
+                name: self.convert(sub, f"{pointer}/{key}/{name}") for name, sub in value.items()
+            }
+        if key == "items":
+            return self.convert(value, f"{pointer}/items")
+        if key == "anyOf":
+            return [self.convert(b, f"{pointer}/anyOf/{i}") for i, b in enumerate(value)]
+        return copy.deepcopy(value)
+
+
+def _strict_kept(key: str, value: Any) -> bool:
+    """Whether strict mode keeps the keyword (``additionalProperties`` is decided apart)."""
+    if key == "format":
+        return value in _STRICT_FORMATS
+    return key in _STRICT_KEEP and key != "additionalProperties"
+
+
+def _close_object(schema: dict[str, Any], out: dict[str, Any], where: str, root: bool) -> None:
+    """Close the object ``out``: no other keys, every field required, the optional ones
+    nullable instead."""
+    if arbitrary_keys(schema, root):
+        raise ToolDefinitionError(
+            f"{where}: an object with arbitrary keys (a dict, or additionalProperties "
+            "with a schema) cannot be expressed in strict mode; use named fields"
+        )
+    out["additionalProperties"] = False
+    properties: dict[str, Any] = out.get("properties", {})
+    required = set(schema.get("required", []))
+    for name, sub in list(properties.items()):
+        if name not in required:
+            properties[name] = _nullable(sub)
+    out["properties"] = properties
+    out["required"] = list(properties)
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -288,21 +372,14 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     out = dict(schema)
     raw = out.get("type")
-    if isinstance(raw, str) and "$ref" not in out and "anyOf" not in out and "const" not in out:
-        out["type"] = [raw, "null"]
-        if "enum" in out:
-            out["enum"] = [*out["enum"], None]
-        return out
-    if isinstance(raw, list) and "$ref" not in out and "anyOf" not in out and "const" not in out:
-        out["type"] = [*raw, "null"]
+    if isinstance(raw, (str, list)) and not {"$ref", "anyOf", "const"} & out.keys():
+        out["type"] = [*([raw] if isinstance(raw, str) else raw), "null"]
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
         return out
     description = out.pop("description", None)
-    if "anyOf" in out and len(out) == 1:
-        wrapped: dict[str, Any] = {"anyOf": [*out["anyOf"], {"type": "null"}]}
-    else:
-        wrapped = {"anyOf": [out, {"type": "null"}]}
+    branches = out["anyOf"] if "anyOf" in out and len(out) == 1 else [out]
+    wrapped: dict[str, Any] = {"anyOf": [*branches, {"type": "null"}]}
     if description is not None:
         wrapped["description"] = description
     return wrapped

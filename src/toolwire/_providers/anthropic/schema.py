@@ -6,16 +6,21 @@ produces (so that function leaves the result unchanged). Rules: :func:`anthropic
 from __future__ import annotations
 
 import copy
-import json
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..._core.jsonpointer import parse_fragment
 from ..._errors import ToolDefinitionError
 from .._definitions import (
     TYPE_KEYWORDS,
+    arbitrary_keys,
+    declared_types,
+    distributed_branches,
+    inferred_type,
+    json_text,
     merge_all_of,
+    one_of_as_any_of,
     resolve_in,
-    schema_types,
     split_types,
     tuple_to_items,
 )
@@ -46,6 +51,8 @@ _DROPPED = frozenset(
     }
 )
 _SPECIFIC: frozenset[str] = frozenset().union(*TYPE_KEYWORDS.values())
+# Keywords every form of a schema accounts for: never noted in the description.
+_ALWAYS_USED = frozenset({"type", "description", "anyOf", "enum", "const"})
 
 
 def anthropic_strict_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any]:
@@ -129,43 +136,40 @@ class _Strict:
         schema = merge_all_of(schema, where)
         if "$ref" in schema:
             return self.reference(schema, pointer, root)
-        if "oneOf" in schema:
-            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        schema = tuple_to_items(schema)
-        types = list(dict.fromkeys(schema_types(schema)))
-        if schema.get("nullable") is True and types and "null" not in types:
-            types.append("null")
+        schema = tuple_to_items(one_of_as_any_of(schema))
         out: dict[str, Any] = {}
-        used = {"type", "description", "anyOf", "enum", "const"}
-        if "enum" in schema or "const" in schema:
-            self.literals(schema, pointer, out)
-        elif "anyOf" in schema:
-            out["anyOf"] = self.branches(schema, pointer)
-            used |= _SPECIFIC
-        elif len(types) > 1:
-            branches = split_types(schema, types)
-            out["anyOf"] = [self.convert(b, f"{pointer}/type/{i}") for i, b in enumerate(branches)]
-            used |= _SPECIFIC
-        else:
-            kind = types[0] if types else _inferred(schema)
-            if kind is None:
-                raise self.fail(
-                    pointer,
-                    "a schema without a type cannot be expressed in Anthropic strict mode",
-                )
-            if kind not in _TYPES:
-                raise self.fail(pointer, f"unknown type {kind!r}")
-            out["type"] = kind
-            used |= self.typed(kind, schema, pointer, out, root)
-        notes = {k: v for k, v in schema.items() if k not in used and k not in _DROPPED}
-        description = schema.get("description")
-        if notes:
-            shown = ", ".join(f"{k}: {_json_text(v)}" for k, v in notes.items())
-            note = "{" + shown + "}"
-            description = f"{description}\n\n{note}" if isinstance(description, str) else note
+        used = _ALWAYS_USED | self.shaped(schema, pointer, out, root)
+        description = _noted(schema, used)
         if description is not None:
             out["description"] = description
         return out
+
+    def shaped(
+        self, schema: dict[str, Any], pointer: str, out: dict[str, Any], root: bool
+    ) -> AbstractSet[str]:
+        """Fill ``out`` with the schema's literals, its ``anyOf``, its type list as
+        ``anyOf``, or the keywords of its one type; return the keywords used."""
+        types = declared_types(schema)
+        if "enum" in schema or "const" in schema:
+            self.literals(schema, pointer, out)
+            return frozenset()
+        if "anyOf" in schema:
+            out["anyOf"] = self.branches(schema, pointer)
+            return _SPECIFIC
+        if len(types) > 1:
+            branches = split_types(schema, types)
+            out["anyOf"] = [self.convert(b, f"{pointer}/type/{i}") for i, b in enumerate(branches)]
+            return _SPECIFIC
+        kind = types[0] if types else inferred_type(schema)
+        if kind is None:
+            raise self.fail(
+                pointer,
+                "a schema without a type cannot be expressed in Anthropic strict mode",
+            )
+        if kind not in _TYPES:
+            raise self.fail(pointer, f"unknown type {kind!r}")
+        out["type"] = kind
+        return self.typed(kind, schema, pointer, out, root)
 
     def literals(self, schema: dict[str, Any], pointer: str, out: dict[str, Any]) -> None:
         if "const" in schema:
@@ -189,75 +193,68 @@ class _Strict:
         if not isinstance(raw, list) or not raw:
             raise self.fail(pointer, "anyOf must be a non-empty list of schemas")
         # Keywords beside anyOf (a type, properties...) apply to every branch.
-        rest = {k: v for k, v in schema.items() if k == "type" or k in _SPECIFIC}
-        where = f"{self.where} at {pointer}"
-        out = []
-        for i, branch in enumerate(raw):
-            if rest and isinstance(branch, dict):
-                branch = merge_all_of({**rest, "allOf": [branch]}, where)
-            out.append(self.convert(branch, f"{pointer}/anyOf/{i}"))
-        return out
+        branches = distributed_branches(schema, f"{self.where} at {pointer}")
+        return [self.convert(branch, f"{pointer}/anyOf/{i}") for i, branch in enumerate(branches)]
 
     def typed(
         self, kind: str, schema: dict[str, Any], pointer: str, out: dict[str, Any], root: bool
-    ) -> set[str]:
+    ) -> AbstractSet[str]:
         """Fill ``out`` with the keywords of type ``kind``; return the keywords used."""
         if kind == "object":
-            extra = schema.get("additionalProperties")
-            free_form = "properties" not in schema and extra is not False and not root
-            if (
-                isinstance(extra, dict)
-                or extra is True
-                or free_form
-                or "patternProperties" in schema
-            ):
-                raise self.fail(
-                    pointer,
-                    "an object with arbitrary keys (a dict, or additionalProperties with a "
-                    "schema) cannot be expressed in Anthropic strict mode; use named fields",
-                )
-            properties = schema.get("properties", {})
-            if not isinstance(properties, dict):
-                raise self.fail(pointer, "properties must be an object")
-            out["properties"] = {
-                name: self.convert(sub, f"{pointer}/properties/{name}")
-                for name, sub in properties.items()
-            }
-            out["additionalProperties"] = False
-            if "required" in schema:
-                out["required"] = list(schema["required"])
-            return {"properties", "additionalProperties", "required"}
+            return self.object(schema, pointer, out, root)
         if kind == "array":
-            if "items" not in schema or schema["items"] is True or schema["items"] == {}:
-                raise self.fail(
-                    pointer,
-                    "an array of values of any type cannot be expressed in Anthropic strict "
-                    "mode; give its items a type",
-                )
-            out["items"] = self.convert(schema["items"], f"{pointer}/items")
-            used = {"items"}
-            min_items = schema.get("minItems")
-            if min_items in (0, 1) and not isinstance(min_items, bool):
-                out["minItems"] = min_items
-                used.add("minItems")
-            return used
+            return self.array(schema, pointer, out)
         if kind == "string" and schema.get("format") in _FORMATS:
             out["format"] = schema["format"]
             return {"format"}
-        return set()
+        return frozenset()
+
+    def object(
+        self, schema: dict[str, Any], pointer: str, out: dict[str, Any], root: bool
+    ) -> AbstractSet[str]:
+        if arbitrary_keys(schema, root) or "patternProperties" in schema:
+            raise self.fail(
+                pointer,
+                "an object with arbitrary keys (a dict, or additionalProperties with a "
+                "schema) cannot be expressed in Anthropic strict mode; use named fields",
+            )
+        properties = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            raise self.fail(pointer, "properties must be an object")
+        out["properties"] = {
+            name: self.convert(sub, f"{pointer}/properties/{name}")
+            for name, sub in properties.items()
+        }
+        out["additionalProperties"] = False
+        if "required" in schema:
+            out["required"] = list(schema["required"])
+        return {"properties", "additionalProperties", "required"}
+
+    def array(self, schema: dict[str, Any], pointer: str, out: dict[str, Any]) -> AbstractSet[str]:
+        if "items" not in schema or schema["items"] is True or schema["items"] == {}:
+            raise self.fail(
+                pointer,
+                "an array of values of any type cannot be expressed in Anthropic strict "
+                "mode; give its items a type",
+            )
+        out["items"] = self.convert(schema["items"], f"{pointer}/items")
+        min_items = schema.get("minItems")
+        if min_items in (0, 1) and not isinstance(min_items, bool):
+            out["minItems"] = min_items
+            return {"items", "minItems"}
+        return {"items"}
 
 
-def _inferred(schema: dict[str, Any]) -> str | None:
-    if "properties" in schema or "additionalProperties" in schema:
-        return "object"
-    if "items" in schema or "prefixItems" in schema:
-        return "array"
-    return None
+def _noted(schema: dict[str, Any], used: AbstractSet[str]) -> Any:
+    """The description, with the keywords the subset lacks appended as ``{minimum: 1}``."""
+    notes = {k: v for k, v in schema.items() if k not in used and k not in _DROPPED}
+    description = schema.get("description")
+    if not notes:
+        return description
+    shown = ", ".join(f"{k}: {json_text(v)}" for k, v in notes.items())
+    note = "{" + shown + "}"
+    return f"{description}\n\n{note}" if isinstance(description, str) else note
 
 
 def _primitive(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

@@ -11,17 +11,17 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.content import File, Image, Part, fallback_text
 from ..._core.messages import Call, ResultText, object_arguments, wire_name
-from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._content_blocks import assistant_blocks, user_blocks
 from .._definitions import parameters_for
+from .._format_parts import format_provider
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -72,31 +72,29 @@ class BedrockConverseAdapter:
         if name is None:
             return []
         body = read.ensure_dict(body, name, payload)
-        if name == "contentBlockDelta":
-            return self._delta(body, payload)
-        if name == "contentBlockStart":
-            return self._start(body, payload)
-        if name == "contentBlockStop":
-            return self._stop(body, payload)
-        if name == "messageStop":
-            if self._finished:
-                raise read.fail("a second messageStop", payload)
-            self._finished = True
-            reason = read.opt_str(body, "stopReason", name, payload)
-            kind = _STOP_KINDS.get(reason, "other") if reason is not None else "other"
-            return [d.FinishDelta(raw=reason, kind=kind)]
-        if name == "metadata":
-            usage = read.opt_dict(body, "usage", name, payload)
-            return [] if usage is None else [self._usage(usage, payload)]
+        reader = _READERS.get(name)
+        if reader is not None:
+            return reader(self, body, payload)
         if name.endswith("Exception"):
-            message = read.opt_str(body, "message", name, payload)
-            message = message or read.opt_str(body, "originalMessage", name, payload)
-            return [d.ErrorDelta(message=f"{name}: {message or 'no message'}", error={name: body})]
-        if name == "error":
-            code = read.opt_str(body, "code", name, payload) or "error"
-            message = read.opt_str(body, "message", name, payload) or "no message"
-            return [d.ErrorDelta(message=f"{code}: {message}", error=body)]
+            return [_exception(name, body, payload)]
         return []  # messageStart
+
+    def _message_stop(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        if self._finished:
+            raise read.fail("a second messageStop", payload)
+        self._finished = True
+        reason = read.opt_str(body, "stopReason", "messageStop", payload)
+        kind = _STOP_KINDS.get(reason, "other") if reason is not None else "other"
+        return [d.FinishDelta(raw=reason, kind=kind)]
+
+    def _metadata(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        usage = read.opt_dict(body, "usage", "metadata", payload)
+        return [] if usage is None else [self._usage(usage, payload)]
+
+    def _error(self, body: dict[str, Any], payload: dict[str, Any]) -> list[d.Delta]:
+        code = read.opt_str(body, "code", "error", payload) or "error"
+        message = read.opt_str(body, "message", "error", payload) or "no message"
+        return [d.ErrorDelta(message=f"{code}: {message}", error=body)]
 
     @staticmethod
     def _unwrap(payload: dict[str, Any], event: str | None) -> tuple[str | None, Any]:
@@ -135,6 +133,12 @@ class BedrockConverseAdapter:
             return []  # run by Bedrock: echoed at its stop, never a client call
         if tool is None:
             return []  # other block kinds carry nothing toolwire translates
+        return self._tool_start(index, tool, payload)
+
+    def _tool_start(
+        self, index: int, tool: dict[str, Any], payload: dict[str, Any]
+    ) -> list[d.Delta]:
+        """The start of a client tool call, its input as far as the start states it."""
         where = "contentBlockStart.start.toolUse"
         call_id = read.opt_str(tool, "toolUseId", where, payload) or None
         name = read.opt_str(tool, "name", where, payload)
@@ -202,16 +206,7 @@ class BedrockConverseAdapter:
             return
         if type(items) is not list:
             raise read.fail(f"{where}.toolResult is not a list", payload)
-        for item in items:
-            item = read.ensure_dict(item, f"{where}.toolResult item", payload)
-            text = read.opt_str(item, "text", f"{where}.toolResult", payload)
-            if text is not None:
-                if pieces and set(pieces[-1]) == {"text"}:
-                    pieces[-1] = {"text": pieces[-1]["text"] + text}
-                else:
-                    pieces.append({"text": text})
-            elif "json" in item:
-                pieces.append({"json": copy.deepcopy(item["json"])})
+        _result_pieces(items, pieces, payload)
 
     def _server_stop(self, index: int, payload: Any) -> list[d.Delta]:
         """The finished server block as the item the next request echoes."""
@@ -284,6 +279,40 @@ class BedrockConverseAdapter:
 # ------------------------------------------------------------------- the provider
 
 _DETECTED = _EVENTS - {"error"}  # a bare {"error": ...} is OpenAI-compatible first
+
+
+_Reader = Callable[[BedrockConverseAdapter, dict[str, Any], dict[str, Any]], list[d.Delta]]
+# The events translate reads by name (an exception by its suffix); others carry nothing.
+_READERS: dict[str, _Reader] = {
+    "contentBlockDelta": BedrockConverseAdapter._delta,
+    "contentBlockStart": BedrockConverseAdapter._start,
+    "contentBlockStop": BedrockConverseAdapter._stop,
+    "messageStop": BedrockConverseAdapter._message_stop,
+    "metadata": BedrockConverseAdapter._metadata,
+    "error": BedrockConverseAdapter._error,
+}
+
+
+def _exception(name: str, body: dict[str, Any], payload: dict[str, Any]) -> d.Delta:
+    """An ``...Exception`` event as an error."""
+    message = read.opt_str(body, "message", name, payload)
+    message = message or read.opt_str(body, "originalMessage", name, payload)
+    return d.ErrorDelta(message=f"{name}: {message or 'no message'}", error={name: body})
+
+
+def _result_pieces(items: list[Any], pieces: list[Any], payload: Any) -> None:
+    """Keep a server result's content items: text joined to the text before it."""
+    where = "contentBlockDelta.delta"
+    for item in items:
+        item = read.ensure_dict(item, f"{where}.toolResult item", payload)
+        text = read.opt_str(item, "text", f"{where}.toolResult", payload)
+        if text is not None:
+            if pieces and set(pieces[-1]) == {"text"}:
+                pieces[-1] = {"text": pieces[-1]["text"] + text}
+            else:
+                pieces.append({"text": text})
+        elif "json" in item:
+            pieces.append({"json": copy.deepcopy(item["json"])})
 
 
 def adapter(choice: int) -> BedrockConverseAdapter:
@@ -396,12 +425,4 @@ def user_message(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"text": text}]}
 
 
-PROVIDER = Provider(
-    name="bedrock-converse",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
-)
+PROVIDER = format_provider("bedrock-converse", globals())

@@ -6,14 +6,15 @@ never text. Linear in the size of each event.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.messages import turn_parts
-from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._definitions import function_definition
+from .._format_parts import format_provider, text_user_message
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
@@ -84,34 +85,35 @@ class CohereAdapter:
         kind = read.opt_str(payload, "type", "event", payload) or event
         if kind is None:
             raise read.fail("Cohere event has no type", payload)
-        if kind in ("content-delta", "content-start"):
-            out = self._content(payload, kind)
-            if out:
-                self._in_plan = False
-            return out
-        if kind == "tool-plan-delta":
-            message = self._message(payload, kind)
-            plan = read.opt_str(message, "tool_plan", f"{kind}.delta.message", payload)
-            if not plan:
-                return []
-            start = [] if self._in_plan else [_PLAN_PART]
-            self._in_plan = True
-            return [*start, d.ReasoningPart(text=plan)]
-        if kind == "tool-call-delta":
-            return self._call_delta(payload)
-        if kind == "tool-call-start":
+        reader = _READERS.get(kind)
+        if reader is None:
+            return []  # content-end, citations, debug and event types added later
+        return reader(self, payload, kind)
+
+    def _content_event(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        out = self._content(payload, kind)
+        if out:
             self._in_plan = False
-            return self._call_start(payload)
-        if kind == "tool-call-end":
-            index, call_id = self._open_call(payload, kind)
-            del self._calls[index]
-            self._ended.add(index)
-            return [d.CallDelta(id=call_id, index=index, start=False, end=True)]
-        if kind == "message-start":
-            return [d.MetaDelta(response_id=read.opt_str(payload, "id", kind, payload) or None)]
-        if kind == "message-end":
-            return self._end(payload)
-        return []  # content-end, citations, debug and event types added later
+        return out
+
+    def _plan(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        """A piece of the tool plan: reasoning, a new part where another part came between."""
+        message = self._message(payload, kind)
+        plan = read.opt_str(message, "tool_plan", f"{kind}.delta.message", payload)
+        if not plan:
+            return []
+        start = [] if self._in_plan else [_PLAN_PART]
+        self._in_plan = True
+        return [*start, d.ReasoningPart(text=plan)]
+
+    def _call_end(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        index, call_id = self._open_call(payload, kind)
+        del self._calls[index]
+        self._ended.add(index)
+        return [d.CallDelta(id=call_id, index=index, start=False, end=True)]
+
+    def _message_start(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        return [d.MetaDelta(response_id=read.opt_str(payload, "id", kind, payload) or None)]
 
     @staticmethod
     def _message(payload: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -147,8 +149,8 @@ class CohereAdapter:
             )
         return calls
 
-    def _call_start(self, payload: dict[str, Any]) -> list[d.Delta]:
-        kind = "tool-call-start"
+    def _call_start(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
+        self._in_plan = False
         index = read.req_count(payload, "index", kind, payload)
         if index in self._calls or index in self._ended:
             raise read.fail(f"tool call {index} started twice", payload)
@@ -171,8 +173,7 @@ class CohereAdapter:
             raise read.fail(f"{kind} for tool call {index}, which {state}", payload)
         return index, self._calls[index]
 
-    def _call_delta(self, payload: dict[str, Any]) -> list[d.Delta]:
-        kind = "tool-call-delta"
+    def _call_delta(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
         index, call_id = self._open_call(payload, kind)
         call = self._tool_call(payload, kind)
         where = f"{kind}.delta.message.tool_calls"
@@ -182,21 +183,21 @@ class CohereAdapter:
             return []
         return [d.CallDelta(id=call_id, index=index, arguments=fragment, start=False)]
 
-    def _end(self, payload: dict[str, Any]) -> list[d.Delta]:
+    def _end(self, payload: dict[str, Any], kind: str) -> list[d.Delta]:
         if self._finished:
             raise read.fail("a second message-end", payload)
         self._finished = True
-        delta = read.opt_dict(payload, "delta", "message-end", payload) or {}
+        delta = read.opt_dict(payload, "delta", kind, payload) or {}
         out: list[d.Delta] = []
-        error = read.opt_str(delta, "error", "message-end.delta", payload)
+        error = read.opt_str(delta, "error", f"{kind}.delta", payload)
         if error:
             out.append(d.ErrorDelta(message=error, error=delta))
-        usage = read.opt_dict(delta, "usage", "message-end.delta", payload)
+        usage = read.opt_dict(delta, "usage", f"{kind}.delta", payload)
         if usage is not None:
             out.append(self._usage(usage, payload))
-        reason = read.opt_str(delta, "finish_reason", "message-end.delta", payload)
-        kind = _FINISH_KINDS.get(reason, "other") if reason is not None else "other"
-        out.append(d.FinishDelta(raw=reason, kind=kind))
+        reason = read.opt_str(delta, "finish_reason", f"{kind}.delta", payload)
+        finish = _FINISH_KINDS.get(reason, "other") if reason is not None else "other"
+        out.append(d.FinishDelta(raw=reason, kind=finish))
         return out
 
     @staticmethod
@@ -221,6 +222,20 @@ class CohereAdapter:
 
 
 # ------------------------------------------------------------------- the provider
+
+
+_Reader = Callable[[CohereAdapter, dict[str, Any], str], list[d.Delta]]
+# The events translate reads, by type; the others carry nothing toolwire translates.
+_READERS: dict[str, _Reader] = {
+    "content-delta": CohereAdapter._content_event,
+    "content-start": CohereAdapter._content_event,
+    "tool-plan-delta": CohereAdapter._plan,
+    "tool-call-delta": CohereAdapter._call_delta,
+    "tool-call-start": CohereAdapter._call_start,
+    "tool-call-end": CohereAdapter._call_end,
+    "message-start": CohereAdapter._message_start,
+    "message-end": CohereAdapter._end,
+}
 
 
 def adapter(choice: int) -> CohereAdapter:
@@ -260,17 +275,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-def user_message(text: str) -> dict[str, Any]:
-    """A user message holding ``text`` (what toolwire itself tells the model)."""
-    return {"role": "user", "content": text}
+user_message = text_user_message
 
-
-PROVIDER = Provider(
-    name="cohere",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
-)
+PROVIDER = format_provider("cohere", globals())

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..._core import deltas as d
 from ..._core.content import File, Image, b64
-from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
-from ..._core.providers import Provider
-from ..._core.response import Response
+from ..._core.messages import Call, ResultText, object_arguments, turn_parts, wire_name
+from ..._core.response import ContentPart, Response
 from ..._errors import ToolDefinitionError, UsageError
 from .. import _payload as read
+from .._format_parts import format_provider
 from .schema import gemini_json_schema, subset_schema
 
 if TYPE_CHECKING:
@@ -39,6 +39,14 @@ _FILTERED = frozenset(
     }
 )
 _FAILED = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
+
+
+def _blocked(feedback: dict[str, Any], payload: dict[str, Any]) -> d.FinishDelta | None:
+    """The finish of a prompt the API blocked, if it did."""
+    blocked = read.opt_str(feedback, "blockReason", "promptFeedback", payload)
+    if blocked is None:
+        return None
+    return d.FinishDelta(raw=blocked, kind="content_filter")
 
 
 def _finish_kind(reason: str) -> d.FinishKind:
@@ -101,6 +109,38 @@ def _string_body(text: str) -> str:
     return read.escape_surrogates(json.dumps(text, ensure_ascii=False)[1:-1])
 
 
+_ENTRY = "functionCall.partialArgs[]"
+
+
+def _entry_path(entry: dict[str, Any], payload: Any) -> tuple[str, tuple[Segment, ...]]:
+    """An entry's ``jsonPath``, as written and parsed; it must name an argument."""
+    raw_path = read.opt_str(entry, "jsonPath", _ENTRY, payload)
+    if raw_path is None:
+        raise read.fail(f"{_ENTRY}.jsonPath is missing", payload)
+    path = parse_json_path(raw_path)
+    if not path:
+        raise read.fail(f"{_ENTRY}.jsonPath {raw_path!r} is not a path to an argument", payload)
+    return raw_path, path
+
+
+def _scalar_text(entry: dict[str, Any], raw_path: str, payload: Any) -> str:
+    """The JSON text of an entry's number, boolean or null value."""
+    if "numberValue" in entry:
+        number = entry["numberValue"]
+        valid = isinstance(number, (int, float)) and not isinstance(number, bool)
+        if not valid or not math.isfinite(number):
+            raise read.fail(f"{raw_path}: numberValue must be a finite number", payload)
+        return json.dumps(number)
+    if "boolValue" in entry:
+        flag = entry["boolValue"]
+        if not isinstance(flag, bool):
+            raise read.fail(f"{raw_path}: boolValue must be a boolean", payload)
+        return "true" if flag else "false"
+    if "nullValue" in entry:
+        return "null"
+    raise read.fail(f"{raw_path}: partialArgs entry carries no value", payload)
+
+
 class _Frame:
     """One open container of the arguments being written."""
 
@@ -128,55 +168,39 @@ class _ArgumentWriter:
 
     def write(self, entry: dict[str, Any], payload: Any) -> str:
         """The JSON text that entry adds."""
-        where = "functionCall.partialArgs[]"
-        raw_path = read.opt_str(entry, "jsonPath", where, payload)
-        if raw_path is None:
-            raise read.fail(f"{where}.jsonPath is missing", payload)
-        path = parse_json_path(raw_path)
-        if not path:
-            raise read.fail(f"{where}.jsonPath {raw_path!r} is not a path to an argument", payload)
-        more = read.opt_bool(entry, "willContinue", where, payload) is True
+        raw_path, path = _entry_path(entry, payload)
+        more = read.opt_bool(entry, "willContinue", _ENTRY, payload) is True
         out: list[str] = []
         if self._open_string is not None:
             if path == self._open_string:
-                piece = entry.get("stringValue")
-                if not isinstance(piece, str):
-                    raise read.fail(
-                        f"{raw_path}: a string continues with {read.type_name(piece)}", payload
-                    )
-                out.append(self._string_piece(piece))
-                if not more:
-                    out.append(self._close_string())
-                return "".join(out)
+                return self._continue_string(entry.get("stringValue"), raw_path, more, payload)
             # A new path means the provider moved on: the open string has ended.
             out.append(self._close_string())
         out.append(self._enter(path, raw_path, payload))
         if "stringValue" in entry:
-            piece = entry["stringValue"]
-            if not isinstance(piece, str):
-                raise read.fail(f"{raw_path}: stringValue must be a string", payload)
-            out.append('"')
-            out.append(self._string_piece(piece))
-            if more:
-                self._open_string = path
-            else:
-                out.append('"')
-        elif "numberValue" in entry:
-            number = entry["numberValue"]
-            valid = isinstance(number, (int, float)) and not isinstance(number, bool)
-            if not valid or not math.isfinite(number):
-                raise read.fail(f"{raw_path}: numberValue must be a finite number", payload)
-            out.append(json.dumps(number))
-        elif "boolValue" in entry:
-            flag = entry["boolValue"]
-            if not isinstance(flag, bool):
-                raise read.fail(f"{raw_path}: boolValue must be a boolean", payload)
-            out.append("true" if flag else "false")
-        elif "nullValue" in entry:
-            out.append("null")
+            out.append(self._start_string(entry["stringValue"], path, raw_path, more, payload))
         else:
-            raise read.fail(f"{raw_path}: partialArgs entry carries no value", payload)
+            out.append(_scalar_text(entry, raw_path, payload))
         return "".join(out)
+
+    def _continue_string(self, piece: Any, raw_path: str, more: bool, payload: Any) -> str:
+        """The next piece of the open string, and its closing quote when it is the last."""
+        if not isinstance(piece, str):
+            raise read.fail(f"{raw_path}: a string continues with {read.type_name(piece)}", payload)
+        text = self._string_piece(piece)
+        return text if more else text + self._close_string()
+
+    def _start_string(
+        self, piece: Any, path: tuple[Segment, ...], raw_path: str, more: bool, payload: Any
+    ) -> str:
+        """A string value's opening quote and first piece, left open when more follows."""
+        if not isinstance(piece, str):
+            raise read.fail(f"{raw_path}: stringValue must be a string", payload)
+        text = '"' + self._string_piece(piece)
+        if more:
+            self._open_string = path
+            return text
+        return text + '"'
 
     @property
     def opened(self) -> bool:
@@ -300,28 +324,11 @@ class GeminiAdapter:
         error = payload.get("error")
         if error is not None:
             return [self._error(error, payload)]
-        response_id = read.opt_str(payload, "responseId", "chunk", payload)
-        model = read.opt_str(payload, "modelVersion", "chunk", payload)
-        created = read.opt_str(payload, "createTime", "chunk", payload)
-        meta = (response_id, model, created)
-        if any(meta) and meta != self._meta:
-            self._meta = meta
-            out.append(d.MetaDelta(response_id=response_id, model=model, created=created))
-        finish: d.FinishDelta | None = None
-        candidate = self._candidate(payload)
-        if candidate is not None:
-            content = read.opt_dict(candidate, "content", "candidate", payload)
-            if content is not None:
-                for part in read.opt_list(content, "parts", "candidate.content", payload) or ():
-                    out.extend(self._part(part, payload))
-            reason = read.opt_str(candidate, "finishReason", "candidate", payload)
-            if reason is not None:
-                finish = d.FinishDelta(raw=reason, kind=_finish_kind(reason))
+        self._meta_delta(payload, out)
+        finish = self._candidate_deltas(payload, out)
         feedback = read.opt_dict(payload, "promptFeedback", "chunk", payload)
         if feedback is not None and finish is None:
-            blocked = read.opt_str(feedback, "blockReason", "promptFeedback", payload)
-            if blocked is not None:
-                finish = d.FinishDelta(raw=blocked, kind="content_filter")
+            finish = _blocked(feedback, payload)
         usage = read.opt_dict(payload, "usageMetadata", "chunk", payload)
         if usage is not None:
             delta = self._usage(usage, payload)
@@ -331,6 +338,32 @@ class GeminiAdapter:
             self._finished = True
             out.append(finish)
         return out
+
+    def _meta_delta(self, payload: dict[str, Any], out: list[d.Delta]) -> None:
+        """Add a ``MetaDelta`` when the chunk's id, model or time is new."""
+        response_id = read.opt_str(payload, "responseId", "chunk", payload)
+        model = read.opt_str(payload, "modelVersion", "chunk", payload)
+        created = read.opt_str(payload, "createTime", "chunk", payload)
+        meta = (response_id, model, created)
+        if any(meta) and meta != self._meta:
+            self._meta = meta
+            out.append(d.MetaDelta(response_id=response_id, model=model, created=created))
+
+    def _candidate_deltas(
+        self, payload: dict[str, Any], out: list[d.Delta]
+    ) -> d.FinishDelta | None:
+        """Add the deltas of the chosen candidate's parts; return its finish, if any."""
+        candidate = self._candidate(payload)
+        if candidate is None:
+            return None
+        content = read.opt_dict(candidate, "content", "candidate", payload)
+        if content is not None:
+            for part in read.opt_list(content, "parts", "candidate.content", payload) or ():
+                out.extend(self._part(part, payload))
+        reason = read.opt_str(candidate, "finishReason", "candidate", payload)
+        if reason is None:
+            return None
+        return d.FinishDelta(raw=reason, kind=_finish_kind(reason))
 
     def _candidate(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The candidate numbered ``choice`` (by ``index``, else by position), if any."""
@@ -382,13 +415,24 @@ class GeminiAdapter:
             return self._function_call(call, metadata, payload)
         text = read.opt_str(part, "text", "part", payload)
         if text is None:
-            if not any(key not in _EMPTY_KEYS for key in part) and not signature:
-                return []  # an empty part
-            # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
-            # (the API ran it: never a client call), inlineData, a signature alone, or a
-            # part type toolwire does not know: echoed as it came, in its place
-            self._run = None
-            return [d.PartDelta(kind="item", data=dict(part))]
+            return self._item(part, signature)
+        return self._text(part, text, signature, payload)
+
+    def _item(self, part: dict[str, Any], signature: str | None) -> list[d.Delta]:
+        """A part that is neither a call nor text: nothing when it is empty, else itself."""
+        if not any(key not in _EMPTY_KEYS for key in part) and not signature:
+            return []  # an empty part
+        # executableCode, codeExecutionResult, a server-side toolCall / toolResponse
+        # (the API ran it: never a client call), inlineData, a signature alone, or a
+        # part type toolwire does not know: echoed as it came, in its place
+        self._run = None
+        return [d.PartDelta(kind="item", data=dict(part))]
+
+    def _text(
+        self, part: dict[str, Any], text: str, signature: str | None, payload: dict[str, Any]
+    ) -> list[d.Delta]:
+        """A text or thought part; a signature starts a signed run (a new part after
+        another signed one)."""
         thought = read.opt_bool(part, "thought", "part", payload)
         kind: Literal["text", "reasoning"] = "reasoning" if thought else "text"
         out: list[d.Delta] = []
@@ -413,32 +457,7 @@ class GeminiAdapter:
         more = read.opt_bool(call, "willContinue", where, payload) is True
         entries = read.opt_list(call, "partialArgs", where, payload)
         if self._writer is not None:
-            if name:
-                raise read.fail(
-                    f"functionCall {name!r} started while a streamed call is still open",
-                    payload,
-                )
-            if call.get("args") is not None:
-                raise read.fail("functionCall.args inside a streamed call", payload)
-            text = self._write(self._writer, entries, payload)
-            final = None
-            if not more:
-                final = self._open_args
-                if final is None or self._writer.opened:  # else the start args are the call
-                    text += self._writer.finish()
-                self._writer, self._open_args = None, None
-            elif not text and not metadata:
-                return []  # a keep-alive part: the call goes on, nothing to add
-            return [
-                d.CallDelta(
-                    index=self._open_index,
-                    arguments=text,
-                    final_arguments=final,
-                    start=False,
-                    end=not more,
-                    metadata=metadata,
-                )
-            ]
+            return self._continue_call(self._writer, call, name, more, entries, metadata, payload)
         if not name:
             raise read.fail(
                 "functionCall without a name, and no streamed call is open to continue", payload
@@ -474,6 +493,44 @@ class GeminiAdapter:
                 arguments=text,
                 final_arguments=final,
                 start=True,
+                end=not more,
+                metadata=metadata,
+            )
+        ]
+
+    def _continue_call(
+        self,
+        writer: _ArgumentWriter,
+        call: dict[str, Any],
+        name: str | None,
+        more: bool,
+        entries: list[Any] | None,
+        metadata: dict[str, Any] | None,
+        payload: dict[str, Any],
+    ) -> list[d.Delta]:
+        """A piece of the open streamed call, its end when nothing more follows."""
+        if name:
+            raise read.fail(
+                f"functionCall {name!r} started while a streamed call is still open",
+                payload,
+            )
+        if call.get("args") is not None:
+            raise read.fail("functionCall.args inside a streamed call", payload)
+        text = self._write(writer, entries, payload)
+        final = None
+        if not more:
+            final = self._open_args
+            if final is None or writer.opened:  # else the start args are the call
+                text += writer.finish()
+            self._writer, self._open_args = None, None
+        elif not text and not metadata:
+            return []  # a keep-alive part: the call goes on, nothing to add
+        return [
+            d.CallDelta(
+                index=self._open_index,
+                arguments=text,
+                final_arguments=final,
+                start=False,
                 end=not more,
                 metadata=metadata,
             )
@@ -581,28 +638,38 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part, call in turn_parts(response):
         if call is not None:
-            function: dict[str, Any] = {"name": wire_name(call.name)}
-            function["args"] = object_arguments(call)
-            if call.id:
-                function["id"] = call.id
-            entry: dict[str, Any] = {"functionCall": function}
-            signature = call.metadata.get("thought_signature")
-            if signature:
-                entry["thoughtSignature"] = signature
-            parts.append(entry)
+            parts.append(_call_part(call))
         elif part.kind in ("text", "reasoning"):
-            signature = part.data.get("thoughtSignature")
-            if not part.text and not signature:
-                continue
-            entry = {"text": part.text}
-            if part.kind == "reasoning":
-                entry["thought"] = True
-            if signature:
-                entry["thoughtSignature"] = signature
-            parts.append(entry)
+            parts.extend(_text_part(part))
         elif part.kind == "item":
             parts.append(dict(part.data))
     return [{"role": "model", "parts": parts}] if parts else []
+
+
+def _call_part(call: Call) -> dict[str, Any]:
+    """A ``functionCall`` part, with the call's ``thoughtSignature``."""
+    function: dict[str, Any] = {"name": wire_name(call.name)}
+    function["args"] = object_arguments(call)
+    if call.id:
+        function["id"] = call.id
+    entry: dict[str, Any] = {"functionCall": function}
+    signature = call.metadata.get("thought_signature")
+    if signature:
+        entry["thoughtSignature"] = signature
+    return entry
+
+
+def _text_part(part: ContentPart) -> list[dict[str, Any]]:
+    """A text or thought part with its ``thoughtSignature``; none for an empty one."""
+    signature = part.data.get("thoughtSignature")
+    if not part.text and not signature:
+        return []
+    entry: dict[str, Any] = {"text": part.text}
+    if part.kind == "reasoning":
+        entry["thought"] = True
+    if signature:
+        entry["thoughtSignature"] = signature
+    return [entry]
 
 
 def user_message(text: str) -> dict[str, Any]:
@@ -613,13 +680,8 @@ def user_message(text: str) -> dict[str, Any]:
 # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
 
 
-PROVIDER = Provider(
-    name="gemini",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
+PROVIDER = format_provider(
+    "gemini",
+    globals(),
     group_definitions=group_definitions,
 )

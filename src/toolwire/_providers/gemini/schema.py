@@ -8,15 +8,19 @@ inlined; a schema the subset cannot say (a recursive type, a ``dict``) is sent w
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._core.jsonpointer import parse_fragment
 from ..._errors import ToolDefinitionError
 from .._definitions import (
-    TYPE_KEYWORDS,
+    declared_types,
+    distributed_branches,
+    inferred_type,
+    json_text,
+    lift_exclusive_bounds,
     merge_all_of,
+    one_of_as_any_of,
     resolve_in,
     schema_types,
     split_types,
@@ -49,6 +53,18 @@ _GEMINI_KEEP = frozenset(
         "propertyOrdering",
     }
 )
+# Kept keywords copied as they are (the others are rewritten or written apart).
+_GEMINI_COPIED = _GEMINI_KEEP - {
+    "type",
+    "nullable",
+    "description",
+    "enum",
+    "anyOf",
+    "format",
+    "properties",
+    "items",
+    "propertyOrdering",
+}
 
 _GEMINI_TYPES = {
     "string": "STRING",
@@ -74,7 +90,7 @@ class _Gemini:
         self.lenient = lenient  # a recursive type sets ``cyclic`` instead of raising
         self.cyclic = False
 
-    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:  # noqa: C901  one pass over a subschema's keywords, one branch per keyword
+    def convert(self, schema: Any, pointer: str, active: Sequence[str]) -> dict[str, Any]:
         """The Gemini form of the subschema at ``pointer``; ``active`` are refs being inlined."""
         where = f"{self.where} at {pointer}"
         if schema is True or schema == {}:
@@ -82,79 +98,78 @@ class _Gemini:
         if not isinstance(schema, dict):
             raise ToolDefinitionError(f"{where}: expected a schema object")
         if "$ref" in schema:
-            ref = schema["$ref"]
-            if ref in active:
-                if self.lenient:
-                    self.cyclic = True
-                    return {}
-                raise ToolDefinitionError(
-                    f"{where}: the recursive type {ref!r} cannot be expressed for Gemini, "
-                    "whose schemas have no references"
-                )
-            target = resolve_in(self.document, ref, where)
-            siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            return self.convert({**target, **siblings}, ref, [*active, ref])
-        schema = merge_all_of(schema, where)
-        if "oneOf" in schema:
-            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        schema = tuple_to_items(schema)
+            return self.reference(schema, where, active)
+        schema = tuple_to_items(one_of_as_any_of(merge_all_of(schema, where)))
         out: dict[str, Any] = {}
-        nullable = schema.get("nullable") is True
-        types = schema_types(schema)
-        if "null" in types:
-            nullable = True
-            types = [t for t in types if t != "null"]
-        if "anyOf" in schema:
-            branches = [b for b in schema["anyOf"] if not _is_null_schema(b)]
-            if len(branches) < len(schema["anyOf"]):
-                nullable = True
-            converted = [
-                self.convert(b, f"{pointer}/anyOf/{i}", active) for i, b in enumerate(branches)
-            ]
-            if len(converted) == 1:
-                out.update(converted[0])
-            elif converted:
-                out["anyOf"] = converted
-        if not types and "anyOf" not in schema:
-            # Gemini needs a type on every schema: infer it from the shape, as JSON
-            # Schema writers often leave it out.
-            if "properties" in schema:
-                types = ["object"]
-            elif "items" in schema:
-                types = ["array"]
-        if len(types) == 1:
-            out["type"] = _GEMINI_TYPES[types[0]]
-        elif len(types) > 1:
-            out["anyOf"] = [{"type": _GEMINI_TYPES[t]} for t in types]
-        if nullable:
+        if self.kinds(schema, pointer, active, out):
             out["nullable"] = True
-        description = schema.get("description")
-        enum_values: list[Any] | None = None
-        if "const" in schema:
-            enum_values = [schema["const"]]
-        elif isinstance(schema.get("enum"), list):
-            enum_values = [v for v in schema["enum"] if v is not None]
-            if len(enum_values) < len(schema["enum"]):
-                out["nullable"] = True
-        if enum_values is not None:
-            if all(isinstance(v, str) for v in enum_values):
-                out["type"] = "STRING"
-                out["enum"] = enum_values
-                out["format"] = "enum"
-            else:
-                shown = ", ".join(_json_text(v) for v in enum_values)
-                note = f"Allowed values: {shown}."
-                description = f"{description} {note}" if description else note
+        description = _literals(schema, out)
         if description:
             out["description"] = description
+        self.keywords(schema, pointer, active, out)
+        lift_exclusive_bounds(schema, out)
+        if out.get("type") == "OBJECT" and "properties" not in out:
+            out.pop("propertyOrdering", None)
+        return out
+
+    def kinds(
+        self, schema: dict[str, Any], pointer: str, active: Sequence[str], out: dict[str, Any]
+    ) -> bool:
+        """Write the schema's type (a list of types as ``anyOf``) and its ``anyOf``
+        branches; return whether it admits ``null``."""
+        types = schema_types(schema)
+        nullable = schema.get("nullable") is True or "null" in types
+        types = [t for t in types if t != "null"]
+        if "anyOf" in schema:
+            nullable = self.branches(schema["anyOf"], pointer, active, out) or nullable
+        elif not types:
+            types = _shape_type(schema)
+        _write_type(types, out)
+        return nullable
+
+    def reference(
+        self, schema: dict[str, Any], where: str, active: Sequence[str]
+    ) -> dict[str, Any]:
+        """The referenced schema inlined, with the ``$ref``'s sibling keywords."""
+        ref = schema["$ref"]
+        if ref in active:
+            if self.lenient:
+                self.cyclic = True
+                return {}
+            raise ToolDefinitionError(
+                f"{where}: the recursive type {ref!r} cannot be expressed for Gemini, "
+                "whose schemas have no references"
+            )
+        target = resolve_in(self.document, ref, where)
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        return self.convert({**target, **siblings}, ref, [*active, ref])
+
+    def branches(
+        self, raw: list[Any], pointer: str, active: Sequence[str], out: dict[str, Any]
+    ) -> bool:
+        """Write the ``anyOf`` branches into ``out`` (one branch as the schema itself),
+        a ``null`` branch left out; return whether there was one."""
+        branches = [b for b in raw if not _is_null_schema(b)]
+        converted = [
+            self.convert(b, f"{pointer}/anyOf/{i}", active) for i, b in enumerate(branches)
+        ]
+        if len(converted) == 1:
+            out.update(converted[0])
+        elif converted:
+            out["anyOf"] = converted
+        return len(branches) < len(raw)
+
+    def keywords(
+        self, schema: dict[str, Any], pointer: str, active: Sequence[str], out: dict[str, Any]
+    ) -> None:
+        """Write the keywords the subset keeps that ``out`` does not hold yet."""
         for key, value in schema.items():
-            if key not in _GEMINI_KEEP or key in out or key in ("description", "enum", "anyOf"):
+            if key in out:
                 continue
-            if key in ("type", "nullable"):
-                continue
-            if key == "format":
-                if value in ("enum", "date-time"):
-                    out[key] = value
+            if key in _GEMINI_COPIED:
+                out[key] = copy.deepcopy(value)
+            elif key == "format" and value in ("enum", "date-time"):
+                out[key] = value
             elif key == "properties":
                 out[key] = {
                     name: self.convert(sub, f"{pointer}/properties/{name}", active)
@@ -163,25 +178,63 @@ class _Gemini:
                 out["propertyOrdering"] = list(value)
             elif key == "items":
                 out[key] = self.convert(value, f"{pointer}/items", active)
-            elif key == "propertyOrdering":
-                continue
-            else:
-                out[key] = copy.deepcopy(value)
-        for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            value = schema.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out.setdefault(bound, value)
-        if out.get("type") == "OBJECT" and "properties" not in out:
-            out.pop("propertyOrdering", None)
-        return out
+
+
+def _shape_type(schema: dict[str, Any]) -> list[str]:
+    """Gemini needs a type on every schema: the type a schema without one has by its
+    shape, as JSON Schema writers often leave it out."""
+    if "properties" in schema:
+        return ["object"]
+    if "items" in schema:
+        return ["array"]
+    return []
+
+
+def _write_type(types: list[str], out: dict[str, Any]) -> None:
+    if len(types) == 1:
+        out["type"] = _GEMINI_TYPES[types[0]]
+    elif len(types) > 1:
+        out["anyOf"] = [{"type": _GEMINI_TYPES[t]} for t in types]
+
+
+def _literals(schema: dict[str, Any], out: dict[str, Any]) -> Any:
+    """Write ``const``/``enum`` into ``out``: strings as a string enum, other values noted
+    in the description, which is returned."""
+    description = schema.get("description")
+    values = _enum_values(schema, out)
+    if values is None:
+        return description
+    if all(isinstance(v, str) for v in values):
+        out["type"] = "STRING"
+        out["enum"] = values
+        out["format"] = "enum"
+        return description
+    return _with_allowed_values(description, values)
+
+
+def _enum_values(schema: dict[str, Any], out: dict[str, Any]) -> list[Any] | None:
+    """The values of ``const`` or ``enum`` (``null`` left out, ``out`` made nullable)."""
+    if "const" in schema:
+        return [schema["const"]]
+    raw = schema.get("enum")
+    if not isinstance(raw, list):
+        return None
+    values = [v for v in raw if v is not None]
+    if len(values) < len(raw):
+        out["nullable"] = True
+    return values
+
+
+def _with_allowed_values(description: Any, values: list[Any]) -> str:
+    """The description with ``Allowed values: ...`` appended (values the dialect's
+    ``enum`` cannot hold)."""
+    shown = ", ".join(json_text(v) for v in values)
+    note = f"Allowed values: {shown}."
+    return f"{description} {note}" if description else note
 
 
 def _is_null_schema(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "null" and len(schema) == 1
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def subset_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[str, Any] | None:
@@ -196,18 +249,22 @@ def subset_schema(schema: dict[str, Any], *, where: str = "the schema") -> dict[
 
 
 def _free_objects(node: Any, top: bool = False) -> bool:
-    if isinstance(node, dict):
-        if node.get("type") == "OBJECT" and not node.get("properties") and not top:
-            return True
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
-                if any(_free_objects(v) for v in value.values()):
-                    return True
-            elif key in ("items", "anyOf") and _free_objects(value):
-                return True
-    elif isinstance(node, list):
+    if isinstance(node, list):
         return any(_free_objects(v) for v in node)
-    return False
+    if not isinstance(node, dict):
+        return False
+    if node.get("type") == "OBJECT" and not node.get("properties") and not top:
+        return True
+    return any(_free_objects(v) for v in _subschemas(node))
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[Any]:
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        yield from properties.values()
+    for key in ("items", "anyOf"):
+        if key in node:
+            yield node[key]
 
 
 # ------------------------------------------------------------------ JSON Schema form
@@ -256,33 +313,30 @@ class _Json:
         schema = merge_all_of(schema, where)
         if "$ref" in schema:
             return self.reference(schema, pointer)
-        if "oneOf" in schema:
-            schema = {**{k: v for k, v in schema.items() if k != "oneOf"}, "anyOf": schema["oneOf"]}
-        out: dict[str, Any] = {}
+        schema = one_of_as_any_of(schema)
         description = schema.get("description")
-        types = list(dict.fromkeys(schema_types(schema)))
-        if schema.get("nullable") is True and types and "null" not in types:
-            types.append("null")
-        literals: list[Any] | None = None
-        if "const" in schema:
-            literals = [schema["const"]]
-        elif isinstance(schema.get("enum"), list):
-            literals = list(schema["enum"])
+        types = declared_types(schema)
+        literals = _literal_values(schema)
         if literals is not None:
             out, expressed = self.literals(schema, literals, types, pointer)
             if not expressed:
-                shown = ", ".join(_json_text(v) for v in literals)
-                note = f"Allowed values: {shown}."
-                description = f"{description} {note}" if description else note
-        elif "anyOf" in schema:
-            rest = {k: v for k, v in schema.items() if k not in ("anyOf", "description")}
-            rest = {k: v for k, v in rest.items() if k == "type" or _specific(k)}
-            branches = []
-            for i, branch in enumerate(schema["anyOf"]):
-                if rest and isinstance(branch, dict):
-                    branch = merge_all_of({**rest, "allOf": [branch]}, where)
-                branches.append(self.convert(branch, f"{pointer}/anyOf/{i}"))
-            out["anyOf"] = branches
+                description = _with_allowed_values(description, literals)
+        else:
+            out = self.shaped(schema, types, pointer)
+        if description:
+            out["description"] = description
+        return out
+
+    def shaped(self, schema: dict[str, Any], types: list[str], pointer: str) -> dict[str, Any]:
+        """A schema without literals: its ``anyOf``, its type list as ``anyOf``, or the
+        keywords of its one type."""
+        out: dict[str, Any] = {}
+        if "anyOf" in schema:
+            where = f"{self.where} at {pointer}"
+            out["anyOf"] = [
+                self.convert(branch, f"{pointer}/anyOf/{i}")
+                for i, branch in enumerate(distributed_branches(schema, where))
+            ]
         elif len(types) > 1:
             out["anyOf"] = [
                 self.convert(b, f"{pointer}/type/{i}")
@@ -290,8 +344,6 @@ class _Json:
             ]
         else:
             self.typed(types[0] if types else None, schema, pointer, out)
-        if description:
-            out["description"] = description
         return out
 
     def literals(
@@ -301,58 +353,66 @@ class _Json:
         ``True``; for other values the schema without them and ``False`` (the caller notes
         them in the description)."""
         values = [v for v in literals if v is not None]
-        typed = [t for t in types if t != "null"]
-        out: dict[str, Any] = {}
         expressed = all(_enum_value(v) for v in values)
-        if values and expressed:
-            out["enum"] = values
-            if all(isinstance(v, str) for v in values):
-                out["type"] = "string"
-            elif not any(isinstance(v, str) for v in values):
-                out["type"] = typed[0] if typed in (["integer"], ["number"]) else "number"
-        elif typed:
-            plain = {k: v for k, v in schema.items() if k not in ("enum", "const", "description")}
-            out = self.convert({**plain, "type": typed if len(typed) > 1 else typed[0]}, pointer)
+        out = self.literal_form(schema, values if expressed else [], types, pointer)
         if len(values) < len(literals):
             out = {"anyOf": [out, {"type": "null"}]} if out else {"type": "null"}
         return out, expressed
 
+    def literal_form(
+        self, schema: dict[str, Any], values: list[Any], types: list[str], pointer: str
+    ) -> dict[str, Any]:
+        """An ``enum`` of ``values``; without them, the schema of the literals' types
+        (the literals left for the description), or nothing."""
+        typed = [t for t in types if t != "null"]
+        if values:
+            return _json_enum(values, typed)
+        if not typed:
+            return {}
+        plain = {k: v for k, v in schema.items() if k not in ("enum", "const", "description")}
+        return self.convert({**plain, "type": typed if len(typed) > 1 else typed[0]}, pointer)
+
     def typed(
         self, kind: str | None, schema: dict[str, Any], pointer: str, out: dict[str, Any]
     ) -> None:
-        if kind is None:
-            if "properties" in schema or "additionalProperties" in schema:
-                kind = "object"
-            elif "items" in schema or "prefixItems" in schema:
-                kind = "array"
+        """Write the schema of one type (or none): its type and the keywords kept."""
+        kind = inferred_type(schema) if kind is None else kind
         if kind is not None:
             out["type"] = kind
         for key, value in schema.items():
-            if key in _JSON_COPIED:
-                out[key] = copy.deepcopy(value)
-            elif key == "format" and value in _JSON_FORMATS:
-                out[key] = value
-            elif key == "properties" and isinstance(value, dict):
-                out[key] = {
-                    name: self.convert(sub, f"{pointer}/properties/{name}")
-                    for name, sub in value.items()
-                }
-                out["propertyOrdering"] = list(value)
-            elif key == "additionalProperties":
-                if isinstance(value, bool):
-                    out[key] = value
-                else:
-                    out[key] = self.convert(value, f"{pointer}/additionalProperties")
-            elif key == "items" and value is not False:
-                out[key] = self.convert(value, f"{pointer}/items")
-            elif key == "prefixItems" and isinstance(value, list):
-                out[key] = [
-                    self.convert(v, f"{pointer}/prefixItems/{i}") for i, v in enumerate(value)
-                ]
-        for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            value = schema.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out.setdefault(bound, value)
+            write = _JSON_KEYWORDS.get(key)
+            if write is not None:
+                write(self, key, value, pointer, out)
+        lift_exclusive_bounds(schema, out)
+
+    def copied(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        out[key] = copy.deepcopy(value)
+
+    def format(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        if value in _JSON_FORMATS:
+            out[key] = value
+
+    def properties(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        if isinstance(value, dict):
+            out[key] = {
+                name: self.convert(sub, f"{pointer}/properties/{name}")
+                for name, sub in value.items()
+            }
+            out["propertyOrdering"] = list(value)
+
+    def additional(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        if isinstance(value, bool):
+            out[key] = value
+        else:
+            out[key] = self.convert(value, f"{pointer}/additionalProperties")
+
+    def items(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        if value is not False:
+            out[key] = self.convert(value, f"{pointer}/items")
+
+    def prefix_items(self, key: str, value: Any, pointer: str, out: dict[str, Any]) -> None:
+        if isinstance(value, list):
+            out[key] = [self.convert(v, f"{pointer}/prefixItems/{i}") for i, v in enumerate(value)]
 
     def reference(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         ref = schema["$ref"]
@@ -381,11 +441,34 @@ class _Json:
             self.active.pop()
 
 
-_SPECIFIC_KEYS: frozenset[str] = frozenset().union(*TYPE_KEYWORDS.values())
+# How ``_Json.typed`` writes each keyword it keeps; the others are dropped.
+_JSON_KEYWORDS: dict[str, Callable[[_Json, str, Any, str, dict[str, Any]], None]] = {
+    **dict.fromkeys(_JSON_COPIED, _Json.copied),
+    "format": _Json.format,
+    "properties": _Json.properties,
+    "additionalProperties": _Json.additional,
+    "items": _Json.items,
+    "prefixItems": _Json.prefix_items,
+}
 
 
-def _specific(key: str) -> bool:
-    return key in _SPECIFIC_KEYS
+def _literal_values(schema: dict[str, Any]) -> list[Any] | None:
+    """The values a ``const`` or an ``enum`` allows; ``None`` for neither."""
+    if "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    return None
+
+
+def _json_enum(values: list[Any], typed: list[str]) -> dict[str, Any]:
+    """An ``enum`` of strings and numbers, typed ``string`` or numeric where it is one."""
+    out: dict[str, Any] = {"enum": values}
+    if all(isinstance(v, str) for v in values):
+        out["type"] = "string"
+    elif not any(isinstance(v, str) for v in values):
+        out["type"] = typed[0] if typed in (["integer"], ["number"]) else "number"
+    return out
 
 
 def _enum_value(value: Any) -> bool:

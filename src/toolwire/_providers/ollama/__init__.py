@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
-from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._definitions import function_definition
+from .._format_parts import format_provider, text_user_message
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -167,17 +167,6 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
     return [message]
 
 
-def user_message(text: str) -> dict[str, Any]:
-    """A user message holding ``text`` (what toolwire itself tells the model)."""
-    return {"role": "user", "content": text}
+user_message = text_user_message
 
-
-PROVIDER = Provider(
-    name="ollama",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
-)
+PROVIDER = format_provider("ollama", globals())

@@ -11,10 +11,10 @@ from typing import Any
 
 from ..._core import deltas as d
 from ..._core.messages import turn_parts
-from ..._core.providers import Provider
 from ..._core.response import Response
 from ..._errors import StreamFormatError
 from .._definitions import function_definition
+from .._format_parts import format_provider, text_user_message
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 # OpenAI's own reasons, then what OpenAI-compatible servers send for the same ends
@@ -35,6 +35,16 @@ _REASONING_KEYS = ("reasoning_content", "reasoning")
 # the summed string members of a streamed OpenRouter reasoning_details entry
 _DETAIL_TEXT = ("text", "summary", "data")
 _ABSENT = (None, "")  # an id or name that translate() reads as not sent
+
+
+def _optional(
+    payload: dict[str, Any], holder: dict[str, Any], key: str, kind: type, problem: str
+) -> Any:
+    """``holder[key]``: ``None`` when absent or null, else a value of exactly ``kind``."""
+    value = holder.get(key)
+    if value is not None and type(value) is not kind:
+        raise _bad(payload, problem)
+    return value
 
 
 def _bad(payload: Any, what: str) -> StreamFormatError:
@@ -322,15 +332,11 @@ class OpenAIChatAdapter:
     def _call(self, payload: dict[str, Any], call: Any) -> d.CallDelta:
         if type(call) is not dict:
             raise _bad(payload, "a tool call is not an object")
-        index = call.get("index")
-        if index is not None and type(index) is not int:
-            raise _bad(payload, "a tool call's 'index' is not an integer")
-        call_id = call.get("id")
-        if call_id is not None and type(call_id) is not str:
-            raise _bad(payload, "a tool call's 'id' is not a string")
-        extra = call.get("extra_content")
-        if extra is not None and type(extra) is not dict:
-            raise _bad(payload, "a tool call's 'extra_content' is not an object")
+        index = _optional(payload, call, "index", int, "a tool call's 'index' is not an integer")
+        call_id = _optional(payload, call, "id", str, "a tool call's 'id' is not a string")
+        extra = _optional(
+            payload, call, "extra_content", dict, "a tool call's 'extra_content' is not an object"
+        )
         # Gemini's OpenAI-compatible endpoint: extra_content.google.thought_signature,
         # which must go back on the call (Gemini 3 answers its absence with a 400)
         metadata = {"extra_content": extra} if extra else None
@@ -354,9 +360,7 @@ class OpenAIChatAdapter:
     ) -> d.CallDelta:
         if type(function) is not dict:
             raise _bad(payload, "'function' is not an object")
-        name = function.get("name")
-        if name is not None and type(name) is not str:
-            raise _bad(payload, "a function 'name' is not a string")
+        name = _optional(payload, function, "name", str, "a function 'name' is not a string")
         args = function.get("arguments")
         if args is None:
             args = ""
@@ -430,19 +434,11 @@ def _content_chunks(response: Response) -> list[dict[str, Any]]:
     return out
 
 
-def user_message(text: str) -> dict[str, Any]:
-    """A user message holding ``text`` (what toolwire itself tells the model)."""
-    return {"role": "user", "content": text}
+user_message = text_user_message
 
-
-PROVIDER = Provider(
-    name="openai-chat",
-    detect=detect,
-    adapter=adapter,
-    definition=definition,
-    tool_results=tool_results,
-    assistant_turn=assistant_turn,
-    user_message=user_message,
+PROVIDER = format_provider(
+    "openai-chat",
+    globals(),
     detect_fallback=_detect_error,
     aliases=("openai",),
     # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,
