@@ -263,6 +263,31 @@ def _awaiting(turn: Turn) -> bool:
     return any(outcome.status == "awaiting_approval" for outcome in turn.outcomes)
 
 
+def _in_progress(turn: Turn) -> bool:
+    """Whether a call of ``turn`` is still running elsewhere (claimed by another process)."""
+    return any(outcome.status == "in_progress" for outcome in turn.outcomes)
+
+
+def _busy_pause(lease: float) -> float:
+    """How long to wait before replaying a turn whose calls run elsewhere."""
+    return min(0.25, lease / 4)
+
+
+def _check_factory(factory: object) -> None:
+    if not callable(factory):
+        raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
+
+
+def _continue_notes(
+    error: TokenLimitExceeded, choices: _TurnChoices, live: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The messages that continue after ``error`` (``on_token_limit="continue"``);
+    ``error`` itself otherwise."""
+    if choices.on_token_limit != "continue":
+        raise error
+    return token_limit_messages(error, _format_of(error, live))
+
+
 def _format_of(error: TokenLimitExceeded, live: dict[str, Any]) -> str:
     fmt = error.partial.format if error.partial is not None else None
     if fmt is None:
@@ -446,24 +471,42 @@ class Conversation:
     def _run_turn(self, factory: Factory, choices: _TurnChoices) -> Turn:
         state = self._state
         state.check(choices)
-        live = choices.live()
         number = len(state.history)
         text = self._read(state.key("turn", number, "response"))
         replayed = text is not None
         if text is None:
-            if not callable(factory):
-                raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
-            try:
-                recording = record(factory(state.messages()), **live)
-            except TokenLimitExceeded as exc:
-                if choices.on_token_limit != "continue":
-                    raise
-                notes = token_limit_messages(exc, _format_of(exc, live))
-                key = state.key("turn", number, "messages")
-                state.add_turn(self._write(key, state.turn_text(notes, False)))
-                return state.cut_turn(exc, notes)
-            text = self._write(state.key("turn", number, "response"), recording.to_json())
-        recording = Recording.from_json(text)
+            made = self._record(factory, choices, number)
+            if isinstance(made, Turn):
+                return made  # cut at the output token limit, and recorded as such
+            text = made
+        turn = self._replay(Recording.from_json(text), choices, number)
+        if _awaiting(turn):
+            return turn  # recorded, not settled: the next run_turn replays it
+        key = state.key("turn", number, "messages")
+        state.add_turn(self._write(key, state.turn_text(turn.messages, turn.done)))
+        if replayed and state.decided(turn):
+            return self._run_turn(factory, choices)  # the decisions are answered: ask on
+        return turn
+
+    def _record(self, factory: Factory, choices: _TurnChoices, number: int) -> str | Turn:
+        """Record turn ``number``'s live response: its text as stored, or the turn cut at
+        the output token limit (with ``on_token_limit="continue"``)."""
+        state = self._state
+        live = choices.live()
+        _check_factory(factory)
+        try:
+            recording = record(factory(state.messages()), **live)
+        except TokenLimitExceeded as exc:
+            notes = _continue_notes(exc, choices, live)
+            key = state.key("turn", number, "messages")
+            state.add_turn(self._write(key, state.turn_text(notes, False)))
+            return state.cut_turn(exc, notes)
+        return self._write(state.key("turn", number, "response"), recording.to_json())
+
+    def _replay(self, recording: Recording, choices: _TurnChoices, number: int) -> Turn:
+        """Replay turn ``number``'s recording until no call of it is still in progress
+        elsewhere (another process runs it); :class:`ConversationMismatch` past the wait."""
+        state = self._state
         deadline = state.busy_deadline()
         while True:
             turn = run_turn(
@@ -473,18 +516,11 @@ class Conversation:
                 turn=state.identity(number),
                 **choices.replay(),
             )
-            if not any(outcome.status == "in_progress" for outcome in turn.outcomes):
-                break
+            if not _in_progress(turn):
+                return turn
             if time.monotonic() > deadline:
                 raise state.busy(number)
-            time.sleep(min(0.25, self.executor.lease / 4))
-        if _awaiting(turn):
-            return turn  # recorded, not settled: the next run_turn replays it
-        key = state.key("turn", number, "messages")
-        state.add_turn(self._write(key, state.turn_text(turn.messages, turn.done)))
-        if replayed and state.decided(turn):
-            return self._run_turn(factory, choices)  # the decisions are answered: ask on
-        return turn
+            time.sleep(_busy_pause(self.executor.lease))
 
 
 class AsyncConversation:
@@ -647,38 +683,15 @@ class AsyncConversation:
         await self.load()
         state = self._state
         state.check(choices)
-        live = choices.live()
         number = len(state.history)
         text = await self._read(state.key("turn", number, "response"))
         replayed = text is not None
         if text is None:
-            if not callable(factory):
-                raise UsageError(f"factory must be a callable taking the messages, not {factory!r}")
-            try:
-                recording = await arecord(factory(state.messages()), **live)
-            except TokenLimitExceeded as exc:
-                if choices.on_token_limit != "continue":
-                    raise
-                notes = token_limit_messages(exc, _format_of(exc, live))
-                key = state.key("turn", number, "messages")
-                state.add_turn(await self._write(key, state.turn_text(notes, False)))
-                return state.cut_turn(exc, notes)
-            text = await self._write(state.key("turn", number, "response"), recording.to_json())
-        recording = Recording.from_json(text)
-        deadline = state.busy_deadline()
-        while True:
-            turn = await arun_turn(
-                recording,
-                state.tools,
-                executor=self.executor,
-                turn=state.identity(number),
-                **choices.replay(),
-            )
-            if not any(outcome.status == "in_progress" for outcome in turn.outcomes):
-                break
-            if time.monotonic() > deadline:
-                raise state.busy(number)
-            await asyncio.sleep(min(0.25, self.executor.lease / 4))
+            made = await self._record(factory, choices, number)
+            if isinstance(made, Turn):
+                return made  # cut at the output token limit, and recorded as such
+            text = made
+        turn = await self._replay(Recording.from_json(text), choices, number)
         if _awaiting(turn):
             await self.refresh()
             return turn  # recorded, not settled: the next run_turn replays it
@@ -688,3 +701,35 @@ class AsyncConversation:
         if replayed and state.decided(turn):
             return await self._run_turn(factory, choices)  # the decisions are answered
         return turn
+
+    async def _record(self, factory: Factory, choices: _TurnChoices, number: int) -> str | Turn:
+        """:meth:`Conversation._record`, awaited."""
+        state = self._state
+        live = choices.live()
+        _check_factory(factory)
+        try:
+            recording = await arecord(factory(state.messages()), **live)
+        except TokenLimitExceeded as exc:
+            notes = _continue_notes(exc, choices, live)
+            key = state.key("turn", number, "messages")
+            state.add_turn(await self._write(key, state.turn_text(notes, False)))
+            return state.cut_turn(exc, notes)
+        return await self._write(state.key("turn", number, "response"), recording.to_json())
+
+    async def _replay(self, recording: Recording, choices: _TurnChoices, number: int) -> Turn:
+        """:meth:`Conversation._replay`, awaited."""
+        state = self._state
+        deadline = state.busy_deadline()
+        while True:
+            turn = await arun_turn(
+                recording,
+                state.tools,
+                executor=self.executor,
+                turn=state.identity(number),
+                **choices.replay(),
+            )
+            if not _in_progress(turn):
+                return turn
+            if time.monotonic() > deadline:
+                raise state.busy(number)
+            await asyncio.sleep(_busy_pause(self.executor.lease))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import rfc8785
@@ -40,23 +41,45 @@ def _plain(value: Any) -> bool:
     integers within 2**53 - 1, strings without lone surrogates, and object keys below
     U+D800 (where UTF-16 order, RFC 8785's, is code point order, Python's). Floats take
     the reference implementation (ECMAScript number formatting)."""
-    kind = type(value)
-    if kind is str:
-        return bool(value.isascii()) or _unicode_ok(value)
-    if kind is int:
-        return bool(-_SAFE_INT <= value <= _SAFE_INT)
-    if value is None or kind is bool:
-        return True
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str or not (key.isascii() or max(key) < _SURROGATES):
-                return False
-            if not _plain(item):
-                return False
-        return True
-    if kind is list or kind is tuple:
-        return all(_plain(item) for item in value)
-    return False
+    check = _PLAIN_BY_TYPE.get(type(value))
+    return check is not None and check(value)
+
+
+def _plain_str(value: str) -> bool:
+    return value.isascii() or _unicode_ok(value)
+
+
+def _plain_int(value: int) -> bool:
+    return -_SAFE_INT <= value <= _SAFE_INT
+
+
+def _plain_scalar(value: object) -> bool:
+    return True
+
+
+def _plain_object(value: dict[Any, Any]) -> bool:
+    return all(_plain_key(key) and _plain(item) for key, item in value.items())
+
+
+def _plain_array(value: list[Any] | tuple[Any, ...]) -> bool:
+    return all(_plain(item) for item in value)
+
+
+_PLAIN_BY_TYPE: dict[type, Callable[[Any], bool]] = {
+    str: _plain_str,
+    int: _plain_int,
+    bool: _plain_scalar,
+    type(None): _plain_scalar,
+    dict: _plain_object,
+    list: _plain_array,
+    tuple: _plain_array,
+}
+"""How :func:`_plain` checks a value of each exact type (any other type is not plain)."""
+
+
+def _plain_key(key: object) -> bool:
+    """Whether an object key is a string whose UTF-16 order is its code point order."""
+    return type(key) is str and (key.isascii() or max(key) < _SURROGATES)
 
 
 def _unicode_ok(text: str) -> bool:
@@ -113,26 +136,37 @@ def _canonical_deep(arguments: Any) -> bytes:
             continue
         if depth > DEFAULT_MAX_DEPTH:
             raise IdempotencyKeyError("arguments nest too deeply to canonicalise")
-        parts: list[Any]
-        if isinstance(value, dict):
-            try:
-                members = sorted(dict(value).items(), key=lambda kv: kv[0].encode("utf-16be"))
-            except AttributeError:
-                raise ValueError("object keys must be strings") from None
-            parts = [b"{"]
-            for key, member in members:
-                parts += (b"," if len(parts) > 1 else b"", rfc8785.dumps(key) + b":")
-                parts.append((member, depth + 1))
-            parts.append(b"}")
-        else:
-            parts = [b"["]
-            for member in value:
-                if len(parts) > 1:
-                    parts.append(b",")
-                parts.append((member, depth + 1))
-            parts.append(b"]")
+        parts = (
+            _object_parts(value, depth) if isinstance(value, dict) else _array_parts(value, depth)
+        )
         todo += reversed(parts)
     return b"".join(out)
+
+
+def _object_parts(value: Any, depth: int) -> list[Any]:
+    """An object's text in order: its punctuation and keys as bytes, its members as
+    ``(member, depth)`` still to write; members sorted by their keys' UTF-16 form."""
+    try:
+        members = sorted(dict(value).items(), key=lambda kv: kv[0].encode("utf-16be"))
+    except AttributeError:
+        raise ValueError("object keys must be strings") from None
+    parts: list[Any] = [b"{"]
+    for key, member in members:
+        parts += (b"," if len(parts) > 1 else b"", rfc8785.dumps(key) + b":")
+        parts.append((member, depth + 1))
+    parts.append(b"}")
+    return parts
+
+
+def _array_parts(value: Any, depth: int) -> list[Any]:
+    """An array's text in order: its punctuation as bytes, its items as ``(item, depth)``."""
+    parts: list[Any] = [b"["]
+    for member in value:
+        if len(parts) > 1:
+            parts.append(b",")
+        parts.append((member, depth + 1))
+    parts.append(b"]")
+    return parts
 
 
 def arguments_hash(arguments: Any) -> str:
@@ -170,7 +204,29 @@ def call_key(
     turns of a provider that sends no response id. Fields are JSON-encoded as one array,
     so no choice of field contents can make two different identities collide.
     """
-    if not (
+    _check_call_fields(scope, response_id, tool_name, call_id, created, turn)
+    if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
+        raise IdempotencyKeyError("occurrence must be a non-negative int")
+    fields: list[object] = [scope, response_id, tool_name, call_id]
+    if occurrence:
+        fields.append(occurrence)
+    if created is not None or turn is not None:
+        fields.append(_turn_identity(created, turn))
+    # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
+    text = _KEY_FIELDS(fields)
+    return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()
+
+
+def _check_call_fields(
+    scope: object,
+    response_id: object,
+    tool_name: object,
+    call_id: object,
+    created: object,
+    turn: object,
+) -> None:
+    """:class:`IdempotencyKeyError` naming the first field of a call key that is no string."""
+    if (
         isinstance(scope, str)
         and isinstance(tool_name, str)
         and isinstance(call_id, str)
@@ -178,28 +234,24 @@ def call_key(
         and (created is None or isinstance(created, str))
         and (turn is None or isinstance(turn, str))
     ):  # one test for the common case; the checks below name what is wrong
-        _check_str("scope", scope)
-        _check_str("response_id", response_id, optional=True)
-        _check_str("tool_name", tool_name)
-        _check_str("call_id", call_id)
-        _check_str("created", created, optional=True)
-        _check_str("turn", turn, optional=True)
-    if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
-        raise IdempotencyKeyError("occurrence must be a non-negative int")
-    fields: list[object] = [scope, response_id, tool_name, call_id]
-    if occurrence:
-        fields.append(occurrence)
-    if created is not None or turn is not None:
-        # An object, never a string or an int, so it cannot be mistaken for another field.
-        turn_identity: dict[str, str] = {}
-        if created is not None:
-            turn_identity["created"] = created
-        if turn is not None:
-            turn_identity["turn"] = turn
-        fields.append(turn_identity)
-    # ensure_ascii keeps lone surrogates encodable; the text is only hashed.
-    text = _KEY_FIELDS(fields)
-    return hashlib.sha256(_CALL_KEY_TAG + text.encode("ascii")).hexdigest()
+        return
+    _check_str("scope", scope)
+    _check_str("response_id", response_id, optional=True)
+    _check_str("tool_name", tool_name)
+    _check_str("call_id", call_id)
+    _check_str("created", created, optional=True)
+    _check_str("turn", turn, optional=True)
+
+
+def _turn_identity(created: str | None, turn: str | None) -> dict[str, str]:
+    """The turn's identity as one field: an object, never a string or an int, so it cannot
+    be mistaken for another field."""
+    identity: dict[str, str] = {}
+    if created is not None:
+        identity["created"] = created
+    if turn is not None:
+        identity["turn"] = turn
+    return identity
 
 
 def idempotency_key(call_key: str, args_hash: str) -> str:

@@ -67,34 +67,54 @@ def recognise(obj: Any, mode: Mode, *, entered: bool = False) -> Enterable | Rea
     """How the driver of ``mode`` reads ``obj``; ``entered`` marks what a manager yielded.
     Raises :class:`SettingsError` for anything that is not a stream it can read."""
     _refuse_single_value(obj)
-    closer = None if entered else obj
     if inspect.isawaitable(obj):
-        if mode == "async":
-            return Enterable(obj, awaitable=True)
-        raise SettingsError(
-            f"a {type(obj).__name__} is awaitable: it belongs to async code; use toolwire.astream()"
-        )
+        return _awaitable(obj, mode)
     if isinstance(obj, Mapping):
-        # boto3's converse_stream() response: {"stream": EventStream, "ResponseMetadata": ...}
-        events = obj["stream"]
-        if mode == "async":
-            raise SettingsError(
-                "boto3's converse_stream() response is a sync stream; use toolwire.stream()"
-            )
-        return Readable(events, False, None if entered else events, None, False)
+        return _converse_stream(obj, mode, entered=entered)
+    closer = None if entered else obj
     raw = _raw_stream(obj)
     http = _http_response(raw)
-    readable = http is not None and _body_readable(http, mode)
-    if readable and (raw is http or not http.is_stream_consumed):
+    if _reads_body(raw, http, mode):
         return Readable(http, True, closer, http, False)
     if hasattr(obj, "__aiter__" if mode == "async" else "__iter__"):
         in_memory = mode == "sync" and isinstance(obj, Sized)
-        return Readable(raw if raw is not obj else obj, False, closer, http, in_memory)
-    if mode == "async" and hasattr(obj, "__aenter__") and hasattr(obj, "__aexit__"):
-        return Enterable(obj, awaitable=False)
-    if mode == "sync" and hasattr(obj, "__enter__") and hasattr(obj, "__exit__"):
+        return Readable(raw, False, closer, http, in_memory)
+    if _is_manager(obj, mode):
         return Enterable(obj, awaitable=False)
     raise _wrong_kind(obj, mode, http)
+
+
+def _reads_body(raw: Any, http: Any, mode: Mode) -> bool:
+    """Whether the driver reads the bytes of the HTTP response under the source (the
+    source is that response, or its body is not consumed yet) rather than the SDK's
+    parsed events."""
+    readable = http is not None and _body_readable(http, mode)
+    return readable and (raw is http or not http.is_stream_consumed)
+
+
+def _awaitable(obj: Any, mode: Mode) -> Enterable:
+    """An awaitable source (an SDK's un-awaited ``create(...)``): async code awaits it."""
+    if mode == "async":
+        return Enterable(obj, awaitable=True)
+    raise SettingsError(
+        f"a {type(obj).__name__} is awaitable: it belongs to async code; use toolwire.astream()"
+    )
+
+
+def _converse_stream(obj: Mapping[str, Any], mode: Mode, *, entered: bool) -> Readable:
+    """boto3's converse_stream() response: {"stream": EventStream, "ResponseMetadata": ...}."""
+    events = obj["stream"]
+    if mode == "async":
+        raise SettingsError(
+            "boto3's converse_stream() response is a sync stream; use toolwire.stream()"
+        )
+    return Readable(events, False, None if entered else events, None, False)
+
+
+def _is_manager(obj: Any, mode: Mode) -> bool:
+    """Whether ``obj`` is a context manager of ``mode`` (``async with`` or ``with``)."""
+    enter, exit_ = ("__aenter__", "__aexit__") if mode == "async" else ("__enter__", "__exit__")
+    return hasattr(obj, enter) and hasattr(obj, exit_)
 
 
 def _refuse_single_value(obj: Any) -> None:

@@ -197,24 +197,25 @@ class _Judge:
         except ToolDefinitionError:
             return None
         if sub.schema is False and pointer[-1:] == ("additionalProperties",):
-            parent = resolve(self._document, pointer[:-1])
-            names = parent.get("properties") if isinstance(parent, Mapping) else None
-            known = ", ".join(f'"{k}"' for k in names or ()) or "none"
-            found = [f"at {format_path(path)}: unknown property (not allowed here); the known "
-                     f"properties are: {known}"]  # fmt: skip
+            found = [self._unknown_property(path, pointer)]
         else:
-            if isinstance(value, (dict, list)):
-                value = sub.strip_optional_nulls(value)
-            if sub.is_valid(value):
+            found = _violations(sub, path, value)
+            if not found:
                 return None
-            violations = sub.errors(value)
-            if not violations:
-                return None
-            found = [str(Violation(path=path + v.path, message=v.message)) for v in violations[:10]]
         name = self._tool.name
         return (
             f'Invalid arguments for tool "{name}": {"; ".join(found)}. '
             f'Call "{name}" again with corrected arguments.'
+        )
+
+    def _unknown_property(self, path: tuple[str | int, ...], pointer: tuple[str, ...]) -> str:
+        """What is wrong with a property that its object's schema does not know."""
+        parent = resolve(self._document, pointer[:-1])
+        names = parent.get("properties") if isinstance(parent, Mapping) else None
+        known = ", ".join(f'"{k}"' for k in names or ()) or "none"
+        return (
+            f"at {format_path(path)}: unknown property (not allowed here); the known "
+            f"properties are: {known}"
         )
 
     def _pointer(self, path: tuple[str | int, ...]) -> tuple[str, ...] | None:
@@ -225,6 +226,16 @@ class _Judge:
         if len(self._pointers) < 4096:  # array indexes make paths many: bound the memo
             self._pointers[path] = pointer
         return pointer
+
+
+def _violations(sub: SchemaValidator, path: tuple[str | int, ...], value: Any) -> list[str]:
+    """What is wrong with ``value`` at ``path`` under the sub-schema ``sub`` (the first
+    ten violations; none when it is valid)."""
+    if isinstance(value, (dict, list)):
+        value = sub.strip_optional_nulls(value)
+    if sub.is_valid(value):
+        return []
+    return [str(Violation(path=path + v.path, message=v.message)) for v in sub.errors(value)[:10]]
 
 
 def _walk(document: Any, path: tuple[str | int, ...]) -> tuple[str, ...] | None:
@@ -239,31 +250,44 @@ def _walk(document: Any, path: tuple[str | int, ...]) -> tuple[str, ...] | None:
         node, pointer = found
         if not isinstance(node, Mapping):
             return None  # true / false / not a schema: nothing to learn step by step
-        if isinstance(step, str):
-            properties = node.get("properties")
-            if isinstance(properties, Mapping) and step in properties:
-                node, pointer = properties[step], (*pointer, "properties", step)
-                continue
-            if "patternProperties" in node or "additionalProperties" not in node:
-                return None
-            node, pointer = node["additionalProperties"], (*pointer, "additionalProperties")
-            continue
-        prefix = node.get("prefixItems")
-        items = node.get("items")
-        if isinstance(prefix, list) and step < len(prefix):
-            node, pointer = prefix[step], (*pointer, "prefixItems", str(step))
-        elif isinstance(items, list):  # draft 2019-09 and older: positional items
-            if step < len(items):
-                node, pointer = items[step], (*pointer, "items", str(step))
-            elif "additionalItems" in node:
-                node, pointer = node["additionalItems"], (*pointer, "additionalItems")
-            else:
-                return None
-        elif isinstance(items, (Mapping, bool)):
-            node, pointer = items, (*pointer, "items")
-        else:
+        found = (
+            _property(node, pointer, step) if isinstance(step, str) else _item(node, pointer, step)
+        )
+        if found is None:
             return None
+        node, pointer = found
     return pointer  # the last schema is judged whole, conditionals included
+
+
+def _property(
+    node: Mapping[str, Any], pointer: tuple[str, ...], name: str
+) -> tuple[Any, tuple[str, ...]] | None:
+    """The sub-schema that always applies to property ``name`` of an object, or ``None``."""
+    properties = node.get("properties")
+    if isinstance(properties, Mapping) and name in properties:
+        return properties[name], (*pointer, "properties", name)
+    if "patternProperties" in node or "additionalProperties" not in node:
+        return None
+    return node["additionalProperties"], (*pointer, "additionalProperties")
+
+
+def _item(
+    node: Mapping[str, Any], pointer: tuple[str, ...], index: int
+) -> tuple[Any, tuple[str, ...]] | None:
+    """The sub-schema that always applies to item ``index`` of an array, or ``None``."""
+    prefix = node.get("prefixItems")
+    items = node.get("items")
+    if isinstance(prefix, list) and index < len(prefix):
+        return prefix[index], (*pointer, "prefixItems", str(index))
+    if isinstance(items, list):  # draft 2019-09 and older: positional items
+        if index < len(items):
+            return items[index], (*pointer, "items", str(index))
+        if "additionalItems" in node:
+            return node["additionalItems"], (*pointer, "additionalItems")
+        return None
+    if isinstance(items, (Mapping, bool)):
+        return items, (*pointer, "items")
+    return None
 
 
 _CONDITIONAL = ("anyOf", "oneOf", "if", "not", "$dynamicRef", "$recursiveRef")
@@ -281,30 +305,44 @@ def _deref(
             return None
         ref = node.get("$ref")
         if isinstance(ref, str):
-            if not ref.startswith("#/") and ref != "#":
-                return None  # an $id, an anchor or another document: the engine's to resolve
-            try:
-                tokens = parse_fragment(ref)
-            except ToolDefinitionError:
+            found = _local_ref(document, ref)
+            if found is None:
                 return None
-            target: Any = document
-            for token in tokens:
-                if isinstance(target, Mapping) and token in target:
-                    target = target[token]
-                elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-                    target = target[int(token)]
-                else:
-                    return None
-            node, pointer = target, tokens
+            node, pointer = found
             continue
-        all_of = node.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1 and len(node) == 1:
-            node, pointer = all_of[0], (*pointer, "allOf", "0")
+        if _lone_all_of(node):
+            node, pointer = node["allOf"][0], (*pointer, "allOf", "0")
             continue
         if "allOf" in node:
             return None
         return node, pointer
     return None
+
+
+def _lone_all_of(node: Mapping[str, Any]) -> bool:
+    """Whether ``node`` is only an ``allOf`` of one schema (which is then that schema)."""
+    all_of = node.get("allOf")
+    return isinstance(all_of, list) and len(all_of) == 1 and len(node) == 1
+
+
+def _local_ref(document: Any, ref: str) -> tuple[Any, tuple[str, ...]] | None:
+    """The schema a local ``$ref`` points to in ``document``, with its pointer; ``None``
+    for any other reference or a pointer to nothing."""
+    if not ref.startswith("#/") and ref != "#":
+        return None  # an $id, an anchor or another document: the engine's to resolve
+    try:
+        tokens = parse_fragment(ref)
+    except ToolDefinitionError:
+        return None
+    target: Any = document
+    for token in tokens:
+        if isinstance(target, Mapping) and token in target:
+            target = target[token]
+        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+            target = target[int(token)]
+        else:
+            return None
+    return target, tokens
 
 
 _lock = threading.Lock()

@@ -184,36 +184,11 @@ class _TurnRun:
         executor_type: type[Any],
         settings: _TurnSettings,
     ) -> None:
-        mine, other = ("run_turn", "arun_turn")
-        if executor_type is AsyncExecutor:
-            mine, other = other, mine
+        tools = _checked_tools(tools, executor, executor_type)
+        _check_settings(settings)
         early_abort = settings.early_abort
         on_event = settings.on_event
         turn = settings.turn
-        if tools is not None and not isinstance(tools, Toolbox):
-            raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
-        if not isinstance(executor, executor_type):
-            hint = (
-                f"{mine}() takes a toolwire.{executor_type.__name__}; "
-                f"for a {type(executor).__name__} use {other}()"
-                if isinstance(executor, (Executor, AsyncExecutor))
-                else f"executor must be a toolwire.{executor_type.__name__}"
-            )
-            raise UsageError(f"{hint}, not {type(executor).__name__}")
-        if tools is None:
-            tools = executor.toolbox  # the executor runs, and so validates with, its own
-        elif executor.toolbox is not tools:
-            raise SettingsError(
-                f"the executor runs the tools of another Toolbox: pass only the executor, "
-                f"{mine}(source, executor=executor), or build it on these tools, "
-                f"{executor_type.__name__}(tools, ...)"
-            )
-        if on_event is not None and not callable(on_event):
-            raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
-        if turn is not None and (not isinstance(turn, str) or not turn):
-            raise UsageError(f"turn must be a non-empty str or None, not {turn!r}")
-        if not isinstance(early_abort, bool):
-            raise UsageError(f"early_abort must be True or False, not {early_abort!r}")
         self.factory = _is_factory(source)
         self.source = source
         self.tools: Toolbox = tools
@@ -449,6 +424,50 @@ async def _aperform(command: _Command) -> Any:
     elif isinstance(command, _Execute):
         return await command.executor.run(command.response, turn=command.identity)
     return None
+
+
+def _names(executor_type: type[Any]) -> tuple[str, str]:
+    """The turn function of ``executor_type`` and its twin of the other driver."""
+    if executor_type is AsyncExecutor:
+        return "arun_turn", "run_turn"
+    return "run_turn", "arun_turn"
+
+
+def _checked_tools(tools: Toolbox | None, executor: Any, executor_type: type[Any]) -> Toolbox:
+    """The toolbox the turn validates with: the executor's own, which ``tools`` (when
+    given) must be; :class:`UsageError` for an executor of the wrong kind."""
+    mine, other = _names(executor_type)
+    if tools is not None and not isinstance(tools, Toolbox):
+        raise UsageError(f"tools must be a toolwire.Toolbox, not {type(tools).__name__}")
+    if not isinstance(executor, executor_type):
+        hint = (
+            f"{mine}() takes a toolwire.{executor_type.__name__}; "
+            f"for a {type(executor).__name__} use {other}()"
+            if isinstance(executor, (Executor, AsyncExecutor))
+            else f"executor must be a toolwire.{executor_type.__name__}"
+        )
+        raise UsageError(f"{hint}, not {type(executor).__name__}")
+    own: Toolbox = executor.toolbox
+    if tools is None:
+        return own  # the executor runs, and so validates with, its own
+    if own is not tools:
+        raise SettingsError(
+            f"the executor runs the tools of another Toolbox: pass only the executor, "
+            f"{mine}(source, executor=executor), or build it on these tools, "
+            f"{executor_type.__name__}(tools, ...)"
+        )
+    return tools
+
+
+def _check_settings(settings: _TurnSettings) -> None:
+    """:class:`UsageError` for an ``on_event``, ``turn`` or ``early_abort`` of the wrong kind."""
+    on_event, turn, early_abort = settings.on_event, settings.turn, settings.early_abort
+    if on_event is not None and not callable(on_event):
+        raise UsageError(f"on_event must be a callable taking an event, not {on_event!r}")
+    if turn is not None and (not isinstance(turn, str) or not turn):
+        raise UsageError(f"turn must be a non-empty str or None, not {turn!r}")
+    if not isinstance(early_abort, bool):
+        raise UsageError(f"early_abort must be True or False, not {early_abort!r}")
 
 
 def _traceback(exc: BaseException | None) -> TracebackType | None:

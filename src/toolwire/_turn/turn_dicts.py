@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import MISSING, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.json_safe import DICT_VERSION, check_version, jsonable
@@ -22,28 +23,22 @@ if TYPE_CHECKING:
 __all__ = ["turn_from_dict", "turn_to_dict"]
 
 
+_ABORT_FIELDS = tuple(field.name for field in fields(EarlyAbort))
+_ABORT_REQUIRED = tuple(field.name for field in fields(EarlyAbort) if field.default is MISSING)
+
+
 def _abort_to_dict(abort: EarlyAbort) -> dict[str, Any]:
-    return {
-        "kind": abort.kind,
-        "reason": abort.reason,
-        "call_id": abort.call_id,
-        "name": abort.name,
-        "index": abort.index,
-        "path": None if abort.path is None else list(abort.path),
-        "offset": abort.offset,
-        "partial": None if abort.partial is None else partial_to_dict(abort.partial),
-    }
+    data = {name: getattr(abort, name) for name in _ABORT_FIELDS}
+    data["path"] = None if abort.path is None else list(abort.path)
+    data["partial"] = None if abort.partial is None else partial_to_dict(abort.partial)
+    return data
 
 
 def _abort_from_dict(data: dict[str, Any]) -> EarlyAbort:
     path = data.get("path")
     partial = data.get("partial")
     return EarlyAbort(
-        kind=data["kind"],
-        reason=data["reason"],
-        call_id=data["call_id"],
-        name=data["name"],
-        index=data["index"],
+        **{name: data[name] for name in _ABORT_REQUIRED},
         path=None if path is None else tuple(path),
         offset=data.get("offset"),
         partial=None if partial is None else partial_from_dict(partial),

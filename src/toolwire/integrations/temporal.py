@@ -192,6 +192,26 @@ class ConversationActivities:
         return ToolsResult(turn=turn.to_dict(), messages=turn.messages, done=turn.done)
 
 
+async def _activity(
+    name: str,
+    argument: Any,
+    result_type: type[Any],
+    timeout: float,
+    heartbeat: timedelta | None,
+    retry: RetryPolicy,
+) -> Any:
+    """Run one activity of the conversation under its timeout and the shared heartbeat
+    timeout and retry policy."""
+    return await workflow.execute_activity(
+        name,
+        argument,
+        result_type=result_type,
+        start_to_close_timeout=timedelta(seconds=timeout),
+        heartbeat_timeout=heartbeat,
+        retry_policy=retry,
+    )
+
+
 @workflow.defn(name="toolwire.Conversation")
 class ConversationWorkflow:
     """A conversation, two activities a turn, until the model asks for no tool. The
@@ -208,21 +228,13 @@ class ConversationWorkflow:
             None if given.heartbeat_timeout is None else timedelta(seconds=given.heartbeat_timeout)
         )
         for number in range(given.max_turns):
-            recording: str = await workflow.execute_activity(
-                MODEL_ACTIVITY,
-                ModelInput(turn=number, messages=messages),
-                result_type=str,
-                start_to_close_timeout=timedelta(seconds=given.model_timeout),
-                heartbeat_timeout=heartbeat,
-                retry_policy=retry,
+            model = ModelInput(turn=number, messages=messages)
+            recording: str = await _activity(
+                MODEL_ACTIVITY, model, str, given.model_timeout, heartbeat, retry
             )
-            result: ToolsResult = await workflow.execute_activity(
-                TOOLS_ACTIVITY,
-                ToolsInput(turn=number, recording=recording),
-                result_type=ToolsResult,
-                start_to_close_timeout=timedelta(seconds=given.tools_timeout),
-                heartbeat_timeout=heartbeat,
-                retry_policy=retry,
+            tools = ToolsInput(turn=number, recording=recording)
+            result: ToolsResult = await _activity(
+                TOOLS_ACTIVITY, tools, ToolsResult, given.tools_timeout, heartbeat, retry
             )
             messages = [*messages, *result.messages]
             if result.done:

@@ -253,16 +253,7 @@ def _record(row: Sequence[Any] | None) -> Record:
     if row is None or len(row) < _WIDTH:
         raise StoreError(f"unexpected reply from PostgreSQL: {row!r}")
     key, args_hash, idem, status, owner, fence, lease_at, result, error, created, expires = row[:11]
-    if (
-        not isinstance(key, str)
-        or not isinstance(args_hash, str)
-        or not isinstance(idem, str)
-        or status not in requests.STATUSES
-        or not (owner is None or isinstance(owner, str))
-        or isinstance(fence, bool)
-        or not isinstance(fence, int)
-        or not all(text is None or isinstance(text, str) for text in row[12:16])
-    ):
+    if not _record_typed(row):
         raise StoreError(f"unexpected reply from PostgreSQL: {row!r}")
     state: Status = status
     return Record(
@@ -283,6 +274,18 @@ def _record(row: Sequence[Any] | None) -> Record:
         tool_name=row[14],
         call_id=row[15],
         updated_at=None if row[16] is None else _float(row[16]),
+    )
+
+
+def _record_typed(row: Sequence[Any]) -> bool:
+    """Whether a row's identity, status, owner, fence and labels have their types."""
+    owner, fence = row[4], row[5]
+    return (
+        all(isinstance(text, str) for text in row[:3])  # key, args_hash, idempotency_key
+        and row[3] in requests.STATUSES
+        and isinstance(fence, int)
+        and not isinstance(fence, bool)
+        and all(text is None or isinstance(text, str) for text in (owner, *row[12:16]))
     )
 
 

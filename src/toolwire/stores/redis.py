@@ -278,37 +278,26 @@ def _field_label(fields: dict[bytes, bytes], name: bytes, reply: object) -> str 
 
 def _record(key: str, reply: object) -> Record:
     """A flat ``HGETALL`` reply as a :class:`Record`; ``StoreError`` if malformed."""
-    if not isinstance(reply, list) or len(reply) % 2 or not reply:
-        raise _unexpected(reply)
-    if not all(isinstance(item, bytes) for item in reply):
-        raise _unexpected(reply)
-    fields: dict[bytes, bytes] = dict(zip(reply[::2], reply[1::2], strict=True))
+    fields = _hash_fields(reply)
     status = _field_text(fields, "status", reply)
     if status not in requests.STATUSES:
         raise _unexpected(reply)
     state = cast(Status, status)  # checked against STATUSES above
-    owner = fields.get(b"owner")
-    result = fields.get(b"result")
-    error = fields.get(b"error")
     created_at = _field_time(fields, "created_at", reply)
     expires_at = _field_time(fields, "expires_at", reply)
     if created_at is None or expires_at is None:
         raise _unexpected(reply)
-    try:
-        fence = int(fields.get(b"fence", b""))
-        owner_text = None if owner is None else owner.decode("utf-8")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _unexpected(reply) from exc
+    fence, owner = _holder(fields, reply)
     return Record(
         key=key,
         args_hash=_field_text(fields, "args_hash", reply),
         idempotency_key=_field_text(fields, "idempotency_key", reply),
         status=state,
-        owner=owner_text,
+        owner=owner,
         fence=fence,
         lease_expires_at=_field_time(fields, "lease_expires_at", reply),
-        result=None if result is None else result.decode("utf-8", "surrogatepass"),
-        error=None if error is None else error.decode("utf-8", "surrogatepass"),
+        result=_field_payload(fields, b"result"),
+        error=_field_payload(fields, b"error"),
         created_at=created_at,
         expires_at=expires_at,
         retention=_field_time(fields, "retention", reply),
@@ -318,6 +307,30 @@ def _record(key: str, reply: object) -> Record:
         call_id=_field_label(fields, b"call_id", reply),
         updated_at=_field_time(fields, "updated_at", reply),
     )
+
+
+def _hash_fields(reply: object) -> dict[bytes, bytes]:
+    """A flat, non-empty ``HGETALL`` reply of bytes as a mapping; ``StoreError`` if not."""
+    if not isinstance(reply, list) or len(reply) % 2 or not reply:
+        raise _unexpected(reply)
+    if not all(isinstance(item, bytes) for item in reply):
+        raise _unexpected(reply)
+    return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+def _holder(fields: dict[bytes, bytes], reply: object) -> tuple[int, str | None]:
+    """A record's fence and owner (``None`` when nobody holds it)."""
+    owner = fields.get(b"owner")
+    try:
+        return int(fields.get(b"fence", b"")), None if owner is None else owner.decode("utf-8")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _unexpected(reply) from exc
+
+
+def _field_payload(fields: dict[bytes, bytes], name: bytes) -> str | None:
+    """A stored result or error text (lone surrogates kept), or ``None``."""
+    value = fields.get(name)
+    return None if value is None else value.decode("utf-8", "surrogatepass")
 
 
 def _flag(reply: object) -> bool:
@@ -390,16 +403,7 @@ def _records(keys: Keys, r: requests.RecordsRequest) -> Flow[list[Record]]:
         if field != "created_at":  # since: judged below, on the exact stored times
             tests += [field.encode(), _utf8(str(value))]
     for batch in (yield from _scan(keys)):
-        reply = yield Script("summary", batch, tests)
-        if not isinstance(reply, list) or len(reply) % 2:
-            raise _unexpected(reply)
-        for name, created in zip(reply[::2], reply[1::2], strict=True):
-            try:
-                micros = int(created)
-                if r.since is None or micros / 1_000_000 >= r.since:
-                    found.append((micros, keys.key(name), name))
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise _unexpected(reply) from exc
+        found += _summaries(keys, (yield Script("summary", batch, tests)), r.since)
     found.sort(reverse=r.newest_first)
     chosen = found[: r.limit]
     if not chosen:
@@ -410,6 +414,22 @@ def _records(keys: Keys, r: requests.RecordsRequest) -> Flow[list[Record]]:
     # A record deleted between the two steps (release, purge, expiry) is left out.
     pairs = zip(chosen, replies, strict=True)
     return [_record(key, reply) for (_, key, _), reply in pairs if reply]
+
+
+def _summaries(keys: Keys, reply: object, since: float | None) -> list[tuple[int, str, bytes]]:
+    """The ``summary`` script's flat ``[name, created micros, ...]`` reply as
+    ``(micros, key, name)``, for the records created at ``since`` or later."""
+    if not isinstance(reply, list) or len(reply) % 2:
+        raise _unexpected(reply)
+    found: list[tuple[int, str, bytes]] = []
+    for name, created in zip(reply[::2], reply[1::2], strict=True):
+        try:
+            micros = int(created)
+            if since is None or micros / 1_000_000 >= since:
+                found.append((micros, keys.key(name), name))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _unexpected(reply) from exc
+    return found
 
 
 def _purge(keys: Keys) -> Flow[int]:

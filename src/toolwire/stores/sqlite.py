@@ -65,6 +65,7 @@ _COLUMNS = (
     "key, args_hash, idempotency_key, status, owner, fence, lease_expires_at, result, "
     "error, created_at, expires_at, retention, scope, turn, tool_name, call_id, updated_at"
 )
+_NAMES = tuple(_COLUMNS.split(", "))
 _SAVE = f"INSERT OR REPLACE INTO toolwire_calls ({_COLUMNS}) VALUES ({', '.join('?' * 17)})"
 # A record read in this transaction is written back in place (a REPLACE would delete the
 # row and insert it again, touching both indexes).
@@ -78,7 +79,7 @@ _SELECT = f"SELECT {_COLUMNS} FROM toolwire_calls"
 # what is absent); the mark is what a later now() of the same transaction advances.
 _LOAD = (
     "SELECT k.now, k.domain, k.elapsed, "
-    + ", ".join(f"c.{column}" for column in _COLUMNS.split(", "))
+    + ", ".join(f"c.{column}" for column in _NAMES)
     + " FROM (SELECT 1) LEFT JOIN toolwire_clock AS k ON k.id = 1"
     " LEFT JOIN toolwire_calls AS c ON c.key = ?"
 )
@@ -110,25 +111,11 @@ def _rest(r: Record) -> tuple[Any, ...]:
 
 
 def _record(row: Sequence[Any]) -> Record:
-    return Record(
-        key=row[0],
-        args_hash=row[1],
-        idempotency_key=row[2],
-        status=row[3],
-        owner=row[4],
-        fence=row[5],
-        lease_expires_at=row[6],
-        result=_text_out(row[7]),
-        error=_text_out(row[8]),
-        created_at=row[9],
-        expires_at=row[10],
-        retention=row[11],
-        scope=row[12],
-        turn=row[13],
-        tool_name=row[14],
-        call_id=row[15],
-        updated_at=row[16],
-    )
+    """A row of :data:`_COLUMNS` as a :class:`Record`, its texts as :func:`_text_in` got them."""
+    values = dict(zip(_NAMES, row, strict=False))
+    values["result"] = _text_out(values["result"])
+    values["error"] = _text_out(values["error"])
+    return Record(**values)
 
 
 class _Table:
