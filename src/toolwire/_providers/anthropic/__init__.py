@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from ..._core import deltas as d
 from ..._core.content import File, Image, Part, b64, fallback_text
 from ..._core.messages import Call, ResultText, object_arguments, wire_name
+from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._content_blocks import assistant_blocks, user_blocks
-from .._format_parts import format_provider, text_user_message
+from .._format_parts import text_user_message
 from .schema import anthropic_strict_schema
 
 if TYPE_CHECKING:
@@ -471,4 +472,12 @@ def _tool_use(call: Call) -> dict[str, Any]:
 
 user_message = text_user_message
 
-PROVIDER = format_provider("anthropic", globals())
+PROVIDER = Provider(
+    name="anthropic",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
+)

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from ..._core import deltas as d
 from ..._core.content import File, Image, Part, fallback_text
 from ..._core.messages import Call, ResultText, object_arguments, wire_name
+from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._content_blocks import assistant_blocks, user_blocks
 from .._definitions import parameters_for
-from .._format_parts import format_provider
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -425,4 +425,12 @@ def user_message(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"text": text}]}
 
 
-PROVIDER = format_provider("bedrock-converse", globals())
+PROVIDER = Provider(
+    name="bedrock-converse",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
+)

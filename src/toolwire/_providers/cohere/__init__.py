@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.messages import turn_parts
+from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._definitions import function_definition
-from .._format_parts import format_provider, text_user_message
+from .._format_parts import text_user_message
 from .._openai_shapes import function_call_entry, tool_messages
 
 if TYPE_CHECKING:
@@ -277,4 +278,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 user_message = text_user_message
 
-PROVIDER = format_provider("cohere", globals())
+PROVIDER = Provider(
+    name="cohere",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
+)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..._core import deltas as d
 from ..._core.content import File, Image, b64
 from ..._core.messages import Call, ResultText, object_arguments, turn_parts, wire_name
+from ..._core.providers import Provider
 from ..._core.response import ContentPart, Response
 from ..._errors import ToolDefinitionError, UsageError
 from .. import _payload as read
-from .._format_parts import format_provider
 from .schema import gemini_json_schema, subset_schema
 
 if TYPE_CHECKING:
@@ -680,8 +680,13 @@ def user_message(text: str) -> dict[str, Any]:
 # Google serves a stream as SSE with ?alt=sse (what the SDKs ask for), else as one JSON array
 
 
-PROVIDER = format_provider(
-    "gemini",
-    globals(),
+PROVIDER = Provider(
+    name="gemini",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
     group_definitions=group_definitions,
 )

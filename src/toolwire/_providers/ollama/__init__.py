@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core import deltas as d
 from ..._core.messages import ResultText, object_arguments, turn_parts, wire_name
+from ..._core.providers import Provider
 from ..._core.response import Response
 from .. import _payload as read
 from .._definitions import function_definition
-from .._format_parts import format_provider, text_user_message
+from .._format_parts import text_user_message
 
 if TYPE_CHECKING:
     from ..._core.providers import ToolSpec
@@ -169,4 +170,12 @@ def assistant_turn(response: Response) -> list[dict[str, Any]]:
 
 user_message = text_user_message
 
-PROVIDER = format_provider("ollama", globals())
+PROVIDER = Provider(
+    name="ollama",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
+)

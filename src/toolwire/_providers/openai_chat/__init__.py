@@ -11,10 +11,11 @@ from typing import Any
 
 from ..._core import deltas as d
 from ..._core.messages import turn_parts
+from ..._core.providers import Provider
 from ..._core.response import Response
 from ..._errors import StreamFormatError
 from .._definitions import function_definition
-from .._format_parts import format_provider, text_user_message
+from .._format_parts import text_user_message
 from .._openai_shapes import error_message, function_call_entry, openai_usage, tool_messages
 
 # OpenAI's own reasons, then what OpenAI-compatible servers send for the same ends
@@ -436,9 +437,14 @@ def _content_chunks(response: Response) -> list[dict[str, Any]]:
 
 user_message = text_user_message
 
-PROVIDER = format_provider(
-    "openai-chat",
-    globals(),
+PROVIDER = Provider(
+    name="openai-chat",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
     detect_fallback=_detect_error,
     aliases=("openai",),
     # for servers whose streams end with [DONE] and no finish reason (Snowflake Cortex,

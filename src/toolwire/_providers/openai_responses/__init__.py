@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from ..._core import deltas as d
 from ..._core.content import Image, Part, data_url
 from ..._core.messages import Call, ResultText, string_arguments, turn_parts, wire_name
-from ..._core.providers import ClientRunCall
+from ..._core.providers import ClientRunCall, Provider
 from ..._core.response import PartialCall, Response
 from ..._errors import StreamFormatError
 from .._definitions import parameters_for
-from .._format_parts import format_provider, text_user_message
+from .._format_parts import text_user_message
 from .._openai_shapes import error_message, openai_usage
 
 if TYPE_CHECKING:
@@ -656,9 +656,14 @@ def custom_definition(tool: ToolSpec) -> dict[str, Any]:
 
 user_message = text_user_message
 
-PROVIDER = format_provider(
-    "openai-responses",
-    globals(),
+PROVIDER = Provider(
+    name="openai-responses",
+    detect=detect,
+    adapter=adapter,
+    definition=definition,
+    tool_results=tool_results,
+    assistant_turn=assistant_turn,
+    user_message=user_message,
     detect_fallback=_detect_event,
     custom_definition=custom_definition,
     custom_input=custom_call_input,
