@@ -667,19 +667,9 @@ class Toolbox:
     ) -> Tool:
         """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
         (the schema learnt from a signature or a pydantic model) says."""
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters=spec.parameters,
-            fn=fn,
-            binding=_TypedBinding(fn, spec),
-            required=spec.required,
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _TypedBinding(fn, spec)
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, description, spec.parameters, fn, binding, spec.required, runs)
 
     def add(
         self,
@@ -702,28 +692,12 @@ class Toolbox:
         self._check_free(name)
         _check_options(name, idempotent, timeout)
         _check_approval(name, requires_approval)
-        if not callable(fn):
-            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
-        if not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        _check_function(name, fn, description)
         schema, validator = _raw_schema(name, parameters)
-        try:
-            pass_ctx = "ctx" in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            pass_ctx = False
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters=schema,
-            fn=fn,
-            binding=_RawBinding(fn, validator, pass_ctx),
-            required=tuple(schema.get("required", [])),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _RawBinding(fn, validator, _takes_ctx(fn))
+        required = tuple(schema.get("required", []))
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, description, schema, fn, binding, required, runs)
 
     def custom(
         self,
@@ -747,10 +721,7 @@ class Toolbox:
         """
         _check_name(name)
         self._check_free(name)
-        if not callable(fn):
-            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
-        if not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        _check_function(name, fn, description)
         text_format: dict[str, Any] = {"type": "text"}
         if grammar is not None:
             syntax = grammar.get("syntax") if isinstance(grammar, dict) else None
@@ -761,24 +732,12 @@ class Toolbox:
                     f'"definition": text}}, not {grammar!r}'
                 )
             text_format = {"type": "grammar", "syntax": syntax, "definition": definition}
-        try:
-            pass_ctx = "ctx" in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            pass_ctx = False
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters={"type": "custom", "format": text_format},
-            fn=fn,
-            binding=_TextBinding(fn, pass_ctx),
-            required=(),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-            kind="custom_tool_call",
+        parameters = {"type": "custom", "format": text_format}
+        binding = _TextBinding(fn, _takes_ctx(fn))
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(
+            name, description, parameters, fn, binding, (), runs, kind="custom_tool_call"
         )
-        self._tools[name] = tool
-        return tool
 
     def handle(
         self,
@@ -820,20 +779,9 @@ class Toolbox:
         if fn is None or not callable(fn):
             raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
         schema, validator = _raw_schema(name, {"type": "object"})
-        tool = Tool(
-            name=name,
-            description="",
-            parameters=schema,
-            fn=fn,
-            binding=_DictBinding(fn, validator, True),
-            required=(),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-            kind=kind,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _DictBinding(fn, validator, True)
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, "", schema, fn, binding, (), runs, kind=kind)
 
     async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
         """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
@@ -863,6 +811,35 @@ class Toolbox:
             binding=_DictBinding(fn, validator, True),
             required=tuple(schema.get("required", [])),
         )
+
+    def _register(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        binding: _Binding,
+        required: tuple[str, ...],
+        runs: tuple[bool, float | None, Approval],
+        kind: str = "function",
+    ) -> Tool:
+        """Build tool ``name`` (its name checked free) and register it. ``runs``: how it
+        runs, ``(idempotent, timeout, requires_approval)``."""
+        idempotent, timeout, requires_approval = runs
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters=parameters,
+            fn=fn,
+            binding=binding,
+            required=required,
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind=kind,
+        )
+        self._tools[name] = tool
+        return tool
 
     def _check_free(self, name: str) -> None:
         if name in self._tools:
@@ -993,6 +970,21 @@ class Toolbox:
             f'The arguments of the call to tool "{call.name}" are not valid JSON '
             f"({call.reason}). Call it again with the arguments as one complete JSON object."
         )
+
+
+def _check_function(name: str, fn: Any, description: Any) -> None:
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+    if not isinstance(description, str):
+        raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+
+
+def _takes_ctx(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` declares a ``ctx`` parameter (to be passed the context by name)."""
+    try:
+        return "ctx" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
