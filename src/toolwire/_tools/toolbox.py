@@ -883,14 +883,9 @@ class Toolbox:
         if tool is None or not _answers(tool, call):
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
         # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
-        empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
+        empty = _has_no_arguments(call)
         if empty and tool.required:
-            listing = ", ".join(f'"{r}"' for r in tool.required)
-            return InvalidCall(
-                call=call,
-                reason=f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
-                f"requires {listing}. Call it again with a JSON object holding them.",
-            )
+            return InvalidCall(call=call, reason=_empty_arguments_reason(tool))
         arguments = {} if empty else call.arguments
         try:
             validated, built = tool._validated(arguments)
@@ -923,16 +918,9 @@ class Toolbox:
         out = tool_definitions(tools, format, strict=strict)
         custom = [t for t in self._tools.values() if t.kind == "custom_tool_call"]
         if custom:
-            write = FORMATS.provider(format).custom_definition
-            if write is None:
-                having = ", ".join(p.name for p in FORMATS if p.custom_definition is not None)
-                raise ToolDefinitionError(
-                    f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
-                    f"{having}, not {format}"
-                )
             # in registration order among the function tools
             order = {t.name: i for i, t in enumerate(self._tools.values())}
-            out += [write(t) for t in custom]
+            out += _custom_definitions(custom, format)
             out.sort(key=lambda d: order.get(d.get("name", ""), 0))
         return out
 
@@ -987,6 +975,30 @@ def _takes_ctx(fn: Callable[..., Any]) -> bool:
         return False
 
 
+def _has_no_arguments(call: ToolCall) -> bool:
+    return call.arguments in ({}, None) and not call.raw_arguments.strip()
+
+
+def _empty_arguments_reason(tool: Tool) -> str:
+    listing = ", ".join(f'"{r}"' for r in tool.required)
+    return (
+        f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
+        f"requires {listing}. Call it again with a JSON object holding them."
+    )
+
+
+def _custom_definitions(custom: list[Tool], format: str) -> list[dict[str, Any]]:
+    """The definitions of the custom tools ``custom`` in ``format``, which must have them."""
+    write = FORMATS.provider(format).custom_definition
+    if write is None:
+        having = ", ".join(p.name for p in FORMATS if p.custom_definition is not None)
+        raise ToolDefinitionError(
+            f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
+            f"{having}, not {format}"
+        )
+    return [write(t) for t in custom]
+
+
 def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
     lines = "; ".join(str(v) for v in violations[:_MAX_VIOLATIONS])
     return (
@@ -1006,33 +1018,43 @@ def _from_pydantic(
     grouped: dict[tuple[str | int, ...], list[str]] = {}
     for error in exc.errors(include_url=False):
         path = _walk_loc(arguments, error["loc"], error["type"] == "missing")
-        kind = error["type"]
-        if kind == "missing":
-            message = "this required property is missing"
-        elif kind == "extra_forbidden":
-            message = "unknown property (not allowed here)"
-            if len(path) == 1:  # a top-level argument: name the real parameters
-                message = _unknown_message(known)
-        else:
-            text = str(error["msg"])
-            if text.startswith("Input should be "):
-                text = "expected " + text[len("Input should be ") :]
-            else:
-                text = text[:1].lower() + text[1:]
-            message = f"{text}, got {describe_value(error.get('input'))}"
+        message = _pydantic_message(error, path, known)
         messages = grouped.setdefault(path, [])
         if message not in messages:
             messages.append(message)
     violations: list[Violation] = []
     for path, messages in grouped.items():
-        if len(messages) > 1 and all(m.startswith("expected ") for m in messages):
-            # The branches of a union: one sentence, "expected X or Y, got Z".
-            got = messages[0].rsplit(", got ", 1)[-1]
-            wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
-            violations.append(Violation(path=path, message=f"expected {wanted}, got {got}"))
-        else:
-            violations.extend(Violation(path=path, message=m) for m in messages)
+        violations.extend(Violation(path=path, message=m) for m in _join_alternatives(messages))
     return tuple(violations[:_MAX_VIOLATIONS])
+
+
+def _pydantic_message(
+    error: pydantic_core.ErrorDetails, path: tuple[str | int, ...], known: list[str]
+) -> str:
+    """One pydantic error in the words of the JSON-Schema validator's messages."""
+    kind = error["type"]
+    if kind == "missing":
+        return "this required property is missing"
+    if kind == "extra_forbidden":
+        if len(path) == 1:  # a top-level argument: name the real parameters
+            return _unknown_message(known)
+        return "unknown property (not allowed here)"
+    text = str(error["msg"])
+    if text.startswith("Input should be "):
+        text = "expected " + text[len("Input should be ") :]
+    else:
+        text = text[:1].lower() + text[1:]
+    return f"{text}, got {describe_value(error.get('input'))}"
+
+
+def _join_alternatives(messages: list[str]) -> list[str]:
+    """The messages of one place; the branches of a union failing on their types become one
+    sentence, "expected X or Y, got Z"."""
+    if len(messages) < 2 or not all(m.startswith("expected ") for m in messages):
+        return messages
+    got = messages[0].rsplit(", got ", 1)[-1]
+    wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
+    return [f"expected {wanted}, got {got}"]
 
 
 def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tuple[str | int, ...]:
@@ -1041,15 +1063,19 @@ def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tupl
     path: list[str | int] = []
     current = arguments
     for i, part in enumerate(loc):
-        last = i == len(loc) - 1
-        in_dict = isinstance(current, dict) and isinstance(part, str) and part in current
-        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
-        if in_dict or in_list:
+        if _holds(current, part):
             path.append(part)
             current = current[part]
-        elif last and isinstance(part, str) and (missing or isinstance(current, dict)):
+        elif i == len(loc) - 1 and isinstance(part, str) and (missing or isinstance(current, dict)):
             path.append(part)
     return tuple(path)
+
+
+def _holds(container: Any, part: str | int) -> bool:
+    """Whether ``part`` is a key of the dict, or an index of the list, ``container``."""
+    if isinstance(container, dict):
+        return isinstance(part, str) and part in container
+    return isinstance(container, list) and isinstance(part, int) and 0 <= part < len(container)
 
 
 # The text of a return value: sorted keys, compact, non-ASCII kept (one encoder for all).
@@ -1086,39 +1112,63 @@ def json_value(value: Any, _path: str = "the value") -> Any:
 
     Raises ``TypeError`` naming the part that JSON cannot carry.
     """
-    if value is None or type(value) in (str, bool, int):
+    if type(value) in _JSON_SCALARS:
         return value
     if type(value) is float:
-        if not math.isfinite(value):
-            raise TypeError(f"{_path} is {value!r}, which JSON cannot represent")
-        return value
+        return _json_float(value, _path)
     if isinstance(value, enum.Enum):
         return json_value(value.value, _path)
     if isinstance(value, (str, bool, int)):  # subclasses (IntEnum handled above)
         return json_value(type(value).__mro__[-2](value), _path)
     if isinstance(value, float):
-        return json_value(float(value), _path)
+        return _json_float(float(value), _path)
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, enum.Enum):
-                key = key.value
-            if isinstance(key, bool) or key is None:
-                key = json.dumps(key)
-            elif isinstance(key, (int, float)):
-                key = json.dumps(json_value(key, _path))
-            elif not isinstance(key, str):
-                raise TypeError(f"{_path} has the key {key!r}, which JSON cannot represent")
-            out[str(key)] = json_value(item, f"{_path}[{key!r}]")
-        return out
+        return _json_object(value, _path)
     if isinstance(value, (list, tuple)):
         return [json_value(item, f"{_path}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, (set, frozenset)):
-        items = [json_value(item, f"{_path} (a set item)") for item in value]
-        # Set iteration order changes between processes (hash randomisation): sort by
-        # canonical text so equal sets give the same bytes everywhere.
-        items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
-        return items
+        return _json_set(value, _path)
+    return _json_other(value, _path)
+
+
+def _json_float(value: float, path: str) -> float:
+    if not math.isfinite(value):
+        raise TypeError(f"{path} is {value!r}, which JSON cannot represent")
+    return value
+
+
+def _json_object(value: dict[Any, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        text = _json_key(key, path)
+        out[str(text)] = json_value(item, f"{path}[{text!r}]")
+    return out
+
+
+def _json_key(key: Any, path: str) -> str:
+    """The JSON object key of the dict key ``key`` (an enum by its value; numbers, booleans
+    and ``None`` as their JSON text)."""
+    if isinstance(key, enum.Enum):
+        key = key.value
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, (int, float)):
+        return json.dumps(json_value(key, path))
+    if not isinstance(key, str):
+        raise TypeError(f"{path} has the key {key!r}, which JSON cannot represent")
+    return key
+
+
+def _json_set(value: set[Any] | frozenset[Any], path: str) -> list[Any]:
+    items = [json_value(item, f"{path} (a set item)") for item in value]
+    # Set iteration order changes between processes (hash randomisation): sort by
+    # canonical text so equal sets give the same bytes everywhere.
+    items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
+    return items
+
+
+def _json_other(value: Any, _path: str) -> Any:
+    """A pydantic model, a dataclass, or what pydantic can turn into JSON values."""
     if isinstance(value, pydantic.BaseModel):
         return json_value(value.model_dump(mode="python", by_alias=True), _path)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
