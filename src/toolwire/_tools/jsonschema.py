@@ -899,31 +899,45 @@ class _StripPlan:
         for plan in plans:
             plan.descend = tuple((k, sub) for k, sub in plan.props.items() if sub.can_drop)
 
+    def _item_plan(self, i: int) -> _StripPlan | None:
+        """The plan of item ``i`` of an array (its ``prefixItems`` one, else ``items``)."""
+        return self.prefix[i] if i < len(self.prefix) else self.items
+
     def _finds_a_null(self, value: Any) -> bool:
         """Whether applying this plan to ``value`` would drop anything."""
         stack: list[tuple[Any, _StripPlan]] = [(value, self)]
         while stack:
             item, plan = stack.pop()
-            if type(item) is dict or isinstance(item, dict):
-                for key in plan.drop_if_null:
-                    if key in item and item[key] is None:
-                        return True
-                for key, sub in plan.descend:
-                    child = item.get(key)
-                    if isinstance(child, (dict, list)):
-                        stack.append((child, sub))
-                extra = plan.extra
-                if extra is not None and extra.can_drop:
-                    for key, child in item.items():
-                        if key not in plan.props and isinstance(child, (dict, list)):
-                            stack.append((child, extra))
+            if isinstance(item, dict):
+                if plan._drops_from(item):
+                    return True
+                plan._push_members(item, stack)
             elif isinstance(item, list):
-                for i, child in enumerate(item):
-                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
-                    usable = sub_plan is not None and sub_plan.can_drop
-                    if usable and isinstance(child, (dict, list)):
-                        stack.append((child, sub_plan))  # type: ignore[arg-type]
+                plan._push_items(item, stack)
         return False
+
+    def _drops_from(self, item: dict[str, Any]) -> bool:
+        """Whether this plan drops one of the object ``item``'s own members."""
+        return any(key in item and item[key] is None for key in self.drop_if_null)
+
+    def _push_members(self, item: dict[str, Any], stack: list[tuple[Any, _StripPlan]]) -> None:
+        """Queue the members of ``item`` below which something could be dropped."""
+        for key, sub in self.descend:
+            child = item.get(key)
+            if isinstance(child, (dict, list)):
+                stack.append((child, sub))
+        extra = self.extra
+        if extra is not None and extra.can_drop:
+            for key, child in item.items():
+                if key not in self.props and isinstance(child, (dict, list)):
+                    stack.append((child, extra))
+
+    def _push_items(self, item: list[Any], stack: list[tuple[Any, _StripPlan]]) -> None:
+        """Queue the items of ``item`` below which something could be dropped."""
+        for i, child in enumerate(item):
+            sub_plan = self._item_plan(i)
+            if sub_plan is not None and sub_plan.can_drop and isinstance(child, (dict, list)):
+                stack.append((child, sub_plan))
 
     def merge(self, other: _StripPlan) -> None:
         """Add what ``other`` strips to what this plan strips."""
@@ -946,29 +960,42 @@ class _StripPlan:
         if not self.can_drop or not self._finds_a_null(value):
             return value
         holder: list[Any] = [value]
-        stack: list[tuple[Any, _StripPlan, Any, Any]] = [(value, self, holder, 0)]
+        stack: list[_Copy] = [(value, self, holder, 0)]
         while stack:
             item, plan, parent, key = stack.pop()
             if not plan._active(item):
                 continue
             if isinstance(item, dict):
-                out: dict[str, Any] = {}
-                for k, v in item.items():
-                    if v is None and k in plan.drop_if_null:
-                        continue
-                    out[k] = v
-                    sub = plan.props.get(k, plan.extra)
-                    if sub is not None and isinstance(v, (dict, list)):
-                        stack.append((v, sub, out, k))
-                parent[key] = out
+                parent[key] = plan._copy_object(item, stack)
             else:
-                copied = list(item)
-                for i, v in enumerate(item):
-                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
-                    if sub_plan is not None and isinstance(v, (dict, list)):
-                        stack.append((v, sub_plan, copied, i))
-                parent[key] = copied
+                parent[key] = plan._copy_array(item, stack)
         return holder[0]
+
+    def _copy_object(self, item: dict[str, Any], stack: list[_Copy]) -> dict[str, Any]:
+        """``item`` without the nulls this plan drops; members to strip below are queued."""
+        out: dict[str, Any] = {}
+        for k, v in item.items():
+            if v is None and k in self.drop_if_null:
+                continue
+            out[k] = v
+            sub = self.props.get(k, self.extra)
+            if sub is not None and isinstance(v, (dict, list)):
+                stack.append((v, sub, out, k))
+        return out
+
+    def _copy_array(self, item: list[Any], stack: list[_Copy]) -> list[Any]:
+        """A copy of ``item``; items to strip below are queued."""
+        copied = list(item)
+        for i, v in enumerate(item):
+            sub_plan = self._item_plan(i)
+            if sub_plan is not None and isinstance(v, (dict, list)):
+                stack.append((v, sub_plan, copied, i))
+        return copied
+
+
+# One pending copy of :meth:`_StripPlan.apply`: the value, its plan, and where its copy goes
+# (the container and the key or index in it).
+_Copy = tuple[Any, _StripPlan, Any, Any]
 
 
 class _StripPlanner:
@@ -1012,60 +1039,105 @@ class _StripPlanner:
         ident = schema.get("$id") if self.owner.draft != jsonschema_rs.Draft4 else schema.get("id")
         if isinstance(ident, str) and where != BASE_URI + "#":
             resolver = resolver.lookup(ident).resolver
-
-        def child(*tokens: str | int) -> str | None:
-            return None if where is None else where + format_fragment(tokens)[1:]
-
-        ref = schema.get("$ref")
-        shaped = any(
-            k in schema for k in ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
-        )
-        shaped = shaped or isinstance(schema.get("additionalProperties"), dict)
         plan = _StripPlan()
+        ref = schema.get("$ref")
         if isinstance(ref, str):
-            target_uri = _absolute(resolver.base_uri, ref)
-            key = target_uri or f"{resolver.base_uri} {ref}"
-            if key not in self.seen:
-                self.seen[key] = _StripPlan()
-                target = resolver.lookup(ref)
-                located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
-                self.seen[key].merge(self._plan(target.contents, target.resolver, located))
-            if not shaped:
-                return self.seen[key]
-            plan.merge(self.seen[key])
+            target = self._referenced(ref, resolver)
+            if not _is_shaped(schema):
+                return target
+            plan.merge(target)
+        self._add_branches(plan, schema, resolver, where)
+        self._add_properties(plan, schema, resolver, where)
+        self._add_containers(plan, schema, resolver, where)
+        return plan
+
+    def _referenced(self, ref: str, resolver: jsonschema_rs.Resolver) -> _StripPlan:
+        """The plan of the target of ``ref``, shared by every reference to it."""
+        target_uri = _absolute(resolver.base_uri, ref)
+        key = target_uri or f"{resolver.base_uri} {ref}"
+        if key not in self.seen:
+            self.seen[key] = _StripPlan()
+            target = resolver.lookup(ref)
+            located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
+            self.seen[key].merge(self._plan(target.contents, target.resolver, located))
+        return self.seen[key]
+
+    def _add_branches(
+        self,
+        plan: _StripPlan,
+        schema: dict[str, Any],
+        resolver: jsonschema_rs.Resolver,
+        where: str | None,
+    ) -> None:
+        """Merge in every ``allOf`` part, and the one real branch of an ``anyOf``/``oneOf``."""
         all_of = schema.get("allOf")
         for i, part in enumerate(all_of if isinstance(all_of, list) else []):
-            plan.merge(self._plan(part, resolver, child("allOf", i)))
+            plan.merge(self._plan(part, resolver, _child(where, "allOf", i)))
         for keyword in ("anyOf", "oneOf"):
             branches = schema.get(keyword)
             if isinstance(branches, list):
                 # ``Optional[Model]``: one real branch besides null is unambiguous.
                 real = [i for i, b in enumerate(branches) if not _is_null_schema(b)]
                 if len(real) == 1:
-                    plan.merge(self._plan(branches[real[0]], resolver, child(keyword, real[0])))
+                    at = _child(where, keyword, real[0])
+                    plan.merge(self._plan(branches[real[0]], resolver, at))
+
+    def _add_properties(
+        self,
+        plan: _StripPlan,
+        schema: dict[str, Any],
+        resolver: jsonschema_rs.Resolver,
+        where: str | None,
+    ) -> None:
+        """Plan each property; an optional one whose schema rejects ``null`` drops it."""
         props = schema.get("properties")
-        if isinstance(props, dict):
-            listed = schema.get("required", [])
-            required = set(listed) if isinstance(listed, list) else set()
-            drop: set[str] = set(plan.drop_if_null)
-            for name, sub in props.items():
-                location = child("properties", name)
-                plan.props[name] = self._plan(sub, resolver, location)
-                if name not in required and not self._admits_null(location):
-                    drop.add(name)
-            plan.drop_if_null = frozenset(drop)
+        if not isinstance(props, dict):
+            return
+        listed = schema.get("required", [])
+        required = set(listed) if isinstance(listed, list) else set()
+        drop: set[str] = set(plan.drop_if_null)
+        for name, sub in props.items():
+            location = _child(where, "properties", name)
+            plan.props[name] = self._plan(sub, resolver, location)
+            if name not in required and not self._admits_null(location):
+                drop.add(name)
+        plan.drop_if_null = frozenset(drop)
+
+    def _add_containers(
+        self,
+        plan: _StripPlan,
+        schema: dict[str, Any],
+        resolver: jsonschema_rs.Resolver,
+        where: str | None,
+    ) -> None:
+        """Plan ``additionalProperties``, ``items`` and ``prefixItems``."""
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
-            plan.extra = self._plan(extra, resolver, child("additionalProperties"))
+            plan.extra = self._plan(extra, resolver, _child(where, "additionalProperties"))
         items = schema.get("items")
         if isinstance(items, dict):
-            plan.items = self._plan(items, resolver, child("items"))
+            plan.items = self._plan(items, resolver, _child(where, "items"))
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):
             plan.prefix = [
-                self._plan(s, resolver, child("prefixItems", i)) for i, s in enumerate(prefix)
+                self._plan(s, resolver, _child(where, "prefixItems", i))
+                for i, s in enumerate(prefix)
             ]
-        return plan
+
+
+_SHAPING = ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
+
+
+def _is_shaped(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` says more than its ``$ref`` about what to strip."""
+    return any(k in schema for k in _SHAPING) or isinstance(
+        schema.get("additionalProperties"), dict
+    )
+
+
+def _child(where: str | None, *tokens: str | int) -> str | None:
+    """The absolute location below ``where`` (``None``: unknown, and so is the child)."""
+    return None if where is None else where + format_fragment(tokens)[1:]
 
 
 def _absolute(base: str, ref: str) -> str | None:
