@@ -1046,9 +1046,10 @@ class _StripPlanner:
             if not _is_shaped(schema):
                 return target
             plan.merge(target)
-        self._add_branches(plan, schema, resolver, where)
-        self._add_properties(plan, schema, resolver, where)
-        self._add_containers(plan, schema, resolver, where)
+        walk = _SchemaWalk(self, schema, resolver, where)
+        walk.add_branches(plan)
+        walk.add_properties(plan)
+        walk.add_containers(plan)
         return plan
 
     def _referenced(self, ref: str, resolver: jsonschema_rs.Resolver) -> _StripPlan:
@@ -1062,67 +1063,68 @@ class _StripPlanner:
             self.seen[key].merge(self._plan(target.contents, target.resolver, located))
         return self.seen[key]
 
-    def _add_branches(
+
+class _SchemaWalk:
+    """One schema object being planned: its planner, where it is (``None``: a location the
+    walk cannot name) and the resolver its references are read with."""
+
+    __slots__ = ("planner", "resolver", "schema", "where")
+
+    def __init__(
         self,
-        plan: _StripPlan,
+        planner: _StripPlanner,
         schema: dict[str, Any],
         resolver: jsonschema_rs.Resolver,
         where: str | None,
     ) -> None:
+        self.planner = planner
+        self.schema = schema
+        self.resolver = resolver
+        self.where = where
+
+    def sub(self, schema: Any, *tokens: str | int) -> _StripPlan:
+        """The plan of the subschema ``schema`` found at ``tokens`` below this one."""
+        return self.planner._plan(schema, self.resolver, _child(self.where, *tokens))
+
+    def add_branches(self, plan: _StripPlan) -> None:
         """Merge in every ``allOf`` part, and the one real branch of an ``anyOf``/``oneOf``."""
-        all_of = schema.get("allOf")
+        all_of = self.schema.get("allOf")
         for i, part in enumerate(all_of if isinstance(all_of, list) else []):
-            plan.merge(self._plan(part, resolver, _child(where, "allOf", i)))
+            plan.merge(self.sub(part, "allOf", i))
         for keyword in ("anyOf", "oneOf"):
-            branches = schema.get(keyword)
+            branches = self.schema.get(keyword)
             if isinstance(branches, list):
                 # ``Optional[Model]``: one real branch besides null is unambiguous.
                 real = [i for i, b in enumerate(branches) if not _is_null_schema(b)]
                 if len(real) == 1:
-                    at = _child(where, keyword, real[0])
-                    plan.merge(self._plan(branches[real[0]], resolver, at))
+                    plan.merge(self.sub(branches[real[0]], keyword, real[0]))
 
-    def _add_properties(
-        self,
-        plan: _StripPlan,
-        schema: dict[str, Any],
-        resolver: jsonschema_rs.Resolver,
-        where: str | None,
-    ) -> None:
+    def add_properties(self, plan: _StripPlan) -> None:
         """Plan each property; an optional one whose schema rejects ``null`` drops it."""
-        props = schema.get("properties")
+        props = self.schema.get("properties")
         if not isinstance(props, dict):
             return
-        listed = schema.get("required", [])
+        listed = self.schema.get("required", [])
         required = set(listed) if isinstance(listed, list) else set()
         drop: set[str] = set(plan.drop_if_null)
         for name, sub in props.items():
-            location = _child(where, "properties", name)
-            plan.props[name] = self._plan(sub, resolver, location)
-            if name not in required and not self._admits_null(location):
+            location = _child(self.where, "properties", name)
+            plan.props[name] = self.planner._plan(sub, self.resolver, location)
+            if name not in required and not self.planner._admits_null(location):
                 drop.add(name)
         plan.drop_if_null = frozenset(drop)
 
-    def _add_containers(
-        self,
-        plan: _StripPlan,
-        schema: dict[str, Any],
-        resolver: jsonschema_rs.Resolver,
-        where: str | None,
-    ) -> None:
+    def add_containers(self, plan: _StripPlan) -> None:
         """Plan ``additionalProperties``, ``items`` and ``prefixItems``."""
-        extra = schema.get("additionalProperties")
+        extra = self.schema.get("additionalProperties")
         if isinstance(extra, dict):
-            plan.extra = self._plan(extra, resolver, _child(where, "additionalProperties"))
-        items = schema.get("items")
+            plan.extra = self.sub(extra, "additionalProperties")
+        items = self.schema.get("items")
         if isinstance(items, dict):
-            plan.items = self._plan(items, resolver, _child(where, "items"))
-        prefix = schema.get("prefixItems")
+            plan.items = self.sub(items, "items")
+        prefix = self.schema.get("prefixItems")
         if isinstance(prefix, list):
-            plan.prefix = [
-                self._plan(s, resolver, _child(where, "prefixItems", i))
-                for i, s in enumerate(prefix)
-            ]
+            plan.prefix = [self.sub(s, "prefixItems", i) for i, s in enumerate(prefix)]
 
 
 _SHAPING = ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")

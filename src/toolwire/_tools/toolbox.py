@@ -87,9 +87,14 @@ class InvalidCall:
 
 
 class _Binding:
-    """How one tool validates and calls: a typed function or a raw schema plus callable."""
+    """How one tool validates and calls: a typed function or a raw schema plus callable.
 
-    __slots__ = ()
+    ``_fn`` is the tool's function, which every binding calls.
+    """
+
+    __slots__ = ("_fn",)
+
+    _fn: Callable[..., Any]
 
     # The deepest arguments this binding can validate (containers, the object included).
     max_depth: int = MAX_DEPTH
@@ -115,7 +120,7 @@ class _TypedBinding(_Binding):
     """Validation by a pydantic model: the one built from a function's signature, or the
     user's own model when it is the whole arguments (``args_model``, ``add_model``)."""
 
-    __slots__ = ("_fn", "_known", "_nulls", "_spec")
+    __slots__ = ("_known", "_nulls", "_spec")
 
     max_depth = _PYDANTIC_JSON_DEPTH
 
@@ -189,7 +194,7 @@ class _TypedBinding(_Binding):
 class _RawBinding(_Binding):
     """Validation by a compiled raw JSON Schema; the callable gets ``**arguments``."""
 
-    __slots__ = ("_fn", "_pass_ctx", "_validator")
+    __slots__ = ("_pass_ctx", "_validator")
 
     def __init__(self, fn: Callable[..., Any], validator: SchemaValidator, pass_ctx: bool):
         self._fn = fn
@@ -246,7 +251,7 @@ class _TextBinding(_Binding):
     """A custom tool's free-form input: the callable gets the text, ``fn(text, ctx)``
     (``ctx`` when it declares it)."""
 
-    __slots__ = ("_fn", "_pass_ctx")
+    __slots__ = ("_pass_ctx",)
 
     def __init__(self, fn: Callable[..., Any], pass_ctx: bool):
         self._fn = fn
@@ -669,7 +674,7 @@ class Toolbox:
         (the schema learnt from a signature or a pydantic model) says."""
         binding = _TypedBinding(fn, spec)
         runs = (idempotent, timeout, requires_approval)
-        return self._register(name, description, spec.parameters, fn, binding, spec.required, runs)
+        return self._register(name, description, spec.parameters, binding, spec.required, runs)
 
     def add(
         self,
@@ -697,7 +702,7 @@ class Toolbox:
         binding = _RawBinding(fn, validator, _takes_ctx(fn))
         required = tuple(schema.get("required", []))
         runs = (idempotent, timeout, requires_approval)
-        return self._register(name, description, schema, fn, binding, required, runs)
+        return self._register(name, description, schema, binding, required, runs)
 
     def custom(
         self,
@@ -736,7 +741,7 @@ class Toolbox:
         binding = _TextBinding(fn, _takes_ctx(fn))
         runs = (idempotent, timeout, requires_approval)
         return self._register(
-            name, description, parameters, fn, binding, (), runs, kind="custom_tool_call"
+            name, description, parameters, binding, (), runs, kind="custom_tool_call"
         )
 
     def handle(
@@ -781,7 +786,7 @@ class Toolbox:
         schema, validator = _raw_schema(name, {"type": "object"})
         binding = _DictBinding(fn, validator, True)
         runs = (idempotent, timeout, requires_approval)
-        return self._register(name, "", schema, fn, binding, (), runs, kind=kind)
+        return self._register(name, "", schema, binding, (), runs, kind=kind)
 
     async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
         """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
@@ -817,20 +822,20 @@ class Toolbox:
         name: str,
         description: str,
         parameters: dict[str, Any],
-        fn: Callable[..., Any],
         binding: _Binding,
         required: tuple[str, ...],
         runs: tuple[bool, float | None, Approval],
         kind: str = "function",
     ) -> Tool:
-        """Build tool ``name`` (its name checked free) and register it. ``runs``: how it
-        runs, ``(idempotent, timeout, requires_approval)``."""
+        """Build tool ``name`` (its name checked free) and register it; its function is the
+        one ``binding`` calls. ``runs``: how it runs, ``(idempotent, timeout,
+        requires_approval)``."""
         idempotent, timeout, requires_approval = runs
         tool = Tool(
             name=name,
             description=description,
             parameters=parameters,
-            fn=fn,
+            fn=binding._fn,
             binding=binding,
             required=required,
             idempotent=idempotent,
