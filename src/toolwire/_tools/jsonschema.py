@@ -899,26 +899,19 @@ class _StripPlan:
         for plan in plans:
             plan.descend = tuple((k, sub) for k, sub in plan.props.items() if sub.can_drop)
 
-    def _item_plan(self, i: int) -> _StripPlan | None:
-        """The plan of item ``i`` of an array (its ``prefixItems`` one, else ``items``)."""
-        return self.prefix[i] if i < len(self.prefix) else self.items
-
     def _finds_a_null(self, value: Any) -> bool:
         """Whether applying this plan to ``value`` would drop anything."""
         stack: list[tuple[Any, _StripPlan]] = [(value, self)]
         while stack:
             item, plan = stack.pop()
-            if isinstance(item, dict):
-                if plan._drops_from(item):
-                    return True
+            if type(item) is dict or isinstance(item, dict):
+                for key in plan.drop_if_null:
+                    if key in item and item[key] is None:
+                        return True
                 plan._push_members(item, stack)
             elif isinstance(item, list):
                 plan._push_items(item, stack)
         return False
-
-    def _drops_from(self, item: dict[str, Any]) -> bool:
-        """Whether this plan drops one of the object ``item``'s own members."""
-        return any(key in item and item[key] is None for key in self.drop_if_null)
 
     def _push_members(self, item: dict[str, Any], stack: list[tuple[Any, _StripPlan]]) -> None:
         """Queue the members of ``item`` below which something could be dropped."""
@@ -934,8 +927,9 @@ class _StripPlan:
 
     def _push_items(self, item: list[Any], stack: list[tuple[Any, _StripPlan]]) -> None:
         """Queue the items of ``item`` below which something could be dropped."""
+        prefix = self.prefix
         for i, child in enumerate(item):
-            sub_plan = self._item_plan(i)
+            sub_plan = prefix[i] if i < len(prefix) else self.items
             if sub_plan is not None and sub_plan.can_drop and isinstance(child, (dict, list)):
                 stack.append((child, sub_plan))
 
@@ -985,9 +979,10 @@ class _StripPlan:
 
     def _copy_array(self, item: list[Any], stack: list[_Copy]) -> list[Any]:
         """A copy of ``item``; items to strip below are queued."""
+        prefix = self.prefix
         copied = list(item)
         for i, v in enumerate(item):
-            sub_plan = self._item_plan(i)
+            sub_plan = prefix[i] if i < len(prefix) else self.items
             if sub_plan is not None and isinstance(v, (dict, list)):
                 stack.append((v, sub_plan, copied, i))
         return copied
