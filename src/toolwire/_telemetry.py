@@ -313,12 +313,16 @@ class _StreamEnd:
     """How one stream ended, as its log record, span and metrics tell it."""
 
     outcome: str
-    found: Response | Partial | None
     error: StreamError | None
     early: str | None
     provider: str
     finish: str | None
     duration: float
+    # from the response, else the partial one of the error (``None`` without either)
+    usage: Usage | None
+    model: str | None
+    format: str | None
+    response_id: str | None
 
     @classmethod
     def of(
@@ -332,32 +336,23 @@ class _StreamEnd:
         found: Response | Partial | None = response
         if found is None and error is not None:
             found = error.partial
-        fmt = found.format if found is not None else None
+        if found is None:
+            usage, model, fmt, response_id = None, None, None, None
+        else:
+            usage, model, fmt = found.usage, found.model, found.format
+            response_id = found.response_id
         return cls(
             outcome=stream_outcome(error, early is not None),
-            found=found,
             error=error,
             early=early,
             provider=PROVIDERS.get(fmt or "", fmt or "unknown"),
             finish=_finish_reason(response, error),
             duration=duration,
+            usage=usage,
+            model=model,
+            format=fmt,
+            response_id=response_id,
         )
-
-    @property
-    def usage(self) -> Usage | None:
-        return self.found.usage if self.found is not None else None
-
-    @property
-    def model(self) -> str | None:
-        return self.found.model if self.found is not None else None
-
-    @property
-    def format(self) -> str | None:
-        return self.found.format if self.found is not None else None
-
-    @property
-    def response_id(self) -> str | None:
-        return self.found.response_id if self.found is not None else None
 
     def span_attributes(self) -> dict[str, Any]:
         """The attributes the stream's span ends with."""
