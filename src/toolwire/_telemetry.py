@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from ._errors import ContentFiltered, StreamAborted, StreamError, StreamTimeout, TokenLimitExceeded
@@ -292,94 +293,152 @@ class StreamObserver:
             logger.exception("toolwire could not record a stream's telemetry")
 
     def _record(self, response: Response | None, error: StreamError | None) -> None:
-        duration = time.monotonic() - self._start
-        outcome = stream_outcome(error, self._early is not None)
-        found: Response | Partial | None = response
-        if found is None and error is not None:
-            found = error.partial
-        usage = found.usage if found is not None else None
-        fmt = found.format if found is not None else None
-        model = found.model if found is not None else None
-        provider = PROVIDERS.get(fmt or "", fmt or "unknown")
-        finish = _finish_reason(response, error)
-        _log_stream(outcome, found, usage, provider, finish, duration, error)
+        end = _StreamEnd.of(response, error, self._early, time.monotonic() - self._start)
+        _log_stream(end)
         span = self._span
         if span is not None:
-            attributes: dict[str, Any] = {
-                "gen_ai.provider.name": provider,
-                "toolwire.outcome": outcome,
-            }
-            if fmt is not None:
-                attributes["toolwire.wire_format"] = fmt
-            if model is not None:
-                attributes["gen_ai.request.model"] = model
-                attributes["gen_ai.response.model"] = model
-                span.update_name(f"chat {model}")
-            if found is not None and found.response_id is not None:
-                attributes["gen_ai.response.id"] = found.response_id
-            if finish is not None:
-                attributes["gen_ai.response.finish_reasons"] = (finish,)
-            _usage_attributes(usage, attributes)
-            if error is not None:
-                attributes["error.type"] = outcome
-                attributes["toolwire.error"] = type(error).__name__
-                if self._early is not None:
-                    attributes["toolwire.early_abort"] = self._early
-            span.set_attributes(attributes)
+            if end.model is not None:
+                span.update_name(f"chat {end.model}")
+            span.set_attributes(end.span_attributes())
             if error is not None:
                 _set_error(span, str(error))
             span.end()
         instruments = _instruments()
         if instruments is not None:
-            common: dict[str, Any] = {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider,
-            }
-            if model is not None:
-                common["gen_ai.request.model"] = model
-                common["gen_ai.response.model"] = model
-            timing = dict(common)
-            if error is not None:
-                timing["error.type"] = outcome
-            instruments.duration.record(duration, timing)
-            if usage is not None:
-                if usage.all_input_tokens is not None:
-                    instruments.tokens.record(
-                        usage.all_input_tokens, {**common, "gen_ai.token.type": "input"}
-                    )
-                if usage.all_output_tokens is not None:
-                    points = {**common, "gen_ai.token.type": "output"}
-                    if usage.estimated:
-                        points["toolwire.usage.estimated"] = True
-                    instruments.tokens.record(usage.all_output_tokens, points)
+            end.record_metrics(instruments)
 
 
-def _log_stream(
-    outcome: str,
-    found: Response | Partial | None,
-    usage: Usage | None,
-    provider: str,
-    finish: str | None,
-    duration: float,
-    error: StreamError | None,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _StreamEnd:
+    """How one stream ended, as its log record, span and metrics tell it."""
+
+    outcome: str
+    error: StreamError | None
+    early: str | None
+    provider: str
+    finish: str | None
+    duration: float
+    # from the response, else the partial one of the error (``None`` without either)
+    usage: Usage | None
+    model: str | None
+    format: str | None
+    response_id: str | None
+
+    @classmethod
+    def of(
+        cls,
+        response: Response | None,
+        error: StreamError | None,
+        early: str | None,
+        duration: float,
+    ) -> _StreamEnd:
+        """The end of a stream that gave ``response`` or failed with ``error``."""
+        found: Response | Partial | None = response
+        if found is None and error is not None:
+            found = error.partial
+        if found is None:
+            usage, model, fmt, response_id = None, None, None, None
+        else:
+            usage, model, fmt = found.usage, found.model, found.format
+            response_id = found.response_id
+        return cls(
+            outcome=stream_outcome(error, early is not None),
+            error=error,
+            early=early,
+            provider=PROVIDERS.get(fmt or "", fmt or "unknown"),
+            finish=_finish_reason(response, error),
+            duration=duration,
+            usage=usage,
+            model=model,
+            format=fmt,
+            response_id=response_id,
+        )
+
+    def span_attributes(self) -> dict[str, Any]:
+        """The attributes the stream's span ends with."""
+        attributes: dict[str, Any] = {
+            "gen_ai.provider.name": self.provider,
+            "toolwire.outcome": self.outcome,
+        }
+        optional = (
+            ("toolwire.wire_format", self.format),
+            ("gen_ai.request.model", self.model),
+            ("gen_ai.response.model", self.model),
+            ("gen_ai.response.id", self.response_id),
+            ("gen_ai.response.finish_reasons", None if self.finish is None else (self.finish,)),
+        )
+        attributes.update((key, value) for key, value in optional if value is not None)
+        _usage_attributes(self.usage, attributes)
+        if self.error is not None:
+            attributes["error.type"] = self.outcome
+            attributes["toolwire.error"] = type(self.error).__name__
+            if self.early is not None:
+                attributes["toolwire.early_abort"] = self.early
+        return attributes
+
+    def record_metrics(self, instruments: Any) -> None:
+        """Record the stream's duration and its input and output tokens."""
+        common: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider,
+        }
+        if self.model is not None:
+            common["gen_ai.request.model"] = self.model
+            common["gen_ai.response.model"] = self.model
+        timing = dict(common)
+        if self.error is not None:
+            timing["error.type"] = self.outcome
+        instruments.duration.record(self.duration, timing)
+        usage = self.usage
+        if usage is None:
+            return
+        if usage.all_input_tokens is not None:
+            instruments.tokens.record(
+                usage.all_input_tokens, {**common, "gen_ai.token.type": "input"}
+            )
+        if usage.all_output_tokens is not None:
+            points = {**common, "gen_ai.token.type": "output"}
+            if usage.estimated:
+                points["toolwire.usage.estimated"] = True
+            instruments.tokens.record(usage.all_output_tokens, points)
+
+
+def _usage_log_fields(usage: Usage | None) -> dict[str, Any]:
+    """The usage fields of a stream's log record (``None``s and no estimate without one)."""
+    if usage is None:
+        return {
+            "input_tokens": None,
+            "output_tokens": None,
+            "usage_estimated": False,
+            "estimated_tokens": 0,
+            "cost": None,
+            "currency": None,
+        }
+    cost = usage.cost
+    return {
+        "input_tokens": usage.all_input_tokens,
+        "output_tokens": usage.all_output_tokens,
+        "usage_estimated": usage.estimated,
+        "estimated_tokens": usage.estimated_tokens,
+        "cost": cost.total if cost is not None else None,
+        "currency": cost.currency if cost else None,
+    }
+
+
+def _log_stream(end: _StreamEnd) -> None:
+    outcome, error = end.outcome, end.error
     level = logging.DEBUG if outcome == "completed" else logging.INFO
     if not logger.isEnabledFor(level):
         return
     fields: dict[str, Any] = {
         "outcome": outcome,
-        "model": found.model if found is not None else None,
-        "response_id": found.response_id if found is not None else None,
-        "wire_format": found.format if found is not None else None,
-        "provider": provider,
-        "finish_reason": finish,
-        "input_tokens": usage.all_input_tokens if usage is not None else None,
-        "output_tokens": usage.all_output_tokens if usage is not None else None,
-        "usage_estimated": usage.estimated if usage is not None else False,
-        "estimated_tokens": usage.estimated_tokens if usage is not None else 0,
-        "cost": usage.cost.total if usage is not None and usage.cost is not None else None,
-        "currency": usage.cost.currency if usage is not None and usage.cost else None,
-        "duration": duration,
+        "model": end.model,
+        "response_id": end.response_id,
+        "wire_format": end.format,
+        "provider": end.provider,
+        "finish_reason": end.finish,
+        **_usage_log_fields(end.usage),
+        "duration": end.duration,
         "error_type": type(error).__name__ if error is not None else None,
     }
     if error is None:

@@ -550,118 +550,21 @@ class SchemaValidator:
             return None
         return found if isinstance(found, dict) else None
 
-    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:  # noqa: C901  one message per validation error kind: a dispatch
+    def _render(self, error: jsonschema_rs.ValidationError, root: Any) -> list[Violation]:
+        """The violations one engine error stands for, worded by its kind (see ``_WORDING``)."""
         path: Path = tuple(error.instance_path)
         value = _at(root, path)
-        kind = error.kind
-        keyword = str(error.schema_path[-1]) if error.schema_path else ""
-        got = describe_value(value)
-
-        def one(message: str, where: Path = path) -> list[Violation]:
-            return [Violation(path=where, message=message)]
-
-        if isinstance(kind, Kind.Type):
-            return one(f"expected {_type_phrase(kind.types)}, got {got}")
-        if isinstance(kind, Kind.Required):
-            if keyword in ("dependentRequired", "dependencies"):
-                trigger = self._dependency_trigger(error, value, kind.property, keyword)
-                if trigger is not None:
-                    return one(
-                        f"this property is required when {_quote(trigger)} is given",
-                        (*path, kind.property),
-                    )
-            return one("this required property is missing", (*path, kind.property))
-        if isinstance(kind, Kind.AdditionalProperties):
-            parent = self._keyword_schema(error) or {}
-            names = list(parent.get("properties", {}))[:30]
-            known = ", ".join(_quote(str(n)) for n in names) or "none"
-            return [
-                Violation(
-                    path=(*path, key),
-                    message=f"unknown property (not allowed here); the known properties are: "
-                    f"{known}",
-                )
-                for key in kind.unexpected
-            ]
-        if isinstance(kind, Kind.UnevaluatedProperties):
-            return [
-                Violation(path=(*path, key), message="unknown property (not allowed here)")
-                for key in kind.unexpected
-            ]
-        if isinstance(kind, Kind.UnevaluatedItems):
-            # ``unexpected`` holds the items as JSON text, not their positions.
-            shown = ", ".join(str(v)[:60] for v in list(kind.unexpected)[:5])
-            return one(f"this array has items that no schema here allows: {shown}")
-        if isinstance(kind, Kind.FalseSchema):
-            if keyword in ("items", "additionalItems") and path and isinstance(path[-1], int):
-                array = _at(root, path[:-1])
-                return one(f"expected at most {path[-1]} items, got {len(array)}", path[:-1])
-            return one("no value is allowed here")
-        if isinstance(kind, Kind.AdditionalItems):
-            return one(f"expected at most {kind.limit} items, got {len(value)}")
-        if isinstance(kind, Kind.Enum):
-            options = list(kind.options)
-            listing = ", ".join(_render_value(o) for o in options[:20])
-            if len(options) > 20:
-                listing += f", … ({len(options)} in all)"
-            if not options:
-                return one(f"no value is allowed here (the enum is empty); got {got}")
-            return one(f"expected one of {listing}; got {got}")
-        if isinstance(kind, Kind.Constant):
-            return one(f"expected exactly {_render_value(kind.expected_value)}, got {got}")
-        if kind.name in _BOUND_WORDS:
-            limit = kind.as_dict().get("limit")
-            return one(f"expected a number {_BOUND_WORDS[kind.name]} {limit!r}, got {value!r}")
-        if isinstance(kind, Kind.MultipleOf):
-            return one(f"expected a multiple of {kind.multiple_of!r}, got {got}")
-        if isinstance(kind, Kind.MinLength):
-            return one(
-                f"expected a string of at least {kind.limit} characters, got "
-                f"{len(value)} {_plural(len(value), 'character')}"
-            )
-        if isinstance(kind, Kind.MaxLength):
-            return one(
-                f"expected a string of at most {kind.limit} characters, got {len(value)} characters"
-            )
-        if isinstance(kind, Kind.Pattern):
-            return one(f"expected a string matching the pattern {kind.pattern!r}, got {got}")
-        if kind.name in _COUNT_WORDS:
-            bound, noun, what = _COUNT_WORDS[kind.name]
-            n = int(kind.as_dict().get("limit", 0))
-            return one(f"expected {what} with {bound} {n} {_plural(n, noun)}, got {len(value)}")
-        if isinstance(kind, Kind.UniqueItems):
-            seen: dict[Any, int] = {}
-            for i, item in enumerate(value):
-                canon = _canonical(item)
-                if canon in seen:
-                    return one(
-                        f"expected unique items, but this one repeats item {seen[canon]}",
-                        (*path, i),
-                    )
-                seen[canon] = i
-            return one("expected unique items")
-        if isinstance(kind, Kind.Contains):
-            return one(self._contains_message(error, value))
-        if isinstance(kind, Kind.Not):
-            return one(f"{got} is not allowed here (it matches a forbidden schema)")
-        if isinstance(kind, Kind.PropertyNames):
-            inner = kind.error
-            name = inner.instance if isinstance(inner.instance, str) else None
-            where = (*path, name) if name is not None else path
-            detail = self._render(inner, name) if name is not None else []
-            reason = detail[0].message if detail else inner.message
-            return one(f"this property name is not allowed: {reason}", where)
-        if isinstance(kind, (Kind.AnyOf, Kind.OneOfNotValid)):
-            return one(self._alternatives_message(kind.context, value, root, path))
-        if isinstance(kind, Kind.OneOfMultipleValid):
-            passed = sum(1 for branch in kind.context if not branch) or "several"
-            return one(
-                f"{got} matches {passed} of the allowed alternatives, but exactly one must match"
-            )
-        if isinstance(kind, (Kind.BacktrackLimitExceeded, Kind.RegexEngineFailure)):
-            return one(f"{got} could not be checked against the pattern (it is too costly)")
-        text = error.message.split("\n")[0]
-        return one(f"{text} (the {keyword or kind.name!r} rule of the schema)")
+        failure = _Failure(
+            error=error,
+            kind=error.kind,
+            root=root,
+            path=path,
+            value=value,
+            keyword=str(error.schema_path[-1]) if error.schema_path else "",
+            got=describe_value(value),
+        )
+        word = _WORDING.get(type(error.kind), _word_other)
+        return word(self, failure)
 
     def _dependency_trigger(
         self, error: jsonschema_rs.ValidationError, value: Any, missing: str, keyword: str
@@ -675,19 +578,25 @@ class SchemaValidator:
                 return str(trigger)
         return None
 
+    def _contains_count(
+        self, error: jsonschema_rs.ValidationError, schema: dict[str, Any], value: Any
+    ) -> int | None:
+        """How many items of ``value`` match the failed ``contains`` (``None``: unknown)."""
+        if "contains" not in schema or not isinstance(value, list):
+            return None
+        if not (error.absolute_keyword_location or "").startswith(BASE_URI + "#"):
+            return None
+        try:
+            check = self.at([*error.schema_path[:-1], "contains"])
+        except ToolDefinitionError:
+            return None
+        return sum(1 for item in value if check.is_valid(item))
+
     def _contains_message(self, error: jsonschema_rs.ValidationError, value: Any) -> str:
         schema = self._keyword_schema(error) or {}
         least = schema.get("minContains", 1)
         most = schema.get("maxContains")
-        count: int | None = None
-        if "contains" in schema and isinstance(value, list):
-            located = (error.absolute_keyword_location or "").startswith(BASE_URI + "#")
-            try:
-                if located:
-                    check = self.at([*error.schema_path[:-1], "contains"])
-                    count = sum(1 for item in value if check.is_valid(item))
-            except ToolDefinitionError:
-                count = None
+        count = self._contains_count(error, schema, value)
         # The engine names either bound; the count says which one was broken.
         got = "" if count is None else f", got {count}"
         if most is not None and count is not None and count > most:
@@ -706,30 +615,230 @@ class SchemaValidator:
         # When every branch failed only on its type at this very place, one sentence says
         # it all ("expected an integer or null"); otherwise list each branch's first
         # complaint.
-        firsts = [branch[0] for branch in context if branch]
-        if (
-            firsts
-            and len(firsts) == len(context)
-            and all(
-                isinstance(e.kind, Kind.Type) and tuple(e.instance_path) == path for e in firsts
-            )
-        ):
-            words: list[str] = []
-            for e in firsts:
-                phrase = _type_phrase(e.kind.types)  # type: ignore[attr-defined]
-                if phrase not in words:
-                    words.append(phrase)
-            return f"expected {' or '.join(words)}, got {describe_value(value)}"
+        types = _branch_types(context, path)
+        if types:
+            return f"expected {' or '.join(types)}, got {describe_value(value)}"
         reasons: list[str] = []
         for i, branch in enumerate(context[:5]):
             rendered = self._render(branch[0], root) if branch else []
-            if not rendered:
-                continue
-            first = rendered[0]
-            text = first.message if first.path == path else str(first)
-            reasons.append(f"({i + 1}) {text}")
+            if rendered:
+                first = rendered[0]
+                text = first.message if first.path == path else str(first)
+                reasons.append(f"({i + 1}) {text}")
         listing = "; ".join(reasons)
         return f"{describe_value(value)} matches none of the allowed alternatives: {listing}"
+
+
+def _branch_types(context: list[list[jsonschema_rs.ValidationError]], path: Path) -> list[str]:
+    """The expected types, when every branch failed only on its type at ``path``; else ``[]``."""
+    firsts = [branch[0] for branch in context if branch]
+    if not firsts or len(firsts) != len(context):
+        return []
+    if not all(isinstance(e.kind, Kind.Type) and tuple(e.instance_path) == path for e in firsts):
+        return []
+    words: list[str] = []
+    for e in firsts:
+        phrase = _type_phrase(e.kind.types)  # type: ignore[attr-defined]
+        if phrase not in words:
+            words.append(phrase)
+    return words
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Failure:
+    """One error of the engine, with what its wording needs: where, what was there, the rule."""
+
+    error: jsonschema_rs.ValidationError
+    kind: Any
+    root: Any
+    path: Path
+    value: Any
+    keyword: str
+    got: str
+
+    def one(self, message: str, where: Path | None = None) -> list[Violation]:
+        """One violation, at the failure's place unless ``where`` names another."""
+        return [Violation(path=self.path if where is None else where, message=message)]
+
+
+# Each wording takes the validator (for the failed keyword's schema and sub-validators) and
+# the failure, and returns its violations. ``_WORDING`` picks one by the error's kind.
+
+
+def _word_type(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"expected {_type_phrase(f.kind.types)}, got {f.got}")
+
+
+def _word_required(v: SchemaValidator, f: _Failure) -> list[Violation]:
+    where = (*f.path, f.kind.property)
+    if f.keyword in ("dependentRequired", "dependencies"):
+        trigger = v._dependency_trigger(f.error, f.value, f.kind.property, f.keyword)
+        if trigger is not None:
+            return f.one(f"this property is required when {_quote(trigger)} is given", where)
+    return f.one("this required property is missing", where)
+
+
+def _word_additional_properties(v: SchemaValidator, f: _Failure) -> list[Violation]:
+    parent = v._keyword_schema(f.error) or {}
+    names = list(parent.get("properties", {}))[:30]
+    known = ", ".join(_quote(str(n)) for n in names) or "none"
+    message = f"unknown property (not allowed here); the known properties are: {known}"
+    return [Violation(path=(*f.path, key), message=message) for key in f.kind.unexpected]
+
+
+def _word_unevaluated_properties(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return [
+        Violation(path=(*f.path, key), message="unknown property (not allowed here)")
+        for key in f.kind.unexpected
+    ]
+
+
+def _word_unevaluated_items(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    # ``unexpected`` holds the items as JSON text, not their positions.
+    shown = ", ".join(str(v)[:60] for v in list(f.kind.unexpected)[:5])
+    return f.one(f"this array has items that no schema here allows: {shown}")
+
+
+def _word_false_schema(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    path = f.path
+    if f.keyword in ("items", "additionalItems") and path and isinstance(path[-1], int):
+        array = _at(f.root, path[:-1])
+        return f.one(f"expected at most {path[-1]} items, got {len(array)}", path[:-1])
+    return f.one("no value is allowed here")
+
+
+def _word_additional_items(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"expected at most {f.kind.limit} items, got {len(f.value)}")
+
+
+def _word_enum(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    options = list(f.kind.options)
+    if not options:
+        return f.one(f"no value is allowed here (the enum is empty); got {f.got}")
+    listing = ", ".join(_render_value(o) for o in options[:20])
+    if len(options) > 20:
+        listing += f", … ({len(options)} in all)"
+    return f.one(f"expected one of {listing}; got {f.got}")
+
+
+def _word_constant(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"expected exactly {_render_value(f.kind.expected_value)}, got {f.got}")
+
+
+def _word_bound(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    limit = f.kind.as_dict().get("limit")
+    return f.one(f"expected a number {_BOUND_WORDS[f.kind.name]} {limit!r}, got {f.value!r}")
+
+
+def _word_multiple_of(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"expected a multiple of {f.kind.multiple_of!r}, got {f.got}")
+
+
+def _word_min_length(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    n = len(f.value)
+    return f.one(
+        f"expected a string of at least {f.kind.limit} characters, got "
+        f"{n} {_plural(n, 'character')}"
+    )
+
+
+def _word_max_length(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(
+        f"expected a string of at most {f.kind.limit} characters, got {len(f.value)} characters"
+    )
+
+
+def _word_pattern(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"expected a string matching the pattern {f.kind.pattern!r}, got {f.got}")
+
+
+def _word_count(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    bound, noun, what = _COUNT_WORDS[f.kind.name]
+    n = int(f.kind.as_dict().get("limit", 0))
+    return f.one(f"expected {what} with {bound} {n} {_plural(n, noun)}, got {len(f.value)}")
+
+
+def _word_unique_items(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(f.value):
+        canon = _canonical(item)
+        if canon in seen:
+            return f.one(
+                f"expected unique items, but this one repeats item {seen[canon]}", (*f.path, i)
+            )
+        seen[canon] = i
+    return f.one("expected unique items")
+
+
+def _word_contains(v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(v._contains_message(f.error, f.value))
+
+
+def _word_not(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"{f.got} is not allowed here (it matches a forbidden schema)")
+
+
+def _word_property_names(v: SchemaValidator, f: _Failure) -> list[Violation]:
+    inner = f.kind.error
+    name = inner.instance if isinstance(inner.instance, str) else None
+    where = (*f.path, name) if name is not None else f.path
+    detail = v._render(inner, name) if name is not None else []
+    reason = detail[0].message if detail else inner.message
+    return f.one(f"this property name is not allowed: {reason}", where)
+
+
+def _word_no_alternative(v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(v._alternatives_message(f.kind.context, f.value, f.root, f.path))
+
+
+def _word_several_alternatives(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    passed = sum(1 for branch in f.kind.context if not branch) or "several"
+    return f.one(
+        f"{f.got} matches {passed} of the allowed alternatives, but exactly one must match"
+    )
+
+
+def _word_costly_pattern(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    return f.one(f"{f.got} could not be checked against the pattern (it is too costly)")
+
+
+def _word_other(_v: SchemaValidator, f: _Failure) -> list[Violation]:
+    text = f.error.message.split("\n")[0]
+    return f.one(f"{text} (the {f.keyword or f.kind.name!r} rule of the schema)")
+
+
+_WORDING: dict[type, Callable[[SchemaValidator, _Failure], list[Violation]]] = {
+    Kind.Type: _word_type,
+    Kind.Required: _word_required,
+    Kind.AdditionalProperties: _word_additional_properties,
+    Kind.UnevaluatedProperties: _word_unevaluated_properties,
+    Kind.UnevaluatedItems: _word_unevaluated_items,
+    Kind.FalseSchema: _word_false_schema,
+    Kind.AdditionalItems: _word_additional_items,
+    Kind.Enum: _word_enum,
+    Kind.Constant: _word_constant,
+    Kind.Minimum: _word_bound,
+    Kind.Maximum: _word_bound,
+    Kind.ExclusiveMinimum: _word_bound,
+    Kind.ExclusiveMaximum: _word_bound,
+    Kind.MultipleOf: _word_multiple_of,
+    Kind.MinLength: _word_min_length,
+    Kind.MaxLength: _word_max_length,
+    Kind.Pattern: _word_pattern,
+    Kind.MinItems: _word_count,
+    Kind.MaxItems: _word_count,
+    Kind.MinProperties: _word_count,
+    Kind.MaxProperties: _word_count,
+    Kind.UniqueItems: _word_unique_items,
+    Kind.Contains: _word_contains,
+    Kind.Not: _word_not,
+    Kind.PropertyNames: _word_property_names,
+    Kind.AnyOf: _word_no_alternative,
+    Kind.OneOfNotValid: _word_no_alternative,
+    Kind.OneOfMultipleValid: _word_several_alternatives,
+    Kind.BacktrackLimitExceeded: _word_costly_pattern,
+    Kind.RegexEngineFailure: _word_costly_pattern,
+}
 
 
 def _dedupe(violations: list[Violation]) -> list[Violation]:
@@ -799,22 +908,30 @@ class _StripPlan:
                 for key in plan.drop_if_null:
                     if key in item and item[key] is None:
                         return True
-                for key, sub in plan.descend:
-                    child = item.get(key)
-                    if isinstance(child, (dict, list)):
-                        stack.append((child, sub))
-                extra = plan.extra
-                if extra is not None and extra.can_drop:
-                    for key, child in item.items():
-                        if key not in plan.props and isinstance(child, (dict, list)):
-                            stack.append((child, extra))
+                plan._push_members(item, stack)
             elif isinstance(item, list):
-                for i, child in enumerate(item):
-                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
-                    usable = sub_plan is not None and sub_plan.can_drop
-                    if usable and isinstance(child, (dict, list)):
-                        stack.append((child, sub_plan))  # type: ignore[arg-type]
+                plan._push_items(item, stack)
         return False
+
+    def _push_members(self, item: dict[str, Any], stack: list[tuple[Any, _StripPlan]]) -> None:
+        """Queue the members of ``item`` below which something could be dropped."""
+        for key, sub in self.descend:
+            child = item.get(key)
+            if isinstance(child, (dict, list)):
+                stack.append((child, sub))
+        extra = self.extra
+        if extra is not None and extra.can_drop:
+            for key, child in item.items():
+                if key not in self.props and isinstance(child, (dict, list)):
+                    stack.append((child, extra))
+
+    def _push_items(self, item: list[Any], stack: list[tuple[Any, _StripPlan]]) -> None:
+        """Queue the items of ``item`` below which something could be dropped."""
+        prefix = self.prefix
+        for i, child in enumerate(item):
+            sub_plan = prefix[i] if i < len(prefix) else self.items
+            if sub_plan is not None and sub_plan.can_drop and isinstance(child, (dict, list)):
+                stack.append((child, sub_plan))
 
     def merge(self, other: _StripPlan) -> None:
         """Add what ``other`` strips to what this plan strips."""
@@ -837,29 +954,43 @@ class _StripPlan:
         if not self.can_drop or not self._finds_a_null(value):
             return value
         holder: list[Any] = [value]
-        stack: list[tuple[Any, _StripPlan, Any, Any]] = [(value, self, holder, 0)]
+        stack: list[_Copy] = [(value, self, holder, 0)]
         while stack:
             item, plan, parent, key = stack.pop()
             if not plan._active(item):
                 continue
             if isinstance(item, dict):
-                out: dict[str, Any] = {}
-                for k, v in item.items():
-                    if v is None and k in plan.drop_if_null:
-                        continue
-                    out[k] = v
-                    sub = plan.props.get(k, plan.extra)
-                    if sub is not None and isinstance(v, (dict, list)):
-                        stack.append((v, sub, out, k))
-                parent[key] = out
+                parent[key] = plan._copy_object(item, stack)
             else:
-                copied = list(item)
-                for i, v in enumerate(item):
-                    sub_plan = plan.prefix[i] if i < len(plan.prefix) else plan.items
-                    if sub_plan is not None and isinstance(v, (dict, list)):
-                        stack.append((v, sub_plan, copied, i))
-                parent[key] = copied
+                parent[key] = plan._copy_array(item, stack)
         return holder[0]
+
+    def _copy_object(self, item: dict[str, Any], stack: list[_Copy]) -> dict[str, Any]:
+        """``item`` without the nulls this plan drops; members to strip below are queued."""
+        out: dict[str, Any] = {}
+        for k, v in item.items():
+            if v is None and k in self.drop_if_null:
+                continue
+            out[k] = v
+            sub = self.props.get(k, self.extra)
+            if sub is not None and isinstance(v, (dict, list)):
+                stack.append((v, sub, out, k))
+        return out
+
+    def _copy_array(self, item: list[Any], stack: list[_Copy]) -> list[Any]:
+        """A copy of ``item``; items to strip below are queued."""
+        prefix = self.prefix
+        copied = list(item)
+        for i, v in enumerate(item):
+            sub_plan = prefix[i] if i < len(prefix) else self.items
+            if sub_plan is not None and isinstance(v, (dict, list)):
+                stack.append((v, sub_plan, copied, i))
+        return copied
+
+
+# One pending copy of :meth:`_StripPlan.apply`: the value, its plan, and where its copy goes
+# (the container and the key or index in it).
+_Copy = tuple[Any, _StripPlan, Any, Any]
 
 
 class _StripPlanner:
@@ -903,60 +1034,107 @@ class _StripPlanner:
         ident = schema.get("$id") if self.owner.draft != jsonschema_rs.Draft4 else schema.get("id")
         if isinstance(ident, str) and where != BASE_URI + "#":
             resolver = resolver.lookup(ident).resolver
-
-        def child(*tokens: str | int) -> str | None:
-            return None if where is None else where + format_fragment(tokens)[1:]
-
-        ref = schema.get("$ref")
-        shaped = any(
-            k in schema for k in ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
-        )
-        shaped = shaped or isinstance(schema.get("additionalProperties"), dict)
         plan = _StripPlan()
+        ref = schema.get("$ref")
         if isinstance(ref, str):
-            target_uri = _absolute(resolver.base_uri, ref)
-            key = target_uri or f"{resolver.base_uri} {ref}"
-            if key not in self.seen:
-                self.seen[key] = _StripPlan()
-                target = resolver.lookup(ref)
-                located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
-                self.seen[key].merge(self._plan(target.contents, target.resolver, located))
-            if not shaped:
-                return self.seen[key]
-            plan.merge(self.seen[key])
-        all_of = schema.get("allOf")
+            target = self._referenced(ref, resolver)
+            if not _is_shaped(schema):
+                return target
+            plan.merge(target)
+        walk = _SchemaWalk(self, schema, resolver, where)
+        walk.add_branches(plan)
+        walk.add_properties(plan)
+        walk.add_containers(plan)
+        return plan
+
+    def _referenced(self, ref: str, resolver: jsonschema_rs.Resolver) -> _StripPlan:
+        """The plan of the target of ``ref``, shared by every reference to it."""
+        target_uri = _absolute(resolver.base_uri, ref)
+        key = target_uri or f"{resolver.base_uri} {ref}"
+        if key not in self.seen:
+            self.seen[key] = _StripPlan()
+            target = resolver.lookup(ref)
+            located = target_uri if target_uri and _is_pointer_uri(target_uri) else None
+            self.seen[key].merge(self._plan(target.contents, target.resolver, located))
+        return self.seen[key]
+
+
+class _SchemaWalk:
+    """One schema object being planned: its planner, where it is (``None``: a location the
+    walk cannot name) and the resolver its references are read with."""
+
+    __slots__ = ("planner", "resolver", "schema", "where")
+
+    def __init__(
+        self,
+        planner: _StripPlanner,
+        schema: dict[str, Any],
+        resolver: jsonschema_rs.Resolver,
+        where: str | None,
+    ) -> None:
+        self.planner = planner
+        self.schema = schema
+        self.resolver = resolver
+        self.where = where
+
+    def sub(self, schema: Any, *tokens: str | int) -> _StripPlan:
+        """The plan of the subschema ``schema`` found at ``tokens`` below this one."""
+        return self.planner._plan(schema, self.resolver, _child(self.where, *tokens))
+
+    def add_branches(self, plan: _StripPlan) -> None:
+        """Merge in every ``allOf`` part, and the one real branch of an ``anyOf``/``oneOf``."""
+        all_of = self.schema.get("allOf")
         for i, part in enumerate(all_of if isinstance(all_of, list) else []):
-            plan.merge(self._plan(part, resolver, child("allOf", i)))
+            plan.merge(self.sub(part, "allOf", i))
         for keyword in ("anyOf", "oneOf"):
-            branches = schema.get(keyword)
+            branches = self.schema.get(keyword)
             if isinstance(branches, list):
                 # ``Optional[Model]``: one real branch besides null is unambiguous.
                 real = [i for i, b in enumerate(branches) if not _is_null_schema(b)]
                 if len(real) == 1:
-                    plan.merge(self._plan(branches[real[0]], resolver, child(keyword, real[0])))
-        props = schema.get("properties")
-        if isinstance(props, dict):
-            listed = schema.get("required", [])
-            required = set(listed) if isinstance(listed, list) else set()
-            drop: set[str] = set(plan.drop_if_null)
-            for name, sub in props.items():
-                location = child("properties", name)
-                plan.props[name] = self._plan(sub, resolver, location)
-                if name not in required and not self._admits_null(location):
-                    drop.add(name)
-            plan.drop_if_null = frozenset(drop)
-        extra = schema.get("additionalProperties")
+                    plan.merge(self.sub(branches[real[0]], keyword, real[0]))
+
+    def add_properties(self, plan: _StripPlan) -> None:
+        """Plan each property; an optional one whose schema rejects ``null`` drops it."""
+        props = self.schema.get("properties")
+        if not isinstance(props, dict):
+            return
+        listed = self.schema.get("required", [])
+        required = set(listed) if isinstance(listed, list) else set()
+        drop: set[str] = set(plan.drop_if_null)
+        for name, sub in props.items():
+            location = _child(self.where, "properties", name)
+            plan.props[name] = self.planner._plan(sub, self.resolver, location)
+            if name not in required and not self.planner._admits_null(location):
+                drop.add(name)
+        plan.drop_if_null = frozenset(drop)
+
+    def add_containers(self, plan: _StripPlan) -> None:
+        """Plan ``additionalProperties``, ``items`` and ``prefixItems``."""
+        extra = self.schema.get("additionalProperties")
         if isinstance(extra, dict):
-            plan.extra = self._plan(extra, resolver, child("additionalProperties"))
-        items = schema.get("items")
+            plan.extra = self.sub(extra, "additionalProperties")
+        items = self.schema.get("items")
         if isinstance(items, dict):
-            plan.items = self._plan(items, resolver, child("items"))
-        prefix = schema.get("prefixItems")
+            plan.items = self.sub(items, "items")
+        prefix = self.schema.get("prefixItems")
         if isinstance(prefix, list):
-            plan.prefix = [
-                self._plan(s, resolver, child("prefixItems", i)) for i, s in enumerate(prefix)
-            ]
-        return plan
+            plan.prefix = [self.sub(s, "prefixItems", i) for i, s in enumerate(prefix)]
+
+
+_SHAPING = ("properties", "items", "prefixItems", "allOf", "anyOf", "oneOf")
+
+
+def _is_shaped(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` says more than its ``$ref`` about what to strip."""
+    return any(k in schema for k in _SHAPING) or isinstance(
+        schema.get("additionalProperties"), dict
+    )
+
+
+def _child(where: str | None, *tokens: str | int) -> str | None:
+    """The absolute location below ``where`` (``None``: unknown, and so is the child)."""
+    return None if where is None else where + format_fragment(tokens)[1:]
 
 
 def _absolute(base: str, ref: str) -> str | None:

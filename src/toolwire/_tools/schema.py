@@ -77,16 +77,24 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         parsed = docstring_parser.parse(text)
     except docstring_parser.ParseError:
         return _squash(text.split("\n\n", 1)[0]), {}
+    return _squash(_first_paragraph(parsed)), _parameter_docs(parsed)
+
+
+def _first_paragraph(parsed: docstring_parser.Docstring) -> str:
     description = parsed.short_description or ""
     if description and not parsed.blank_after_short_description and parsed.long_description:
         # the first paragraph ran on past its first line
         description += " " + parsed.long_description.split("\n\n", 1)[0]
+    return description
+
+
+def _parameter_docs(parsed: docstring_parser.Docstring) -> dict[str, str]:
     params: dict[str, str] = {}
     for param in parsed.params:
         said = _squash(param.description or "")
         if said and param.args[0] != "attribute":  # a class's attributes are not arguments
             params.setdefault(param.arg_name.lstrip("*"), said)
-    return _squash(description), params
+    return params
 
 
 def _squash(text: str) -> str:
@@ -130,74 +138,124 @@ def describe_function(
             f"tool {name!r}: its type annotations do not resolve: {exc}"
         ) from None
     description, param_docs = parse_docstring(inspect.getdoc(fn))
-
-    definitions: dict[str, Any] = {}
-    whole_params: list[tuple[str, Any, Any]] = []
-    fields: dict[str, str] = {}
-    required: list[str] = []
-    ctx_param: str | None = None
+    found = _Parameters()
     for position, param in enumerate(signature.parameters.values()):
+        found.read(param, position, hints, param_docs, name)
+    if args_model:
+        return _whole_model_spec(fn, name, found.whole_params, found.ctx_param, description)
+    model, schema = _arguments_model(name, found.definitions)
+    return FunctionSpec(
+        description=description,
+        parameters=schema,
+        model=model,
+        fields=found.fields,
+        ctx_param=found.ctx_param,
+        required=tuple(found.required),
+    )
+
+
+@dataclass
+class _Parameters:
+    """What :func:`describe_function` learns from a signature, one parameter at a time.
+
+    ``definitions`` are the pydantic fields (named ``p<position>``, aliased to the
+    parameter's name); ``fields`` maps each parameter to its field; ``whole_params`` keeps
+    (name, annotation, default) for ``args_model=True``.
+    """
+
+    definitions: dict[str, Any] = dataclasses.field(default_factory=dict)
+    whole_params: list[tuple[str, Any, Any]] = dataclasses.field(default_factory=list)
+    fields: dict[str, str] = dataclasses.field(default_factory=dict)
+    required: list[str] = dataclasses.field(default_factory=list)
+    ctx_param: str | None = None
+
+    def read(
+        self,
+        param: inspect.Parameter,
+        position: int,
+        hints: dict[str, Any],
+        param_docs: dict[str, str],
+        name: str,
+    ) -> None:
+        """Add ``param``: the ``ToolContext`` slot, or one field of the arguments model."""
         where = f"tool {name!r}, parameter {param.name!r}"
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            raise ToolDefinitionError(f"{where}: *args cannot be described as JSON arguments")
-        if param.kind is inspect.Parameter.VAR_KEYWORD:
-            raise ToolDefinitionError(f"{where}: **kwargs cannot be described as JSON arguments")
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise ToolDefinitionError(
-                f"{where}: positional-only parameters cannot be passed by name"
-            )
-        if param.name not in hints:
-            raise ToolDefinitionError(
-                f"{where}: missing type annotation (annotate it; use typing.Any to accept "
-                "any JSON value)"
-            )
+        _check_parameter(param, hints, where)
         annotation = hints[param.name]
         if _is_context(annotation):
-            if ctx_param is not None:
+            if self.ctx_param is not None:
                 raise ToolDefinitionError(f"{where}: only one ToolContext parameter is allowed")
-            ctx_param = param.name
-            continue
-        base, metadata = _split_annotated(annotation)
-        texts = [m for m in metadata if isinstance(m, str)]
-        others = [m for m in metadata if not isinstance(m, str)]
-        # a subscript with a tuple, which every supported Python accepts (3.13's
-        # Annotated no longer has a __class_getitem__ to call directly)
-        annotated_args = (base, *others)
-        field_type: Any = Annotated[annotated_args] if others else base
-        default = param.default
-        info_kwargs: dict[str, Any] = {"alias": param.name}
-        doc = texts[0] if texts else param_docs.get(param.name)
-        if isinstance(default, FieldInfo):
-            field_info = default
-            if field_info.alias is not None:
-                raise ToolDefinitionError(f"{where}: Field(alias=...) is not supported")
-            overrides: dict[str, Any] = {
-                "alias": param.name,
-                "validation_alias": param.name,
-                "serialization_alias": param.name,
-                "alias_priority": 2,
-            }
-            if doc and field_info.description is None:
-                overrides["description"] = doc
-            merged = FieldInfo.merge_field_infos(field_info, **overrides)
-            is_required = merged.is_required()
-            definitions[f"p{position}"] = (field_type, merged)
-        else:
-            if doc is not None:
-                info_kwargs["description"] = doc
-            is_required = default is inspect.Parameter.empty
-            if not is_required:
-                info_kwargs["default"] = default
-            definitions[f"p{position}"] = (field_type, Field(**info_kwargs))
-        fields[param.name] = f"p{position}"
+            self.ctx_param = param.name
+            return
+        base, field_type, text = _field_type(annotation)
+        doc = text if text is not None else param_docs.get(param.name)
+        info, is_required = _field_info(param, doc, where)
+        self.definitions[f"p{position}"] = (field_type, info)
+        self.fields[param.name] = f"p{position}"
         if is_required:
-            required.append(param.name)
-        if args_model:
-            whole_params.append((param.name, base, default))
+            self.required.append(param.name)
+        self.whole_params.append((param.name, base, param.default))
 
-    if args_model:
-        return _whole_model_spec(fn, name, whole_params, ctx_param, description)
 
+_UNNAMEABLE: dict[inspect._ParameterKind, str] = {
+    inspect.Parameter.VAR_POSITIONAL: "*args cannot be described as JSON arguments",
+    inspect.Parameter.VAR_KEYWORD: "**kwargs cannot be described as JSON arguments",
+    inspect.Parameter.POSITIONAL_ONLY: "positional-only parameters cannot be passed by name",
+}
+
+
+def _field_type(annotation: Any) -> tuple[Any, Any, str | None]:
+    """The bare type of ``annotation``, the type of its field (with the ``Annotated``
+    metadata that is not text) and its first text metadata (the parameter's doc)."""
+    base, metadata = _split_annotated(annotation)
+    texts = [m for m in metadata if isinstance(m, str)]
+    others = [m for m in metadata if not isinstance(m, str)]
+    # a subscript with a tuple, which every supported Python accepts (3.13's
+    # Annotated no longer has a __class_getitem__ to call directly)
+    annotated_args = (base, *others)
+    field_type: Any = Annotated[annotated_args] if others else base
+    return base, field_type, texts[0] if texts else None
+
+
+def _check_parameter(param: inspect.Parameter, hints: dict[str, Any], where: str) -> None:
+    """Refuse a parameter that cannot be passed a JSON argument by name, or has no type."""
+    problem = _UNNAMEABLE.get(param.kind)
+    if problem is not None:
+        raise ToolDefinitionError(f"{where}: {problem}")
+    if param.name not in hints:
+        raise ToolDefinitionError(
+            f"{where}: missing type annotation (annotate it; use typing.Any to accept "
+            "any JSON value)"
+        )
+
+
+def _field_info(param: inspect.Parameter, doc: str | None, where: str) -> tuple[FieldInfo, bool]:
+    """The pydantic field of ``param`` (its own ``Field(...)`` default merged in), and
+    whether it is required."""
+    default = param.default
+    if not isinstance(default, FieldInfo):
+        info_kwargs: dict[str, Any] = {"alias": param.name}
+        if doc is not None:
+            info_kwargs["description"] = doc
+        is_required = default is inspect.Parameter.empty
+        if not is_required:
+            info_kwargs["default"] = default
+        return Field(**info_kwargs), is_required
+    if default.alias is not None:
+        raise ToolDefinitionError(f"{where}: Field(alias=...) is not supported")
+    overrides: dict[str, Any] = {
+        "alias": param.name,
+        "validation_alias": param.name,
+        "serialization_alias": param.name,
+        "alias_priority": 2,
+    }
+    if doc and default.description is None:
+        overrides["description"] = doc
+    merged = FieldInfo.merge_field_infos(default, **overrides)
+    return merged, merged.is_required()
+
+
+def _arguments_model(name: str, definitions: dict[str, Any]) -> tuple[type[BaseModel], Any]:
+    """The pydantic model of the arguments, and its JSON Schema (no title)."""
     config = ConfigDict(
         extra="forbid",
         strict=True,
@@ -216,14 +274,7 @@ def describe_function(
         ) from None
     schema.pop("title", None)
     schema.setdefault("properties", {})
-    return FunctionSpec(
-        description=description,
-        parameters=schema,
-        model=model,
-        fields=fields,
-        ctx_param=ctx_param,
-        required=tuple(required),
-    )
+    return model, schema
 
 
 def _whole_model_spec(

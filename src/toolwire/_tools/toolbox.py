@@ -87,9 +87,14 @@ class InvalidCall:
 
 
 class _Binding:
-    """How one tool validates and calls: a typed function or a raw schema plus callable."""
+    """How one tool validates and calls: a typed function or a raw schema plus callable.
 
-    __slots__ = ()
+    ``_fn`` is the tool's function, which every binding calls.
+    """
+
+    __slots__ = ("_fn",)
+
+    _fn: Callable[..., Any]
 
     # The deepest arguments this binding can validate (containers, the object included).
     max_depth: int = MAX_DEPTH
@@ -115,7 +120,7 @@ class _TypedBinding(_Binding):
     """Validation by a pydantic model: the one built from a function's signature, or the
     user's own model when it is the whole arguments (``args_model``, ``add_model``)."""
 
-    __slots__ = ("_fn", "_known", "_nulls", "_spec")
+    __slots__ = ("_known", "_nulls", "_spec")
 
     max_depth = _PYDANTIC_JSON_DEPTH
 
@@ -189,7 +194,7 @@ class _TypedBinding(_Binding):
 class _RawBinding(_Binding):
     """Validation by a compiled raw JSON Schema; the callable gets ``**arguments``."""
 
-    __slots__ = ("_fn", "_pass_ctx", "_validator")
+    __slots__ = ("_pass_ctx", "_validator")
 
     def __init__(self, fn: Callable[..., Any], validator: SchemaValidator, pass_ctx: bool):
         self._fn = fn
@@ -246,7 +251,7 @@ class _TextBinding(_Binding):
     """A custom tool's free-form input: the callable gets the text, ``fn(text, ctx)``
     (``ctx`` when it declares it)."""
 
-    __slots__ = ("_fn", "_pass_ctx")
+    __slots__ = ("_pass_ctx",)
 
     def __init__(self, fn: Callable[..., Any], pass_ctx: bool):
         self._fn = fn
@@ -667,19 +672,9 @@ class Toolbox:
     ) -> Tool:
         """Register tool ``name``: ``fn``, its arguments validated and bound as ``spec``
         (the schema learnt from a signature or a pydantic model) says."""
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters=spec.parameters,
-            fn=fn,
-            binding=_TypedBinding(fn, spec),
-            required=spec.required,
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _TypedBinding(fn, spec)
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, description, spec.parameters, binding, spec.required, runs)
 
     def add(
         self,
@@ -702,28 +697,12 @@ class Toolbox:
         self._check_free(name)
         _check_options(name, idempotent, timeout)
         _check_approval(name, requires_approval)
-        if not callable(fn):
-            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
-        if not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        _check_function(name, fn, description)
         schema, validator = _raw_schema(name, parameters)
-        try:
-            pass_ctx = "ctx" in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            pass_ctx = False
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters=schema,
-            fn=fn,
-            binding=_RawBinding(fn, validator, pass_ctx),
-            required=tuple(schema.get("required", [])),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _RawBinding(fn, validator, _takes_ctx(fn))
+        required = tuple(schema.get("required", []))
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, description, schema, binding, required, runs)
 
     def custom(
         self,
@@ -747,10 +726,7 @@ class Toolbox:
         """
         _check_name(name)
         self._check_free(name)
-        if not callable(fn):
-            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
-        if not isinstance(description, str):
-            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        _check_function(name, fn, description)
         text_format: dict[str, Any] = {"type": "text"}
         if grammar is not None:
             syntax = grammar.get("syntax") if isinstance(grammar, dict) else None
@@ -761,24 +737,12 @@ class Toolbox:
                     f'"definition": text}}, not {grammar!r}'
                 )
             text_format = {"type": "grammar", "syntax": syntax, "definition": definition}
-        try:
-            pass_ctx = "ctx" in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            pass_ctx = False
-        tool = Tool(
-            name=name,
-            description=description,
-            parameters={"type": "custom", "format": text_format},
-            fn=fn,
-            binding=_TextBinding(fn, pass_ctx),
-            required=(),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-            kind="custom_tool_call",
+        parameters = {"type": "custom", "format": text_format}
+        binding = _TextBinding(fn, _takes_ctx(fn))
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(
+            name, description, parameters, binding, (), runs, kind="custom_tool_call"
         )
-        self._tools[name] = tool
-        return tool
 
     def handle(
         self,
@@ -820,20 +784,9 @@ class Toolbox:
         if fn is None or not callable(fn):
             raise ToolDefinitionError(f"handler for {kind!r}: fn must be callable, not {fn!r}")
         schema, validator = _raw_schema(name, {"type": "object"})
-        tool = Tool(
-            name=name,
-            description="",
-            parameters=schema,
-            fn=fn,
-            binding=_DictBinding(fn, validator, True),
-            required=(),
-            idempotent=idempotent,
-            timeout=timeout,
-            requires_approval=requires_approval,
-            kind=kind,
-        )
-        self._tools[name] = tool
-        return tool
+        binding = _DictBinding(fn, validator, True)
+        runs = (idempotent, timeout, requires_approval)
+        return self._register(name, "", schema, binding, (), runs, kind=kind)
 
     async def add_mcp(self, session: Any, *, prefix: str | None = None) -> MCPTools:
         """Add every tool of an MCP server; the :class:`MCPTools` that holds them.
@@ -863,6 +816,35 @@ class Toolbox:
             binding=_DictBinding(fn, validator, True),
             required=tuple(schema.get("required", [])),
         )
+
+    def _register(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        binding: _Binding,
+        required: tuple[str, ...],
+        runs: tuple[bool, float | None, Approval],
+        kind: str = "function",
+    ) -> Tool:
+        """Build tool ``name`` (its name checked free) and register it; its function is the
+        one ``binding`` calls. ``runs``: how it runs, ``(idempotent, timeout,
+        requires_approval)``."""
+        idempotent, timeout, requires_approval = runs
+        tool = Tool(
+            name=name,
+            description=description,
+            parameters=parameters,
+            fn=binding._fn,
+            binding=binding,
+            required=required,
+            idempotent=idempotent,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            kind=kind,
+        )
+        self._tools[name] = tool
+        return tool
 
     def _check_free(self, name: str) -> None:
         if name in self._tools:
@@ -906,14 +888,9 @@ class Toolbox:
         if tool is None or not _answers(tool, call):
             return InvalidCall(call=call, reason=self._unknown_reason(call.name))
         # Empty argument text (and nothing parsed from it) is the "" rule: {} or an error.
-        empty = call.arguments in ({}, None) and not call.raw_arguments.strip()
+        empty = _has_no_arguments(call)
         if empty and tool.required:
-            listing = ", ".join(f'"{r}"' for r in tool.required)
-            return InvalidCall(
-                call=call,
-                reason=f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
-                f"requires {listing}. Call it again with a JSON object holding them.",
-            )
+            return InvalidCall(call=call, reason=_empty_arguments_reason(tool))
         arguments = {} if empty else call.arguments
         try:
             validated, built = tool._validated(arguments)
@@ -946,16 +923,9 @@ class Toolbox:
         out = tool_definitions(tools, format, strict=strict)
         custom = [t for t in self._tools.values() if t.kind == "custom_tool_call"]
         if custom:
-            write = FORMATS.provider(format).custom_definition
-            if write is None:
-                having = ", ".join(p.name for p in FORMATS if p.custom_definition is not None)
-                raise ToolDefinitionError(
-                    f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
-                    f"{having}, not {format}"
-                )
             # in registration order among the function tools
             order = {t.name: i for i, t in enumerate(self._tools.values())}
-            out += [write(t) for t in custom]
+            out += _custom_definitions(custom, format)
             out.sort(key=lambda d: order.get(d.get("name", ""), 0))
         return out
 
@@ -995,6 +965,45 @@ class Toolbox:
         )
 
 
+def _check_function(name: str, fn: Any, description: Any) -> None:
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {name!r}: fn must be callable, not {fn!r}")
+    if not isinstance(description, str):
+        raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+
+
+def _takes_ctx(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` declares a ``ctx`` parameter (to be passed the context by name)."""
+    try:
+        return "ctx" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _has_no_arguments(call: ToolCall) -> bool:
+    return call.arguments in ({}, None) and not call.raw_arguments.strip()
+
+
+def _empty_arguments_reason(tool: Tool) -> str:
+    listing = ", ".join(f'"{r}"' for r in tool.required)
+    return (
+        f'The call to tool "{tool.name}" had empty arguments, but "{tool.name}" '
+        f"requires {listing}. Call it again with a JSON object holding them."
+    )
+
+
+def _custom_definitions(custom: list[Tool], format: str) -> list[dict[str, Any]]:
+    """The definitions of the custom tools ``custom`` in ``format``, which must have them."""
+    write = FORMATS.provider(format).custom_definition
+    if write is None:
+        having = ", ".join(p.name for p in FORMATS if p.custom_definition is not None)
+        raise ToolDefinitionError(
+            f"custom tools ({', '.join(t.name for t in custom)}) exist only in "
+            f"{having}, not {format}"
+        )
+    return [write(t) for t in custom]
+
+
 def _invalid_message(tool: str, violations: tuple[Violation, ...]) -> str:
     lines = "; ".join(str(v) for v in violations[:_MAX_VIOLATIONS])
     return (
@@ -1014,33 +1023,43 @@ def _from_pydantic(
     grouped: dict[tuple[str | int, ...], list[str]] = {}
     for error in exc.errors(include_url=False):
         path = _walk_loc(arguments, error["loc"], error["type"] == "missing")
-        kind = error["type"]
-        if kind == "missing":
-            message = "this required property is missing"
-        elif kind == "extra_forbidden":
-            message = "unknown property (not allowed here)"
-            if len(path) == 1:  # a top-level argument: name the real parameters
-                message = _unknown_message(known)
-        else:
-            text = str(error["msg"])
-            if text.startswith("Input should be "):
-                text = "expected " + text[len("Input should be ") :]
-            else:
-                text = text[:1].lower() + text[1:]
-            message = f"{text}, got {describe_value(error.get('input'))}"
+        message = _pydantic_message(error, path, known)
         messages = grouped.setdefault(path, [])
         if message not in messages:
             messages.append(message)
     violations: list[Violation] = []
     for path, messages in grouped.items():
-        if len(messages) > 1 and all(m.startswith("expected ") for m in messages):
-            # The branches of a union: one sentence, "expected X or Y, got Z".
-            got = messages[0].rsplit(", got ", 1)[-1]
-            wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
-            violations.append(Violation(path=path, message=f"expected {wanted}, got {got}"))
-        else:
-            violations.extend(Violation(path=path, message=m) for m in messages)
+        violations.extend(Violation(path=path, message=m) for m in _join_alternatives(messages))
     return tuple(violations[:_MAX_VIOLATIONS])
+
+
+def _pydantic_message(
+    error: pydantic_core.ErrorDetails, path: tuple[str | int, ...], known: list[str]
+) -> str:
+    """One pydantic error in the words of the JSON-Schema validator's messages."""
+    kind = error["type"]
+    if kind == "missing":
+        return "this required property is missing"
+    if kind == "extra_forbidden":
+        if len(path) == 1:  # a top-level argument: name the real parameters
+            return _unknown_message(known)
+        return "unknown property (not allowed here)"
+    text = str(error["msg"])
+    if text.startswith("Input should be "):
+        text = "expected " + text[len("Input should be ") :]
+    else:
+        text = text[:1].lower() + text[1:]
+    return f"{text}, got {describe_value(error.get('input'))}"
+
+
+def _join_alternatives(messages: list[str]) -> list[str]:
+    """The messages of one place; the branches of a union failing on their types become one
+    sentence, "expected X or Y, got Z"."""
+    if len(messages) < 2 or not all(m.startswith("expected ") for m in messages):
+        return messages
+    got = messages[0].rsplit(", got ", 1)[-1]
+    wanted = " or ".join(m[len("expected ") :].rsplit(", got ", 1)[0] for m in messages)
+    return [f"expected {wanted}, got {got}"]
 
 
 def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tuple[str | int, ...]:
@@ -1049,15 +1068,19 @@ def _walk_loc(arguments: Any, loc: tuple[str | int, ...], missing: bool) -> tupl
     path: list[str | int] = []
     current = arguments
     for i, part in enumerate(loc):
-        last = i == len(loc) - 1
-        in_dict = isinstance(current, dict) and isinstance(part, str) and part in current
-        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
-        if in_dict or in_list:
+        if _holds(current, part):
             path.append(part)
             current = current[part]
-        elif last and isinstance(part, str) and (missing or isinstance(current, dict)):
+        elif i == len(loc) - 1 and isinstance(part, str) and (missing or isinstance(current, dict)):
             path.append(part)
     return tuple(path)
+
+
+def _holds(container: Any, part: str | int) -> bool:
+    """Whether ``part`` is a key of the dict, or an index of the list, ``container``."""
+    if isinstance(container, dict):
+        return isinstance(part, str) and part in container
+    return isinstance(container, list) and isinstance(part, int) and 0 <= part < len(container)
 
 
 # The text of a return value: sorted keys, compact, non-ASCII kept (one encoder for all).
@@ -1094,39 +1117,63 @@ def json_value(value: Any, _path: str = "the value") -> Any:
 
     Raises ``TypeError`` naming the part that JSON cannot carry.
     """
-    if value is None or type(value) in (str, bool, int):
+    if type(value) in _JSON_SCALARS:
         return value
     if type(value) is float:
-        if not math.isfinite(value):
-            raise TypeError(f"{_path} is {value!r}, which JSON cannot represent")
-        return value
+        return _json_float(value, _path)
     if isinstance(value, enum.Enum):
         return json_value(value.value, _path)
     if isinstance(value, (str, bool, int)):  # subclasses (IntEnum handled above)
         return json_value(type(value).__mro__[-2](value), _path)
     if isinstance(value, float):
-        return json_value(float(value), _path)
+        return _json_float(float(value), _path)
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, enum.Enum):
-                key = key.value
-            if isinstance(key, bool) or key is None:
-                key = json.dumps(key)
-            elif isinstance(key, (int, float)):
-                key = json.dumps(json_value(key, _path))
-            elif not isinstance(key, str):
-                raise TypeError(f"{_path} has the key {key!r}, which JSON cannot represent")
-            out[str(key)] = json_value(item, f"{_path}[{key!r}]")
-        return out
+        return _json_object(value, _path)
     if isinstance(value, (list, tuple)):
         return [json_value(item, f"{_path}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, (set, frozenset)):
-        items = [json_value(item, f"{_path} (a set item)") for item in value]
-        # Set iteration order changes between processes (hash randomisation): sort by
-        # canonical text so equal sets give the same bytes everywhere.
-        items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
-        return items
+        return _json_set(value, _path)
+    return _json_other(value, _path)
+
+
+def _json_float(value: float, path: str) -> float:
+    if not math.isfinite(value):
+        raise TypeError(f"{path} is {value!r}, which JSON cannot represent")
+    return value
+
+
+def _json_object(value: dict[Any, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        text = _json_key(key, path)
+        out[str(text)] = json_value(item, f"{path}[{text!r}]")
+    return out
+
+
+def _json_key(key: Any, path: str) -> str:
+    """The JSON object key of the dict key ``key`` (an enum by its value; numbers, booleans
+    and ``None`` as their JSON text)."""
+    if isinstance(key, enum.Enum):
+        key = key.value
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, (int, float)):
+        return json.dumps(json_value(key, path))
+    if not isinstance(key, str):
+        raise TypeError(f"{path} has the key {key!r}, which JSON cannot represent")
+    return key
+
+
+def _json_set(value: set[Any] | frozenset[Any], path: str) -> list[Any]:
+    items = [json_value(item, f"{path} (a set item)") for item in value]
+    # Set iteration order changes between processes (hash randomisation): sort by
+    # canonical text so equal sets give the same bytes everywhere.
+    items.sort(key=lambda v: json.dumps(v, sort_keys=True, separators=(",", ":")))
+    return items
+
+
+def _json_other(value: Any, _path: str) -> Any:
+    """A pydantic model, a dataclass, or what pydantic can turn into JSON values."""
     if isinstance(value, pydantic.BaseModel):
         return json_value(value.model_dump(mode="python", by_alias=True), _path)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

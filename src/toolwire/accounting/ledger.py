@@ -113,12 +113,7 @@ class UsageLedger:
         cost = usage.cost
         with self._lock:
             if cost is not None:
-                if self._currency is not None and cost.currency != self._currency:
-                    raise SettingsError(
-                        f"this ledger sums {self._currency} and was given a cost in "
-                        f"{cost.currency}: use one currency per ledger"
-                    )
-                self._currency = cost.currency
+                self._take_currency(cost)
             self.turns += 1
             self.aborted += aborted
             for key, value in values.items():
@@ -132,15 +127,28 @@ class UsageLedger:
                 self.estimated_tokens += usage.estimated_tokens
                 self._fields.update(usage.estimated_fields)
             if cost is not None:
-                for i, part in enumerate(
-                    (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.web_search)
-                ):
-                    self._cost[i] += part
-                self._models.add(cost.model)
-                self._cost_estimated |= cost.estimated
-                self._cost_missing.update(cost.missing)
+                self._add_cost(cost)
             elif priceable:
                 self.unpriced += 1
+
+    def _take_currency(self, cost: Cost) -> None:
+        """Sum in ``cost``'s currency; a ledger holds one (under the lock)."""
+        if self._currency is not None and cost.currency != self._currency:
+            raise SettingsError(
+                f"this ledger sums {self._currency} and was given a cost in "
+                f"{cost.currency}: use one currency per ledger"
+            )
+        self._currency = cost.currency
+
+    def _add_cost(self, cost: Cost) -> None:
+        """Add ``cost``'s parts, model and gaps to the sums (under the lock)."""
+        for i, part in enumerate(
+            (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.web_search)
+        ):
+            self._cost[i] += part
+        self._models.add(cost.model)
+        self._cost_estimated |= cost.estimated
+        self._cost_missing.update(cost.missing)
 
     # ------------------------------------------------------------------- reading
 
@@ -225,16 +233,17 @@ def _unpack(item: Any) -> tuple[Usage | None, str | None, bool]:
         return item.usage, item.model, True
     usage = getattr(item, "usage", None)
     if isinstance(usage, Usage) or (usage is None and hasattr(item, "usage")):
-        response = getattr(item, "response", None)
-        model = getattr(response, "model", None) if response is not None else None
-        if model is None:
-            model = getattr(item, "model", None)
-        return (
-            usage,
-            model if isinstance(model, str) else None,
-            bool(getattr(item, "aborted", False)),
-        )
+        return usage, _turn_model(item), bool(getattr(item, "aborted", False))
     raise UsageError(
         "UsageLedger.add() takes a Response, a StreamError, a Partial, a Usage or a turn "
         f"with a usage attribute, not {type(item).__name__}"
     )
+
+
+def _turn_model(turn: Any) -> str | None:
+    """The model of a turn result: its response's, else its own ``model``."""
+    response = getattr(turn, "response", None)
+    model = getattr(response, "model", None) if response is not None else None
+    if model is None:
+        model = getattr(turn, "model", None)
+    return model if isinstance(model, str) else None

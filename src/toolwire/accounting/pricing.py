@@ -22,7 +22,7 @@ from .._core.response import Cost, Usage
 from .._errors import SettingsError
 
 if TYPE_CHECKING:
-    from genai_prices.types import ModelInfo
+    from genai_prices.types import ModelInfo, TieredPrices
 
 __all__ = ["ModelPrice", "Prices"]
 
@@ -127,18 +127,21 @@ class _BundledModel:
             value = next((v for k in keys if (v := getattr(found, k, None)) is not None), None)
             if isinstance(value, TieredPrices):
                 tiered = True
-                chosen = value.base  # genai-prices' rule: the highest tier the input passes
-                for tier in reversed(value.tiers):
-                    if (input_tokens or 0) > tier.start:
-                        chosen = tier.price
-                        break
-                value = chosen
+                value = _tier_price(value, input_tokens or 0)
             if value is not None:
                 fields[name] = float(value)
         price = ModelPrice(**fields) if "input" in fields and "output" in fields else None
         if not tiered:
             self._flat[id(found)] = price  # ``found`` lives in the data: its id is stable
         return price
+
+
+def _tier_price(prices: TieredPrices, input_tokens: int) -> Any:
+    """genai-prices' rule: the price of the highest tier the input passes, else the base."""
+    for tier in reversed(prices.tiers):
+        if input_tokens > tier.start:
+            return tier.price
+    return prices.base
 
 
 class _BundledPrices:
@@ -227,10 +230,7 @@ class Prices:
         priced. ``Cost.model`` reads ``provider/model`` (``"anthropic/claude-sonnet-4-0"``).
         Without the package, or for an unknown ``provider``, :class:`SettingsError`.
         """
-        if provider is not None and (not isinstance(provider, str) or not provider):
-            raise SettingsError(f"provider must be a non-empty str or None, not {provider!r}")
-        if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
-            raise SettingsError(f"at must be a timezone-aware datetime or None, not {at!r}")
+        _check_genai_options(provider, at)
         try:
             from genai_prices.data_snapshot import find_provider_by_id, get_snapshot
         except ImportError:
@@ -278,6 +278,16 @@ class Prices:
         price = self._exact.get(model)
         if price is not None:
             return model, price
+        best = self._longest_versioned(model)
+        if best is not None:
+            return best, self._exact[best]
+        for key, price in self._patterns:
+            if fnmatch.fnmatchcase(model, key):
+                return key, price
+        return None if self._bundled is None else self._bundled.find(model)
+
+    def _longest_versioned(self, model: str) -> str | None:
+        """The longest exact name that ``model`` extends by a date or version suffix."""
         best: str | None = None
         for key in self._exact:
             if (
@@ -287,12 +297,7 @@ class Prices:
                 and _SNAPSHOT.fullmatch(model, len(key))
             ):
                 best = key
-        if best is not None:
-            return best, self._exact[best]
-        for key, price in self._patterns:
-            if fnmatch.fnmatchcase(model, key):
-                return key, price
-        return None if self._bundled is None else self._bundled.find(model)
+        return best
 
     def cost(self, usage: Usage, model: str | None = None) -> Cost | None:
         """What ``usage`` cost for ``model`` (default: none; a ``Response``'s or
@@ -308,30 +313,16 @@ class Prices:
         if price is None:
             return None
         missing: list[str] = []
-        uncached = usage.uncached_input_tokens
-        if uncached is None:
-            missing.append("input_tokens")
-            uncached = 0
-        output = usage.all_output_tokens
-        if output is None:
-            missing.append("output_tokens")
-            output = 0
-        read = usage.cache_read_tokens or 0
-        write = usage.cache_write_tokens or 0
-        write_1h = min(write, usage.cache_write_1h_tokens or 0)
-        cache_read = price.input if price.cache_read is None else price.cache_read
-        cache_write = price.input if price.cache_write is None else price.cache_write
-        cache_write_1h = cache_write if price.cache_write_1h is None else price.cache_write_1h
+        uncached = _counted(usage.uncached_input_tokens, "input_tokens", missing)
+        output = _counted(usage.all_output_tokens, "output_tokens", missing)
         searches = usage.web_search_requests or 0
         if searches and price.web_search is None:
             missing.append("web_search_requests")
-        search_price = price.web_search or 0.0
         parts = (
             uncached * price.input / _PER,
             output * price.output / _PER,
-            read * cache_read / _PER,
-            math.fsum(((write - write_1h) * cache_write / _PER, write_1h * cache_write_1h / _PER)),
-            searches * search_price / _PER_SEARCHES,
+            *_cache_costs(usage, price),
+            searches * (price.web_search or 0.0) / _PER_SEARCHES,
         )
         return Cost(
             input=parts[0],
@@ -353,6 +344,36 @@ class Prices:
         if cost is None:
             return usage
         return dataclasses.replace(usage, cost=cost)
+
+
+def _counted(tokens: int | None, name: str, missing: list[str]) -> int:
+    """``tokens``, or 0 with ``name`` added to ``missing`` when the usage lacks the count."""
+    if tokens is None:
+        missing.append(name)
+        return 0
+    return tokens
+
+
+def _cache_costs(usage: Usage, price: ModelPrice) -> tuple[float, float]:
+    """What the cache reads and the cache writes (5-minute and 1-hour) of ``usage`` cost;
+    a cache price the table lacks is the input price."""
+    read = usage.cache_read_tokens or 0
+    write = usage.cache_write_tokens or 0
+    write_1h = min(write, usage.cache_write_1h_tokens or 0)
+    cache_read = price.input if price.cache_read is None else price.cache_read
+    cache_write = price.input if price.cache_write is None else price.cache_write
+    cache_write_1h = cache_write if price.cache_write_1h is None else price.cache_write_1h
+    return (
+        read * cache_read / _PER,
+        math.fsum(((write - write_1h) * cache_write / _PER, write_1h * cache_write_1h / _PER)),
+    )
+
+
+def _check_genai_options(provider: Any, at: Any) -> None:
+    if provider is not None and (not isinstance(provider, str) or not provider):
+        raise SettingsError(f"provider must be a non-empty str or None, not {provider!r}")
+    if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
+        raise SettingsError(f"at must be a timezone-aware datetime or None, not {at!r}")
 
 
 def check_prices(prices: Any) -> Prices | None:
