@@ -71,6 +71,43 @@ def _meta(payload: dict[str, Any]) -> d.MetaDelta | None:
     return None
 
 
+def _gives_identity(payload: dict[str, Any]) -> bool:
+    """Whether a chunk gives the response's identity (so it is not a bare fragment until
+    the identity was given once). A minimal chunk has none of the members: reading them
+    through ``_meta`` would only find three Nones."""
+    return ("id" in payload or "model" in payload or "created" in payload) and _meta(
+        payload
+    ) is not None
+
+
+def _opens_or_annotates(call: dict[str, Any]) -> bool:
+    """Whether a ``tool_calls`` entry with more than ``index`` and ``function`` carries an
+    id (it may open a call) or ``extra_content`` (Gemini's thought signature)."""
+    return call.get("id") not in _ABSENT or call.get("extra_content") is not None
+
+
+def _reports_more(payload: dict[str, Any]) -> bool:
+    """Whether a chunk reports usage, an error or Groq's ``x_groq`` (its usage) beside its
+    fragment: then it is not a bare fragment."""
+    return (
+        payload.get("usage") is not None
+        or payload.get("error") is not None
+        or ("x_groq" in payload)
+    )
+
+
+def _carries_more(delta: dict[str, Any]) -> bool:
+    """Whether a delta with more than its ``tool_calls`` carries something a bare argument
+    fragment may not: a legacy ``function_call``, or text or reasoning that is not empty."""
+    if delta.get("function_call") is not None:
+        return True
+    for key in _EMPTY_MEMBERS:
+        value = delta.get(key)
+        if value is not None and value != "":
+            return True
+    return False
+
+
 class OpenAIChatAdapter:
     """Translate ``chat.completion.chunk`` payloads; ``choice`` picks one of ``n`` choices."""
 
@@ -161,12 +198,8 @@ class OpenAIChatAdapter:
         ``openai`` SDK's ``ChatCompletionChunk`` is read the same way, each nested object
         through :func:`~toolwire._core.deltas.payload_fields`.
         """
-        if (
-            not self._meta_sent
-            and ("id" in payload or "model" in payload or "created" in payload)
-            and _meta(payload) is not None
-        ):
-            return None  # a minimal chunk has none of these: _meta would read three Nones
+        if not self._meta_sent and _gives_identity(payload):
+            return None
         try:  # the members a fragment must have are read by subscript: a missing one is None
             choices = payload["choices"]
             if type(choices) is not list or len(choices) != 1:
@@ -185,13 +218,9 @@ class OpenAIChatAdapter:
             calls = delta["tool_calls"]
             if type(calls) is not list or len(calls) != 1:
                 return None
-            if len(delta) > 1:  # only then can text, reasoning or a legacy call come along
-                if delta.get("function_call") is not None:
-                    return None
-                for key in _EMPTY_MEMBERS:
-                    value = delta.get(key)
-                    if value is not None and value != "":
-                        return None
+            # only beside other members can text, reasoning or a legacy call come along
+            if len(delta) > 1 and _carries_more(delta):
+                return None
             call = calls[0]
             if type(call) is not dict and (call := d.payload_fields(call)) is None:
                 return None
@@ -200,9 +229,7 @@ class OpenAIChatAdapter:
             if type(index) is not int:
                 return None
             # beside index and function (the common entry), an id or extra_content may come
-            if len(call) > 2 and (
-                call.get("id") not in _ABSENT or call.get("extra_content") is not None
-            ):
+            if len(call) > 2 and _opens_or_annotates(call):
                 return None
             if type(function) is not dict and (function := d.payload_fields(function)) is None:
                 return None
@@ -213,11 +240,7 @@ class OpenAIChatAdapter:
             return None
         if len(function) > 1 and function.get("name") not in _ABSENT:
             return None
-        if (
-            payload.get("usage") is not None
-            or payload.get("error") is not None
-            or "x_groq" in payload
-        ):
+        if _reports_more(payload):
             return None
         return None, index, args
 
