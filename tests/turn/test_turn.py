@@ -370,9 +370,12 @@ def test_stream_handles_expose_their_http_response_and_take_json_events(
 def test_an_unknown_keyword_is_a_type_error_naming_the_function(
     tools: toolwire.Toolbox, executor: toolwire.Executor
 ) -> None:
-    """An unknown keyword is Python's TypeError naming run_turn and the keyword."""
+    """An unknown keyword is Python's TypeError naming run_turn and the keyword (Python
+    3.13 adds a suggestion of the closest name)."""
     with pytest.raises(
-        TypeError, match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'$"
+        TypeError,
+        match=r"^run_turn\(\) got an unexpected keyword argument 'fromat'"
+        r"(\. Did you mean 'format'\?)?$",
     ):
         toolwire.run_turn([], tools, executor=executor, fromat="auto")  # type: ignore[call-arg]
 
